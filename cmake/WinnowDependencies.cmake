@@ -1,0 +1,15 @@
+# Every dependency comes from Debian packages (scripts/install-deps installs them).
+find_package(fmt REQUIRED)
+
+# LibTorch is optional: without it the torch-free core, its tests and the
+# benchmarks still build. Torch's own config is noisy, so it is found quietly.
+set(WINNOW_HAVE_TORCH OFF)
+if(WINNOW_WITH_TORCH)
+  find_package(Torch QUIET)
+  if(Torch_FOUND)
+    set(WINNOW_HAVE_TORCH ON)
+    message(STATUS "winnow: LibTorch ${Torch_VERSION} found; building the LibTorch plugin and examples")
+  else()
+    message(STATUS "winnow: LibTorch not found; building the torch-free core only")
+  endif()
+endif()

@@ -1,0 +1,148 @@
+// DynamicPruner: dynamic data pruning for one training run, independent of any
+// framework. It keeps a score per sample, builds an EpochPlan before every
+// epoch with a Policy, serves the plan in batches, gives each sample's loss
+// weight and keeps the statistics. Framework adapters (LibTorch, Python) are
+// thin layers over it.
+//
+// Schedule around the policy:
+//   - epoch 0 trains on all data (no scores yet) for policies that need scores;
+//   - epochs e >= floor(delta * E) anneal: all data, every weight reset to 1;
+//   - other epochs are planned by the policy from the current scores.
+// A plan is a function of (seed, epoch, scores): a private generator, seeded
+// from (seed, epoch), is the only source of randomness.
+//
+// Two modes:
+//   - epoch mode (default): num_epochs plans, each served in full;
+//   - fixed-step mode (step_budget > 0): one stream of exactly step_budget
+//     batches for iteration-based trainers; plans (passes) follow each other,
+//     annealing starts at step floor(delta * step_budget), and the saving is
+//     the budget cut: 1 - step_budget*batch / (num_epochs * N).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "winnow/pruning/epoch_plan.h"
+#include "winnow/pruning/policy.h"
+#include "winnow/pruning/pruning_stats.h"
+#include "winnow/pruning/score_table.h"
+#include "winnow/pruning/weight_table.h"
+
+namespace winnow {
+
+struct PrunerOptions {
+  std::uint64_t num_samples = 0;
+  std::uint64_t num_epochs = 0;      // epochs of the full-data run
+  std::string policy = "infobatch";  // spec; "delta" is the schedule's, the rest the policy's
+  std::uint64_t seed = 0;
+  float initial_score = 1.0f;
+  std::uint64_t step_budget = 0;     // > 0: fixed-step mode
+  std::uint64_t batch_size = 0;      // required in fixed-step mode
+};
+
+// A batch of the current plan: positions [first, first + size).
+struct PlanBatch {
+  const std::uint64_t* ids = nullptr;
+  std::size_t size = 0;
+  std::uint64_t first = 0;
+  std::uint64_t epoch = 0;
+};
+
+class DynamicPruner {
+ public:
+  static constexpr double kDefaultDelta = 0.875;
+
+  explicit DynamicPruner(const PrunerOptions& options);
+  DynamicPruner(std::uint64_t num_samples, std::uint64_t num_epochs,
+                const std::string& policy = "infobatch", std::uint64_t seed = 0);
+  ~DynamicPruner();
+  DynamicPruner(DynamicPruner&&) noexcept;
+  DynamicPruner& operator=(DynamicPruner&&) noexcept;
+
+  // --- epoch lifecycle ---------------------------------------------------
+  // Starts an epoch: finishes the current one if any of it was served and
+  // moves to the next; returns its plan. Idempotent while nothing is served,
+  // so calling it to size a scheduler before the loader calls it is safe.
+  const EpochPlan& begin_epoch();
+  // The current epoch's plan, built on first use.
+  const EpochPlan& plan();
+  // The next batch of the current plan; nullopt once the plan is served (the
+  // epoch is then finished) or, in fixed-step mode, once the budget is spent.
+  std::optional<PlanBatch> next_batch(std::uint64_t batch_size);
+  // Records the current epoch's statistics; later begin_epoch() moves on.
+  void finish_epoch();
+
+  // --- per step ------------------------------------------------------------
+  // Records per-sample losses (raw, unweighted). Throws on an id out of range
+  // or a non-finite loss, and then changes nothing.
+  void update(const std::uint64_t* ids, const float* losses, std::size_t count);
+  // Loss weights of the current plan for `ids`; throws on an id out of range.
+  void weights(const std::uint64_t* ids, std::size_t count, float* out) const;
+  float weight(std::uint64_t id) const;
+
+  // --- sizes, for schedulers -------------------------------------------------
+  std::uint64_t steps_this_epoch(std::uint64_t batch_size);
+  // Steps of the whole run: exact for epochs finished or planned, an upper
+  // bound (all data) for epochs not yet planned; exact in fixed-step mode.
+  std::uint64_t total_planned_steps(std::uint64_t batch_size);
+
+  // --- read-only state -------------------------------------------------------
+  std::uint64_t num_samples() const { return scores_.size(); }
+  std::uint64_t num_epochs() const { return options_.num_epochs; }
+  std::uint64_t epoch() const { return epoch_; }
+  std::uint64_t seed() const { return options_.seed; }
+  double delta() const { return delta_; }
+  bool fixed_step() const { return options_.step_budget > 0; }
+  std::uint64_t steps_served() const { return steps_served_; }
+  std::uint64_t position() const { return cursor_; }
+  bool epoch_finished() const { return epoch_finished_; }
+  // The policy spec with every parameter spelled out, delta included.
+  std::string policy_spec() const;
+  const Policy& policy() const { return *policy_; }
+  const ScoreTable& scores() const { return scores_; }
+  const WeightTable& weight_table() const { return weights_; }
+  const PrunerOptions& options() const { return options_; }
+  // First epoch of the annealing phase (epoch mode).
+  std::uint64_t annealing_epoch() const;
+
+  const std::vector<EpochStats>& history() const { return history_; }
+  RunStats totals() const;
+  // Bytes of per-sample state kept between epochs (scores, weights, policy).
+  std::uint64_t state_bytes() const;
+
+  // Replaces every score (e.g. from a device copy); throws on size mismatch or
+  // a non-finite value.
+  void assign_scores(const float* scores, std::uint64_t count);
+
+  // --- persistence (see pruner_io.h) -----------------------------------------
+  void save(const std::string& path) const;
+  static DynamicPruner load(const std::string& path);
+
+ private:
+  friend void write_pruner(const DynamicPruner&, std::ostream&);
+  friend DynamicPruner read_pruner(std::istream&, const std::string&);
+
+  PlanKind next_kind() const;
+  void build_plan();
+  void advance_epoch();
+
+  PrunerOptions options_;
+  double delta_ = kDefaultDelta;
+  std::unique_ptr<Policy> policy_;
+  ScoreTable scores_;
+  WeightTable weights_;
+
+  std::uint64_t epoch_ = 0;
+  bool plan_built_ = false;
+  bool epoch_finished_ = false;
+  EpochPlan plan_;
+  std::uint64_t cursor_ = 0;        // positions of plan_ served
+  std::uint64_t steps_served_ = 0;  // batches served in the whole run
+  std::vector<EpochStats> history_;
+};
+
+}  // namespace winnow

@@ -1,0 +1,49 @@
+// ScoreTable: the latest loss observed for every sample, 4 bytes per sample.
+//
+// Samples not seen in an epoch keep their old (stale) score, as InfoBatch
+// defines. With momentum m > 0 a score is an exponential moving average:
+// score = m * score + (1 - m) * loss.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace winnow {
+
+class ScoreTable {
+ public:
+  // Every sample starts at `initial_score`; when all scores are equal no sample
+  // lies strictly below the mean, so the first epoch always trains on all data.
+  explicit ScoreTable(std::uint64_t num_samples, float initial_score = 1.0f,
+                      float momentum = 0.0f);
+
+  std::uint64_t size() const { return scores_.size(); }
+  float operator[](std::uint64_t id) const { return scores_[id]; }
+  const float* data() const { return scores_.data(); }
+  float initial_score() const { return initial_score_; }
+  float momentum() const { return momentum_; }
+
+  // Records one loss per id. Checks every id and loss first, so a bad call
+  // (id out of range, NaN or infinite loss) throws and changes nothing.
+  void update(const std::uint64_t* ids, const float* losses, std::size_t count);
+
+  // Mean of all N scores, stale ones included, accumulated in double.
+  double mean() const;
+
+  // Replaces all scores at once (restore from a checkpoint, device sync).
+  void assign(const float* scores, std::uint64_t count);
+
+  std::uint64_t bytes() const { return scores_.size() * sizeof(float); }
+
+ private:
+  std::vector<float> scores_;
+  float initial_score_;
+  float momentum_;
+};
+
+// Throws unless every id is below `num_samples` and every loss is finite.
+void check_observations(const std::uint64_t* ids, const float* losses, std::size_t count,
+                        std::uint64_t num_samples);
+
+}  // namespace winnow

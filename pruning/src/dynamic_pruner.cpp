@@ -1,0 +1,258 @@
+#include "winnow/pruning/dynamic_pruner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan_builder.h"
+#include "winnow/error.h"
+#include "winnow/pruning/policy_registry.h"
+#include "winnow/pruning/pruner_io.h"
+
+namespace winnow {
+namespace {
+
+// The policy's own spec: the given one without the schedule's "delta".
+PolicySpec policy_part(PolicySpec spec) {
+  spec.params.erase("delta");
+  return spec;
+}
+
+double read_delta(const PolicySpec& spec) {
+  const auto it = spec.params.find("delta");
+  if (it == spec.params.end()) return DynamicPruner::kDefaultDelta;
+  PolicySpec only_delta{spec.name, {{"delta", it->second}}};
+  ParamReader reader(only_delta);
+  const double delta = reader.number("delta", DynamicPruner::kDefaultDelta);
+  WINNOW_THROW_IF_NOT(delta > 0.0 && delta <= 1.0,
+                      "policy '{}': delta (share of epochs that may prune) must be in (0, 1], "
+                      "got {}",
+                      spec.to_string(), delta);
+  return delta;
+}
+
+const PrunerOptions& checked(const PrunerOptions& o) {
+  WINNOW_THROW_IF_NOT(o.num_samples > 0, "DynamicPruner: num_samples must be positive, got 0");
+  WINNOW_THROW_IF_NOT(o.num_samples <= detail::kMaxSamples,
+                      "DynamicPruner: num_samples {} exceeds the supported maximum 2^56",
+                      o.num_samples);
+  WINNOW_THROW_IF_NOT(o.num_epochs > 0, "DynamicPruner: num_epochs must be positive, got 0");
+  WINNOW_THROW_IF_NOT(o.step_budget == 0 || o.batch_size > 0,
+                      "DynamicPruner: fixed-step mode (step_budget {}) needs a positive "
+                      "batch_size",
+                      o.step_budget);
+  return o;
+}
+
+std::unique_ptr<Policy> make_checked_policy(const PrunerOptions& o) {
+  return PolicyRegistry::instance().make(policy_part(PolicySpec::parse(o.policy)),
+                                         o.num_samples);
+}
+
+// floor(fraction * count), robust to products such as 0.29 * 100 = 28.999...
+std::uint64_t floor_share(double fraction, std::uint64_t count) {
+  return static_cast<std::uint64_t>(std::floor(fraction * static_cast<double>(count) + 1e-9));
+}
+
+}  // namespace
+
+DynamicPruner::DynamicPruner(const PrunerOptions& options)
+    : options_(checked(options)),
+      delta_(read_delta(PolicySpec::parse(options.policy))),
+      policy_(make_checked_policy(options_)),
+      scores_(options.num_samples, options.initial_score, policy_->score_momentum()),
+      weights_(options.num_samples) {}
+
+DynamicPruner::DynamicPruner(std::uint64_t num_samples, std::uint64_t num_epochs,
+                             const std::string& policy, std::uint64_t seed)
+    : DynamicPruner(PrunerOptions{num_samples, num_epochs, policy, seed}) {}
+
+DynamicPruner::~DynamicPruner() = default;
+DynamicPruner::DynamicPruner(DynamicPruner&&) noexcept = default;
+DynamicPruner& DynamicPruner::operator=(DynamicPruner&&) noexcept = default;
+
+std::string DynamicPruner::policy_spec() const {
+  PolicySpec spec = policy_->spec();
+  if (policy_->prunes()) spec.params["delta"] = format_number(delta_);
+  return spec.to_string();
+}
+
+std::uint64_t DynamicPruner::annealing_epoch() const {
+  return floor_share(delta_, options_.num_epochs);
+}
+
+PlanKind DynamicPruner::next_kind() const {
+  if (!policy_->prunes()) return PlanKind::Full;
+  if (policy_->needs_scores() && epoch_ == 0) return PlanKind::Warmup;
+  const bool annealing = fixed_step()
+                             ? steps_served_ >= floor_share(delta_, options_.step_budget)
+                             : epoch_ >= annealing_epoch();
+  return annealing ? PlanKind::Annealing : PlanKind::Pruned;
+}
+
+void DynamicPruner::build_plan() {
+  EpochPlan plan;
+  plan.epoch = epoch_;
+  plan.num_samples = num_samples();
+  plan.kind = next_kind();
+  Rng rng = Rng::for_epoch(options_.seed, epoch_);
+  if (plan.kind == PlanKind::Full || plan.kind == PlanKind::Pruned) {
+    policy_->plan(scores_, rng, plan);
+  } else {
+    // Warm-up and annealing: every sample, weight 1 (all weights reset).
+    detail::PlanBuilder builder(num_samples());
+    for (std::uint64_t id = 0; id < num_samples(); ++id) builder.add(id, 0);
+    builder.finish(rng, plan);
+    plan.palette = {1.0f};
+  }
+  WINNOW_THROW_IF_NOT(!plan.ids.empty(), "policy '{}' planned an empty epoch {}",
+                      policy_spec(), epoch_);
+  if (fixed_step()) {
+    // The stream ends exactly at the budget: cut the last pass short.
+    const std::uint64_t left = options_.step_budget - steps_served_;
+    if (plan.steps(options_.batch_size) > left) {
+      const std::uint64_t keep = left * options_.batch_size;
+      plan.ids.resize(keep);
+      if (!plan.weight_codes.empty()) plan.weight_codes.resize(keep);
+    }
+  }
+  weights_.assign(plan);
+  plan_ = std::move(plan);
+  plan_built_ = true;
+  epoch_finished_ = false;
+  cursor_ = 0;
+}
+
+void DynamicPruner::advance_epoch() {
+  ++epoch_;
+  plan_built_ = false;
+  epoch_finished_ = false;
+  cursor_ = 0;
+}
+
+const EpochPlan& DynamicPruner::plan() {
+  if (!plan_built_) build_plan();
+  return plan_;
+}
+
+const EpochPlan& DynamicPruner::begin_epoch() {
+  if (!plan_built_) {
+    build_plan();
+    return plan_;
+  }
+  // In fixed-step mode one stream spans all passes: restarting a loader
+  // continues it rather than starting it over.
+  if (fixed_step()) return plan_;
+  if (cursor_ == 0 && !epoch_finished_) return plan_;
+  if (!epoch_finished_) finish_epoch();
+  advance_epoch();
+  build_plan();
+  return plan_;
+}
+
+std::optional<PlanBatch> DynamicPruner::next_batch(std::uint64_t batch_size) {
+  WINNOW_THROW_IF_NOT(batch_size > 0, "next_batch: batch_size must be positive, got 0");
+  WINNOW_THROW_IF_NOT(!fixed_step() || batch_size == options_.batch_size,
+                      "next_batch: fixed-step mode was set up for batches of {}, asked for {}",
+                      options_.batch_size, batch_size);
+  if (!plan_built_) build_plan();
+  if (epoch_finished_) {
+    if (!fixed_step() || steps_served_ >= options_.step_budget) return std::nullopt;
+    advance_epoch();
+    build_plan();
+  }
+  const std::uint64_t count = std::min<std::uint64_t>(batch_size, plan_.size() - cursor_);
+  PlanBatch batch{plan_.ids.data() + cursor_, static_cast<std::size_t>(count), cursor_, epoch_};
+  cursor_ += count;
+  ++steps_served_;
+  // Statistics are complete as soon as the last batch is out; the plan and
+  // its weights stay until the next epoch begins, so late updates are fine.
+  if (cursor_ == plan_.size()) finish_epoch();
+  return batch;
+}
+
+void DynamicPruner::finish_epoch() {
+  if (!plan_built_) build_plan();
+  if (epoch_finished_) return;
+  EpochStats stats;
+  stats.epoch = epoch_;
+  stats.kind = plan_.kind;
+  stats.planned_samples = plan_.size();
+  stats.forward_samples = cursor_;
+  stats.full_forward_samples = num_samples();
+  stats.candidates = plan_.candidates;
+  history_.push_back(stats);
+  epoch_finished_ = true;
+}
+
+void DynamicPruner::update(const std::uint64_t* ids, const float* losses, std::size_t count) {
+  check_observations(ids, losses, count, num_samples());
+  policy_->observe(scores_, ids, losses, count);
+  scores_.update(ids, losses, count);
+}
+
+void DynamicPruner::weights(const std::uint64_t* ids, std::size_t count, float* out) const {
+  for (std::size_t i = 0; i < count; ++i) {
+    WINNOW_THROW_IF_NOT(ids[i] < num_samples(),
+                        "weights: sample id {} at position {} is out of range (the data set "
+                        "has {} samples)",
+                        ids[i], i, num_samples());
+  }
+  for (std::size_t i = 0; i < count; ++i) out[i] = weights_[ids[i]];
+}
+
+float DynamicPruner::weight(std::uint64_t id) const {
+  float w = 0.0f;
+  weights(&id, 1, &w);
+  return w;
+}
+
+std::uint64_t DynamicPruner::steps_this_epoch(std::uint64_t batch_size) {
+  return plan().steps(batch_size);
+}
+
+std::uint64_t DynamicPruner::total_planned_steps(std::uint64_t batch_size) {
+  WINNOW_THROW_IF_NOT(batch_size > 0, "total_planned_steps: batch_size must be positive, got 0");
+  if (fixed_step()) {
+    WINNOW_THROW_IF_NOT(batch_size == options_.batch_size,
+                        "total_planned_steps: fixed-step mode was set up for batches of {}, "
+                        "asked for {}",
+                        options_.batch_size, batch_size);
+    return options_.step_budget;
+  }
+  std::uint64_t total = 0;
+  for (const EpochStats& e : history_) total += steps_for(e.forward_samples, batch_size);
+  std::uint64_t next_unplanned = epoch_;
+  if (plan_built_) {
+    if (!epoch_finished_) total += plan_.steps(batch_size);
+    next_unplanned = epoch_ + 1;
+  }
+  const std::uint64_t later =
+      options_.num_epochs > next_unplanned ? options_.num_epochs - next_unplanned : 0;
+  return total + later * steps_for(num_samples(), batch_size);
+}
+
+RunStats DynamicPruner::totals() const {
+  RunStats run;
+  run.epochs = history_.size();
+  for (const EpochStats& e : history_) {
+    run.forward_samples += e.forward_samples;
+    run.full_forward_samples += e.full_forward_samples;
+  }
+  if (plan_built_ && !epoch_finished_) run.forward_samples += cursor_;
+  if (fixed_step()) run.full_forward_samples = options_.num_epochs * num_samples();
+  return run;
+}
+
+std::uint64_t DynamicPruner::state_bytes() const {
+  return scores_.bytes() + weights_.bytes() + policy_->state_bytes();
+}
+
+void DynamicPruner::assign_scores(const float* scores, std::uint64_t count) {
+  scores_.assign(scores, count);
+}
+
+void DynamicPruner::save(const std::string& path) const { save_pruner(*this, path); }
+
+DynamicPruner DynamicPruner::load(const std::string& path) { return load_pruner(path); }
+
+}  // namespace winnow

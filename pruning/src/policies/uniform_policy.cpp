@@ -1,0 +1,54 @@
+#include "uniform_policy.h"
+
+#include "../plan_builder.h"
+#include "infobatch_policy.h"
+#include "winnow/error.h"
+
+namespace winnow {
+
+UniformPolicy::UniformPolicy(const PolicySpec& spec, std::uint64_t /*num_samples*/) {
+  ParamReader reader(spec);
+  r_ = read_prune_ratio(reader, spec, 0.5);
+  keep_ = reader.number("keep", 0.0);
+  reader.finish();
+  const bool keep_given = spec.params.count("keep") > 0;
+  WINNOW_THROW_IF_NOT(!keep_given || (keep_ > 0.0 && keep_ <= 1.0),
+                      "policy '{}': keep must be in (0, 1] (or absent to match infobatch), got {}",
+                      spec.to_string(), keep_);
+  WINNOW_THROW_IF_NOT(!keep_given || spec.params.count("r") == 0,
+                      "policy '{}': give either keep or r, not both", spec.to_string());
+}
+
+PolicySpec UniformPolicy::spec() const {
+  if (keep_ > 0.0) return PolicySpec{"uniform", {{"keep", format_number(keep_)}}};
+  return PolicySpec{"uniform", {{"r", format_number(r_)}}};
+}
+
+void UniformPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
+  const std::uint64_t n = scores.size();
+  std::uint64_t keep_count = 0;
+  double weight = 1.0;
+  if (keep_ > 0.0) {
+    keep_count = std::max<std::uint64_t>(1, detail::kept_count(n, keep_, rng));
+    weight = 1.0 / keep_;
+  } else {
+    // The size infobatch(r) would plan: all samples minus the pruned candidates.
+    const float* s = scores.data();
+    const double mean = scores.mean();
+    std::uint64_t candidates = 0;
+    for (std::uint64_t i = 0; i < n; ++i) candidates += s[i] < mean ? 1 : 0;
+    keep_count = n - candidates + detail::kept_count(candidates, 1.0 - r_, rng);
+    weight = static_cast<double>(n) / static_cast<double>(keep_count);
+  }
+  detail::PlanBuilder builder(keep_count);
+  detail::ExactSubset subset(keep_count, n);
+  const std::uint8_t code = weight == 1.0 ? 0 : 1;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (subset.take(rng)) builder.add(i, code);
+  }
+  plan.palette = {1.0f, static_cast<float>(weight)};
+  builder.finish(rng, plan);
+  plan.candidates = n;
+}
+
+}  // namespace winnow

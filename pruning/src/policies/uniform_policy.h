@@ -1,0 +1,26 @@
+// "uniform": dynamic random pruning (RS2-style): each epoch a fresh uniform
+// random subset of K samples, weighted so every sample's expected weighted
+// count is exactly 1.
+//   keep=F   fixed keep fraction F in (0, 1]: K = F*N rounded stochastically,
+//            weight 1/F;
+//   default  K matches what infobatch(r) would keep on the same scores, so the
+//            two compare at equal compute; weight N/K.
+#pragma once
+
+#include "winnow/pruning/policy.h"
+
+namespace winnow {
+
+class UniformPolicy final : public Policy {
+ public:
+  UniformPolicy(const PolicySpec& spec, std::uint64_t num_samples);
+  PolicySpec spec() const override;
+  void plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) override;
+  bool needs_scores() const override { return keep_ <= 0.0; }
+
+ private:
+  double r_ = 0.5;
+  double keep_ = 0.0;  // 0: match infobatch(r)
+};
+
+}  // namespace winnow

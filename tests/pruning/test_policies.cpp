@@ -1,0 +1,169 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "test_helpers.h"
+#include "winnow/pruning/policy_registry.h"
+
+using namespace winnow;
+
+namespace {
+
+// Scores 0, 1, ..., n-1: mean (n-1)/2, so ids below n/2 are "well learned".
+ScoreTable ramp_scores(std::uint64_t n) {
+  ScoreTable table(n);
+  std::vector<float> values(n);
+  std::iota(values.begin(), values.end(), 0.0f);
+  table.assign(values.data(), n);
+  return table;
+}
+
+EpochPlan plan_with(const std::string& spec, const ScoreTable& scores, std::uint64_t epoch = 1) {
+  auto policy = make_policy(spec, scores.size());
+  EpochPlan plan;
+  plan.num_samples = scores.size();
+  Rng rng = Rng::for_epoch(7, epoch);
+  policy->plan(scores, rng, plan);
+  return plan;
+}
+
+std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
+  std::map<std::uint64_t, float> w;
+  for (std::uint64_t pos = 0; pos < plan.size(); ++pos) w[plan.ids[pos]] = plan.weight_at(pos);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]") {
+  const ScoreTable scores = ramp_scores(2000);
+  for (const char* spec : {"full", "infobatch", "infobatch-quantile", "uniform", "uniform(keep=0.3)",
+                           "ucb", "epsilon-greedy"}) {
+    INFO(spec);
+    const EpochPlan plan = plan_with(spec, scores);
+    CHECK(test::is_subset_permutation(plan));
+    CHECK(plan.size() > 0);
+    CHECK_FALSE(std::is_sorted(plan.ids.begin(), plan.ids.end()));
+    CHECK((plan.weight_codes.empty() || plan.weight_codes.size() == plan.size()));
+  }
+  const EpochPlan sequential = plan_with("full(shuffle=0)", scores);
+  CHECK(sequential.ids == test::iota_ids(2000));
+}
+
+TEST_CASE("infobatch keeps every above-mean sample and (1-r) of the below-mean ones", "[policies]") {
+  const ScoreTable scores = ramp_scores(1000);  // mean 499.5: ids 0..499 are candidates
+  const EpochPlan plan = plan_with("infobatch(r=0.5)", scores);
+  CHECK(plan.candidates == 500);
+  CHECK(plan.size() == 500 + 250);
+  const auto w = weights_by_id(plan);
+  for (std::uint64_t id = 500; id < 1000; ++id) {
+    REQUIRE(w.count(id) == 1);
+    CHECK(w.at(id) == 1.0f);
+  }
+  int kept_candidates = 0;
+  for (const auto& [id, weight] : w) {
+    if (id < 500) {
+      ++kept_candidates;
+      CHECK(weight == 2.0f);  // 1 / (1 - r)
+    }
+  }
+  CHECK(kept_candidates == 250);
+
+  const EpochPlan mild = plan_with("infobatch(r=0.3)", scores);
+  CHECK(mild.size() == 500 + 350);
+  CHECK(mild.palette.at(1) == Approx(1.0 / 0.7));
+}
+
+TEST_CASE("infobatch prunes nothing while all scores are equal", "[policies]") {
+  const ScoreTable flat(100, 3.0f);
+  const EpochPlan plan = plan_with("infobatch", flat);
+  CHECK(plan.candidates == 0);
+  CHECK(plan.size() == 100);
+  CHECK(plan.weight_codes.empty());
+}
+
+TEST_CASE("infobatch-quantile keeps each bucket's share with weight 1/keep", "[policies]") {
+  const ScoreTable scores = ramp_scores(1000);
+  const EpochPlan plan = plan_with("infobatch-quantile(percentiles=20:85,keep=0.25:0.5)", scores);
+  // Edges at scores 200 and 850: 200 ids keep 25%, 650 keep 50%, 150 always kept.
+  CHECK(plan.size() == 50 + 325 + 150);
+  std::map<float, int> per_weight;
+  for (const auto& [id, weight] : weights_by_id(plan)) {
+    if (id < 200) CHECK(weight == 4.0f);
+    else if (id < 850) CHECK(weight == 2.0f);
+    else CHECK(weight == 1.0f);
+    ++per_weight[weight];
+  }
+  CHECK(per_weight[4.0f] == 50);
+  CHECK(per_weight[2.0f] == 325);
+  CHECK(per_weight[1.0f] == 150);
+  CHECK_THROWS_WITH(make_policy("infobatch-quantile(percentiles=20:85,keep=0.5)", 10),
+                    Catch::Contains("same, non-zero number"));
+  CHECK_THROWS_WITH(make_policy("infobatch-quantile(percentiles=85:20,keep=0.5:0.5)", 10),
+                    Catch::Contains("increase strictly"));
+}
+
+TEST_CASE("uniform matches infobatch's plan size, or a fixed keep fraction", "[policies]") {
+  const ScoreTable scores = ramp_scores(1000);
+  const EpochPlan matched = plan_with("uniform", scores);
+  CHECK(matched.size() == 750);
+  CHECK(matched.palette.at(1) == Approx(1000.0 / 750.0));
+  // A uniform subset, unlike infobatch, draws from all scores alike.
+  std::uint64_t low = 0;
+  for (std::uint64_t id : matched.ids) low += id < 500 ? 1 : 0;
+  CHECK(low > 300);
+  CHECK(low < 450);
+
+  const EpochPlan fixed = plan_with("uniform(keep=0.3)", scores);
+  CHECK(fixed.size() == 300);
+  CHECK(fixed.palette.at(1) == Approx(1.0 / 0.3));
+  CHECK_THROWS_WITH(make_policy("uniform(keep=0.3,r=0.5)", 10), Catch::Contains("not both"));
+}
+
+TEST_CASE("ucb keeps the samples with the highest upper bound, unweighted", "[policies]") {
+  const ScoreTable scores = ramp_scores(1000);
+  auto policy = make_policy("ucb(prune=0.3,c=0)", 1000);
+  EpochPlan plan;
+  plan.num_samples = 1000;
+  Rng rng(1);
+  policy->plan(scores, rng, plan);
+  CHECK(plan.size() == 700);
+  CHECK(plan.weight_codes.empty());
+  CHECK(*std::min_element(plan.ids.begin(), plan.ids.end()) == 300);
+
+  // A large spread lifts a low-loss sample into the kept set.
+  const std::uint64_t id = 5;
+  const float swings[] = {0.0f, 400.0f, 0.0f, 400.0f};
+  ScoreTable before = ramp_scores(1000);
+  auto ucb = make_policy("ucb(prune=0.3,c=1,m=0.5)", 1000);
+  for (float loss : swings) ucb->observe(before, &id, &loss, 1);
+  EpochPlan lifted;
+  lifted.num_samples = 1000;
+  ucb->plan(scores, rng, lifted);
+  CHECK(std::count(lifted.ids.begin(), lifted.ids.end(), 5) == 1);
+  CHECK(ucb->state().size() == 1000);
+}
+
+TEST_CASE("epsilon-greedy mixes the top scores with random exploration", "[policies]") {
+  const ScoreTable scores = ramp_scores(1000);
+  const EpochPlan greedy = plan_with("epsilon-greedy(prune=0.3,eps=0)", scores);
+  CHECK(greedy.size() == 700);
+  CHECK(*std::min_element(greedy.ids.begin(), greedy.ids.end()) == 300);
+
+  const EpochPlan mixed = plan_with("epsilon-greedy(prune=0.3,eps=0.5)", scores);
+  CHECK(mixed.size() == 700);
+  std::uint64_t top = 0;
+  for (std::uint64_t id : mixed.ids) top += id >= 650 ? 1 : 0;
+  CHECK(top >= 350);  // all 350 greedy picks, plus random ones that land there
+  CHECK(std::count_if(mixed.ids.begin(), mixed.ids.end(), [](auto id) { return id < 300; }) > 50);
+}
+
+TEST_CASE("policy parameters are checked", "[policies]") {
+  CHECK_THROWS_WITH(make_policy("infobatch(r=1)", 10), Catch::Contains("must be in [0, 1)"));
+  CHECK_THROWS_WITH(make_policy("infobatch(r=-0.1)", 10), Catch::Contains("must be in [0, 1)"));
+  CHECK_THROWS_WITH(make_policy("ucb(prune=1.5)", 10), Catch::Contains("prune"));
+  CHECK_THROWS_WITH(make_policy("epsilon-greedy(eps=2)", 10), Catch::Contains("eps"));
+  CHECK_THROWS_WITH(make_policy("uniform(keep=0)", 10), Catch::Contains("keep"));
+}

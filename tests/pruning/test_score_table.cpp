@@ -1,0 +1,56 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "winnow/error.h"
+#include "winnow/pruning/score_table.h"
+
+using winnow::ScoreTable;
+
+TEST_CASE("scores start equal and keep stale values for unseen samples", "[scores]") {
+  ScoreTable table(5, 3.0f);
+  CHECK(table.mean() == Approx(3.0));
+  const std::vector<std::uint64_t> ids{1, 3};
+  const std::vector<float> losses{0.5f, 2.0f};
+  table.update(ids.data(), losses.data(), ids.size());
+  CHECK(table[0] == 3.0f);
+  CHECK(table[1] == 0.5f);
+  CHECK(table[2] == 3.0f);  // stale
+  CHECK(table[3] == 2.0f);
+  CHECK(table.mean() == Approx((3.0 + 0.5 + 3.0 + 2.0 + 3.0) / 5));
+  CHECK(table.bytes() == 5 * sizeof(float));
+}
+
+TEST_CASE("a bad update changes nothing", "[scores]") {
+  ScoreTable table(4, 1.0f);
+  const std::vector<std::uint64_t> ids{0, 1, 7};
+  const std::vector<float> losses{5.0f, 6.0f, 1.0f};
+  CHECK_THROWS_WITH(table.update(ids.data(), losses.data(), 3),
+                    Catch::Contains("sample id 7") && Catch::Contains("out of range"));
+  CHECK(table[0] == 1.0f);
+  CHECK(table[1] == 1.0f);
+
+  const std::vector<std::uint64_t> ok_ids{0, 1};
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const std::vector<float> bad_losses{2.0f, bad};
+    CHECK_THROWS_WITH(table.update(ok_ids.data(), bad_losses.data(), 2),
+                      Catch::Contains("must be finite"));
+    CHECK(table[0] == 1.0f);
+  }
+}
+
+TEST_CASE("momentum turns scores into an exponential moving average", "[scores]") {
+  ScoreTable table(1, 1.0f, 0.75f);
+  const std::uint64_t id = 0;
+  const float loss = 3.0f;
+  table.update(&id, &loss, 1);
+  CHECK(table[0] == Approx(0.75 * 1.0 + 0.25 * 3.0));
+}
+
+TEST_CASE("score tables reject bad construction", "[scores]") {
+  CHECK_THROWS_WITH(ScoreTable(0), Catch::Contains("num_samples must be positive"));
+  CHECK_THROWS_AS(ScoreTable(3, std::nanf("")), winnow::Error);
+  CHECK_THROWS_AS(ScoreTable(3, 1.0f, 1.0f), winnow::Error);
+}
