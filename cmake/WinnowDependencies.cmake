@@ -13,3 +13,7 @@ if(WINNOW_WITH_TORCH)
     message(STATUS "winnow: LibTorch not found; building the torch-free core only")
   endif()
 endif()
+
+# Command-line parsing and JSON output for the tools, benchmarks and examples.
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)

@@ -89,7 +89,12 @@ PlanKind DynamicPruner::next_kind() const {
   return annealing ? PlanKind::Annealing : PlanKind::Pruned;
 }
 
+void DynamicPruner::sync_scores() {
+  if (score_sync_) score_sync_(*this);
+}
+
 void DynamicPruner::build_plan() {
+  sync_scores();
   EpochPlan plan;
   plan.epoch = epoch_;
   plan.num_samples = num_samples();
@@ -99,10 +104,7 @@ void DynamicPruner::build_plan() {
     policy_->plan(scores_, rng, plan);
   } else {
     // Warm-up and annealing: every sample, weight 1 (all weights reset).
-    detail::PlanBuilder builder(num_samples());
-    for (std::uint64_t id = 0; id < num_samples(); ++id) builder.add(id, 0);
-    builder.finish(rng, plan);
-    plan.palette = {1.0f};
+    detail::plan_all(num_samples(), rng, plan);
   }
   WINNOW_THROW_IF_NOT(!plan.ids.empty(), "policy '{}' planned an empty epoch {}",
                       policy_spec(), epoch_);
@@ -115,11 +117,12 @@ void DynamicPruner::build_plan() {
       if (!plan.weight_codes.empty()) plan.weight_codes.resize(keep);
     }
   }
-  weights_.assign(plan);
+  weights_.take(plan);
   plan_ = std::move(plan);
   plan_built_ = true;
   epoch_finished_ = false;
   cursor_ = 0;
+  ++plan_generation_;
 }
 
 void DynamicPruner::advance_epoch() {
@@ -187,7 +190,7 @@ void DynamicPruner::finish_epoch() {
 void DynamicPruner::update(const std::uint64_t* ids, const float* losses, std::size_t count) {
   check_observations(ids, losses, count, num_samples());
   policy_->observe(scores_, ids, losses, count);
-  scores_.update(ids, losses, count);
+  scores_.write_checked(ids, losses, count);
 }
 
 void DynamicPruner::weights(const std::uint64_t* ids, std::size_t count, float* out) const {
@@ -249,6 +252,14 @@ std::uint64_t DynamicPruner::state_bytes() const {
 
 void DynamicPruner::assign_scores(const float* scores, std::uint64_t count) {
   scores_.assign(scores, count);
+}
+
+void DynamicPruner::restore(DynamicPruner&& restored) {
+  ScoreSync hook = std::move(score_sync_);
+  const std::uint64_t generation = plan_generation_;
+  *this = std::move(restored);
+  score_sync_ = std::move(hook);
+  plan_generation_ = generation + 1;
 }
 
 void DynamicPruner::save(const std::string& path) const { save_pruner(*this, path); }

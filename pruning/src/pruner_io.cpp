@@ -243,6 +243,7 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   pruner.history_ = std::move(history);
   if (plan_built) pruner.weights_.assign(plan);
   pruner.plan_ = std::move(plan);
+  pruner.plan_generation_ = plan_built ? 1 : 0;
   return pruner;
 }
 

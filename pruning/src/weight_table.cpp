@@ -20,6 +20,17 @@ void WeightTable::assign(const EpochPlan& plan) {
   }
 }
 
+void WeightTable::take(EpochPlan& plan) {
+  if (plan.weight_codes.empty() || plan.codes_by_id.size() != num_samples_) {
+    plan.codes_by_id.clear();
+    assign(plan);
+    return;
+  }
+  palette_ = plan.palette;
+  codes_.swap(plan.codes_by_id);
+  std::vector<std::uint8_t>().swap(plan.codes_by_id);  // free the old codes
+}
+
 void WeightTable::reset_to_one() {
   codes_.clear();
   codes_.shrink_to_fit();

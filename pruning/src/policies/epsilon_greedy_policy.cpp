@@ -28,11 +28,11 @@ void EpsilonGreedyPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& pl
   const auto greedy = static_cast<std::uint64_t>(std::llround((1.0 - epsilon_) * static_cast<double>(keep)));
   detail::TopK top(scores.data(), n, greedy);
   detail::ExactSubset explore(keep - greedy, n - greedy);
-  detail::PlanBuilder builder(keep);
+  detail::PlanBuilder builder(keep, n, rng);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (top.take(scores[i]) || explore.take(rng)) builder.add(i, 0);
   }
-  builder.finish(rng, plan);
+  builder.finish(plan);
   plan.palette = {1.0f};
   plan.candidates = n;
 }

@@ -16,10 +16,7 @@ PolicySpec FullPolicy::spec() const {
 }
 
 void FullPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
-  detail::PlanBuilder builder(scores.size());
-  for (std::uint64_t id = 0; id < scores.size(); ++id) builder.add(id, 0);
-  builder.finish(rng, plan, shuffle_);
-  plan.candidates = 0;
+  detail::plan_all(scores.size(), rng, plan, shuffle_);
 }
 
 }  // namespace winnow

@@ -33,7 +33,7 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
   for (std::uint64_t i = 0; i < n; ++i) candidates += s[i] < mean ? 1 : 0;
   const std::uint64_t kept_candidates = detail::kept_count(candidates, 1.0 - r_, rng);
 
-  detail::PlanBuilder builder(n - candidates + kept_candidates);
+  detail::PlanBuilder builder(n - candidates + kept_candidates, n, rng);
   detail::ExactSubset subset(kept_candidates, candidates);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (!(s[i] < mean)) {
@@ -43,7 +43,7 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
     }
   }
   plan.palette = {1.0f, static_cast<float>(1.0 / (1.0 - r_))};
-  builder.finish(rng, plan);
+  builder.finish(plan);
   plan.candidates = candidates;
 }
 

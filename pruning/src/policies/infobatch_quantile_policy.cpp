@@ -74,7 +74,7 @@ void InfoBatchQuantilePolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan
     planned += kept;
   }
 
-  detail::PlanBuilder builder(planned);
+  detail::PlanBuilder builder(planned, n, rng);
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::size_t b = bucket_of(s[i]);
     if (b == buckets) {
@@ -85,7 +85,7 @@ void InfoBatchQuantilePolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan
   }
   plan.palette = {1.0f};
   for (double k : keep_) plan.palette.push_back(static_cast<float>(1.0 / k));
-  builder.finish(rng, plan);
+  builder.finish(plan);
   plan.candidates = n - count[buckets];
 }
 

@@ -58,11 +58,11 @@ void UcbPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   for (std::uint64_t i = 0; i < n; ++i) bound[i] = scores[i] + c * std::sqrt(spread_[i]);
   const std::uint64_t keep = n - detail::floor_count(n, prune_);
   detail::TopK top(bound.data(), n, keep);
-  detail::PlanBuilder builder(keep);
+  detail::PlanBuilder builder(keep, n, rng);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (top.take(bound[i])) builder.add(i, 0);
   }
-  builder.finish(rng, plan);
+  builder.finish(plan);
   plan.palette = {1.0f};
   plan.candidates = n;
 }

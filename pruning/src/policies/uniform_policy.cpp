@@ -40,14 +40,14 @@ void UniformPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
     keep_count = n - candidates + detail::kept_count(candidates, 1.0 - r_, rng);
     weight = static_cast<double>(n) / static_cast<double>(keep_count);
   }
-  detail::PlanBuilder builder(keep_count);
+  detail::PlanBuilder builder(keep_count, n, rng);
   detail::ExactSubset subset(keep_count, n);
   const std::uint8_t code = weight == 1.0 ? 0 : 1;
   for (std::uint64_t i = 0; i < n; ++i) {
     if (subset.take(rng)) builder.add(i, code);
   }
   plan.palette = {1.0f, static_cast<float>(weight)};
-  builder.finish(rng, plan);
+  builder.finish(plan);
   plan.candidates = n;
 }
 

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,6 +119,22 @@ class DynamicPruner {
   // a non-finite value.
   void assign_scores(const float* scores, std::uint64_t count);
 
+  // --- scores kept elsewhere (a GPU) -----------------------------------------
+  // An adapter that records losses on a device registers a hook that brings
+  // them into the host table; it runs before every plan and on sync_scores(),
+  // so scores cross to the host once per epoch, not once per step.
+  using ScoreSync = std::function<void(DynamicPruner&)>;
+  void set_score_sync(ScoreSync sync) { score_sync_ = std::move(sync); }
+  bool has_score_sync() const { return static_cast<bool>(score_sync_); }
+  void sync_scores();
+  // Counts the plans built so far; an adapter compares it to know when to
+  // refresh its own copy of the weights.
+  std::uint64_t plan_generation() const { return plan_generation_; }
+  // Takes over a restored run's whole state (see pruner_io.h) while keeping
+  // this object's score-sync hook; adapters see a new plan generation and
+  // refresh their copies.
+  void restore(DynamicPruner&& restored);
+
   // --- persistence (see pruner_io.h) -----------------------------------------
   void save(const std::string& path) const;
   static DynamicPruner load(const std::string& path);
@@ -143,6 +160,8 @@ class DynamicPruner {
   std::uint64_t cursor_ = 0;        // positions of plan_ served
   std::uint64_t steps_served_ = 0;  // batches served in the whole run
   std::vector<EpochStats> history_;
+  ScoreSync score_sync_;
+  std::uint64_t plan_generation_ = 0;
 };
 
 }  // namespace winnow

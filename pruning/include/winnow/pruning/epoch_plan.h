@@ -28,6 +28,10 @@ struct EpochPlan {
   std::vector<std::uint8_t> weight_codes; // empty: every weight is 1
   std::vector<float> palette{1.0f};       // palette[0] is always 1
   std::uint64_t candidates = 0;           // samples the policy considered for pruning
+  // Optional: the weight code of every sample id (N bytes), which the
+  // built-in policies produce on the way; WeightTable takes it instead of
+  // scattering weight_codes by id (a random write per planned sample).
+  std::vector<std::uint8_t> codes_by_id;
 
   std::uint64_t size() const { return ids.size(); }
   float weight_at(std::uint64_t position) const {

@@ -28,6 +28,10 @@ class ScoreTable {
   // (id out of range, NaN or infinite loss) throws and changes nothing.
   void update(const std::uint64_t* ids, const float* losses, std::size_t count);
 
+  // update() without the checks, for callers that already ran
+  // check_observations on the same arrays.
+  void write_checked(const std::uint64_t* ids, const float* losses, std::size_t count);
+
   // Mean of all N scores, stale ones included, accumulated in double.
   double mean() const;
 

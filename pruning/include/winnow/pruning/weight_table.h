@@ -22,6 +22,8 @@ class WeightTable {
 
   // Takes the weights of `plan`; samples the plan skips get weight 1.
   void assign(const EpochPlan& plan);
+  // As assign(), but moves plan.codes_by_id in when the plan has it.
+  void take(EpochPlan& plan);
   void reset_to_one();
 
   bool all_one() const { return codes_.empty(); }

@@ -1,0 +1,163 @@
+// bench_sampler: cost of winnow's pruning core on synthetic losses.
+//
+// Measures, on one thread, for N samples over E epochs:
+//   plan_ms_per_epoch      median time to build a pruned epoch's plan
+//   update_ns_per_sample   median cost of recording one loss (checks + write)
+//   weight_ns_per_sample   median cost of looking up one loss weight
+//   bytes_per_sample       per-sample state kept between epochs
+//   plan_bytes_per_entry   transient size of the plan per planned sample
+//   peak_rss_mb            peak resident memory of the whole process
+//
+//   bench_sampler --n 10000000 --epochs 5 --policy infobatch --json out.json
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "winnow/pruning/dynamic_pruner.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU time of this thread: less disturbed than wall time when other
+// processes share the two cores (both are reported).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double load_average() {
+  double load[1] = {0.0};
+  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// A skewed, loss-like value for (id, epoch): most samples small, a long tail,
+// drifting down with the epoch as training would.
+float synthetic_loss(std::uint64_t id, std::uint64_t epoch) {
+  std::uint64_t x = id * 0x9E3779B97F4A7C15ULL + epoch * 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBULL;
+  x ^= x >> 29;
+  const double u = static_cast<double>(x >> 11) * 0x1.0p-53;
+  return static_cast<float>(-std::log1p(-u) / (1.0 + 0.2 * static_cast<double>(epoch)));
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Benchmark winnow's pruning core on synthetic losses"};
+  std::uint64_t n = 1'000'000;
+  std::uint64_t epochs = 5;
+  std::uint64_t batch = 1024;
+  std::string policy = "infobatch";
+  std::string json_path;
+  app.add_option("--n", n, "number of samples")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", epochs, "epochs to run (epoch 0 is the warm-up)")->check(CLI::Range(2, 1000000));
+  app.add_option("--batch", batch, "samples per update call")->check(CLI::PositiveNumber);
+  app.add_option("--policy", policy, "policy spec, e.g. infobatch or uniform(keep=0.5)");
+  app.add_option("--json", json_path, "write the results to this file as JSON");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    // A large num_epochs keeps every measured epoch before annealing.
+    winnow::DynamicPruner pruner(n, epochs * 10, policy, 1);
+    std::vector<double> plan_ms;
+    std::vector<double> plan_cpu_ms;
+    std::vector<double> update_ns;
+    std::vector<double> weight_ns;
+    std::vector<float> losses(batch);
+    std::vector<float> weights(batch);
+    std::uint64_t planned_total = 0;
+    std::uint64_t plan_bytes = 0;
+
+    for (std::uint64_t e = 0; e < epochs; ++e) {
+      const auto plan_start = Clock::now();
+      const double plan_cpu_start = thread_cpu_seconds();
+      const winnow::EpochPlan& plan = pruner.begin_epoch();
+      const double plan_seconds = seconds_since(plan_start);
+      const double plan_cpu_seconds = thread_cpu_seconds() - plan_cpu_start;
+      if (e > 0) {
+        plan_ms.push_back(plan_seconds * 1e3);
+        plan_cpu_ms.push_back(plan_cpu_seconds * 1e3);
+        planned_total += plan.size();
+        plan_bytes = std::max<std::uint64_t>(
+            plan_bytes, plan.ids.capacity() * 8 + plan.weight_codes.capacity());
+      }
+      double update_seconds = 0.0;
+      double weight_seconds = 0.0;
+      std::uint64_t samples = 0;
+      while (auto b = pruner.next_batch(batch)) {
+        for (std::size_t i = 0; i < b->size; ++i) losses[i] = synthetic_loss(b->ids[i], e);
+        const auto w_start = Clock::now();
+        pruner.weights(b->ids, b->size, weights.data());
+        weight_seconds += seconds_since(w_start);
+        const auto u_start = Clock::now();
+        pruner.update(b->ids, losses.data(), b->size);
+        update_seconds += seconds_since(u_start);
+        samples += b->size;
+      }
+      update_ns.push_back(update_seconds * 1e9 / static_cast<double>(samples));
+      weight_ns.push_back(weight_seconds * 1e9 / static_cast<double>(samples));
+      std::cerr << "epoch " << e << ": " << samples << " samples, plan "
+                << plan_seconds * 1e3 << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms), update " << update_ns.back() << " ns/sample\n";
+    }
+
+    const winnow::RunStats totals = pruner.totals();
+    nlohmann::json out = {
+        {"n", n},
+        {"epochs", epochs},
+        {"policy", pruner.policy_spec()},
+        {"batch", batch},
+        {"plan_ms_per_epoch", median(plan_ms)},
+        {"plan_ms_all", plan_ms},
+        {"plan_cpu_ms_per_epoch", median(plan_cpu_ms)},
+        {"update_ns_per_sample", median(update_ns)},
+        {"weight_ns_per_sample", median(weight_ns)},
+        {"bytes_per_sample",
+         static_cast<double>(pruner.state_bytes()) / static_cast<double>(n)},
+        {"plan_bytes_per_entry", planned_total == 0 ? 0.0
+                                                    : static_cast<double>(plan_bytes) /
+                                                          (static_cast<double>(planned_total) /
+                                                           static_cast<double>(epochs - 1))},
+        {"mean_planned_fraction",
+         static_cast<double>(planned_total) / static_cast<double>(n * (epochs - 1))},
+        {"saved_fraction", totals.saved_fraction()},
+        {"peak_rss_mb", peak_rss_mb()},
+        {"load_average_1min", load_average()},
+    };
+    std::cout << out.dump(2) << "\n";
+    if (!json_path.empty()) {
+      std::ofstream file(json_path);
+      if (!file) throw std::runtime_error("cannot write " + json_path);
+      file << out.dump(2) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_sampler: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

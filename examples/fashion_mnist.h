@@ -1,0 +1,31 @@
+// Fashion-MNIST (Zalando; 60k train / 10k test, 28x28 grey, 10 classes) read
+// from the IDX files Debian's dataset-fashion-mnist package installs, gzipped
+// or not.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace winnow::examples {
+
+struct LabelledImages {
+  at::Tensor images;  // [N, 1, 28, 28] float32, standardised
+  at::Tensor labels;  // [N] int64 in [0, 10)
+};
+
+enum class Split { Train, Test };
+
+// Directory from $WINNOW_FASHION_MNIST_DIR, else Debian's install location.
+std::string default_fashion_mnist_dir();
+
+// Loads one split; `limit` > 0 keeps only the first `limit` samples. Throws
+// winnow::Error naming the file on a missing, truncated or malformed file.
+LabelledImages load_fashion_mnist(const std::string& dir, Split split, std::int64_t limit = 0);
+
+// Raw IDX readers: images as uint8 [N, rows, cols], labels as uint8 [N].
+at::Tensor read_idx_images(const std::string& path);
+at::Tensor read_idx_labels(const std::string& path);
+
+}  // namespace winnow::examples

@@ -1,0 +1,125 @@
+// Torch headers first: glog's CHECK must not replace Catch2's.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "winnow/torch/pruned_loss.h"
+
+using namespace winnow;
+
+namespace {
+
+// A pruner in a pruned epoch with uniform(keep=0.5): planned samples weigh 2.
+std::shared_ptr<DynamicPruner> pruner_with_weights(std::uint64_t n) {
+  auto pruner = std::make_shared<DynamicPruner>(n, 10, "uniform(keep=0.5)", 4);
+  pruner->begin_epoch();
+  return pruner;
+}
+
+torch::Tensor planned_ids(DynamicPruner& pruner, std::int64_t count) {
+  const auto& ids = pruner.plan().ids;
+  return torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + count), torch::kLong);
+}
+
+}  // namespace
+
+TEST_CASE("the loss helper returns the weighted mean and records raw scores", "[loss]") {
+  for (auto mode : {PrunedLoss::Mode::HostTable, PrunedLoss::Mode::DeviceTables}) {
+    INFO("device tables: " << (mode == PrunedLoss::Mode::DeviceTables));
+    auto pruner = pruner_with_weights(100);
+    PrunedLoss pruned_loss(pruner, torch::kCPU, mode);
+    const auto ids = planned_ids(*pruner, 4);
+    const auto losses = torch::tensor({0.5f, 1.0f, 2.0f, 4.0f}).requires_grad_();
+    const auto before = losses.detach().clone();
+
+    const auto loss = pruned_loss(losses, ids);
+    CHECK(loss.dim() == 0);
+    CHECK(loss.item<float>() == Approx(2.0 * (0.5 + 1.0 + 2.0 + 4.0) / 4));
+    loss.backward();
+    // d loss / d l_i = w_i / B = 2 / 4: gradient flows, the caller's tensor is untouched.
+    CHECK(torch::allclose(losses.grad(), torch::full({4}, 0.5f)));
+    CHECK(torch::equal(losses.detach(), before));
+
+    pruner->sync_scores();
+    for (std::int64_t i = 0; i < 4; ++i) {
+      CHECK(pruner->scores()[static_cast<std::uint64_t>(ids[i].item<std::int64_t>())] ==
+            before[i].item<float>());
+    }
+  }
+}
+
+TEST_CASE("device tables refresh weights with each plan and sync scores once per epoch", "[loss]") {
+  auto pruner = std::make_shared<DynamicPruner>(200, 10, "infobatch", 5);
+  PrunedLoss pruned_loss(pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    pruner->begin_epoch();
+    while (auto batch = pruner->next_batch(50)) {
+      std::vector<std::int64_t> ids(batch->ids, batch->ids + batch->size);
+      auto id_tensor = torch::tensor(ids, torch::kLong);
+      auto losses = (id_tensor.to(torch::kFloat) / 200.0f);  // low ids: low loss
+      auto loss = pruned_loss(losses, id_tensor);
+      // The weighted mean uses this epoch's weights.
+      float expected = 0.0f;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        expected += pruner->weight(static_cast<std::uint64_t>(ids[i])) * static_cast<float>(ids[i]) / 200.0f;
+      }
+      CHECK(loss.item<float>() == Approx(expected / static_cast<float>(ids.size())).epsilon(1e-5));
+    }
+  }
+  // Epoch 1 was planned from the scores of epoch 0, which only the device held:
+  // the below-mean (low-id) half must have been pruned.
+  CHECK(pruner->history()[1].kind == PlanKind::Pruned);
+  CHECK(pruner->history()[1].candidates == 100);
+  CHECK(pruner->history()[1].forward_samples == 150);
+}
+
+TEST_CASE("device tables report invalid ids and losses at the next plan", "[loss]") {
+  auto pruner = std::make_shared<DynamicPruner>(10, 5, "infobatch", 1);
+  PrunedLoss pruned_loss(pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
+  pruner->begin_epoch();
+  pruned_loss(torch::tensor({1.0f, 2.0f}), torch::tensor({1, 2}, torch::kLong));
+  // One device-side helper per pruner: a second would split the scores.
+  CHECK_THROWS_WITH(PrunedLoss(pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables),
+                    Catch::Contains("one loss helper per pruner"));
+  while (pruner->next_batch(10)) {
+  }
+  auto nan = std::numeric_limits<float>::quiet_NaN();
+  auto loss = pruned_loss(torch::tensor({3.0f, nan}), torch::tensor({3, 4}, torch::kLong));
+  CHECK(std::isnan(loss.item<float>()));
+  CHECK_THROWS_WITH(pruner->begin_epoch(), Catch::Contains("1 observations") && Catch::Contains("non-finite"));
+  // The valid score got through, the NaN did not.
+  CHECK(pruner->scores()[3] == 3.0f);
+  CHECK(pruner->scores()[4] == pruner->scores().initial_score());
+}
+
+TEST_CASE("bad input to the loss helper gets a clear error and changes nothing", "[loss]") {
+  auto pruner = pruner_with_weights(50);
+  PrunedLoss pruned_loss(pruner);
+  const auto ids = planned_ids(*pruner, 3);
+  const std::vector<float> before(pruner->scores().data(), pruner->scores().data() + 50);
+
+  CHECK_THROWS_WITH(pruned_loss(torch::tensor(1.5f), ids), Catch::Contains("already reduced"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({3, 1}), ids), Catch::Contains("shape [B]"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({2}), ids), Catch::Contains("2 losses but 3 ids"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), ids.to(torch::kFloat)), Catch::Contains("integer"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), torch::tensor({1, 2, 50}, torch::kLong)),
+                    Catch::Contains("sample id 50"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), torch::tensor({1, -2, 3}, torch::kLong)),
+                    Catch::Contains("out of range"));
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH(pruned_loss(torch::tensor({1.0f, inf, 1.0f}), ids), Catch::Contains("finite"));
+  CHECK(std::vector<float>(pruner->scores().data(), pruner->scores().data() + 50) == before);
+}
+
+TEST_CASE("half-precision losses keep fp32 scores", "[loss]") {
+  auto pruner = pruner_with_weights(20);
+  PrunedLoss pruned_loss(pruner);
+  const auto ids = planned_ids(*pruner, 2);
+  const auto losses = torch::tensor({0.25f, 3.0f}).to(torch::kHalf);
+  const auto loss = pruned_loss(losses, ids);
+  CHECK(loss.scalar_type() == torch::kHalf);
+  CHECK(loss.item<float>() == Approx(2.0 * (0.25 + 3.0) / 2));
+  CHECK(pruner->scores()[static_cast<std::uint64_t>(ids[1].item<std::int64_t>())] == 3.0f);
+}
