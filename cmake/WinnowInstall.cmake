@@ -9,6 +9,12 @@ install(EXPORT winnowTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
 if(WINNOW_HAVE_TORCH)
   install(EXPORT winnowTorchTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
 endif()
+if(TARGET winnow_store)
+  install(EXPORT winnowStoreTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
+endif()
+if(TARGET winnow_index)
+  install(EXPORT winnowIndexTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
+endif()
 
 configure_package_config_file(cmake/winnowConfig.cmake.in
   ${PROJECT_BINARY_DIR}/winnowConfig.cmake

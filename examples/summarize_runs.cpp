@@ -1,0 +1,115 @@
+// summarize_runs: the comparison table of train_fashion_mnist runs.
+//
+// Groups the JSON files by (model, policy), summarises each group over its
+// seeds, and compares every group with the "full" group of the same model:
+//   summarize_runs [--markdown] run1.json run2.json ...
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Group {
+  std::vector<double> accuracy;
+  std::vector<double> saved;
+  std::vector<double> wall;
+  std::vector<double> in_winnow;
+  std::uint64_t forward = 0;
+  std::uint64_t full_forward = 0;
+};
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  const double m = mean(v);
+  double sum = 0.0;
+  for (double x : v) sum += (x - m) * (x - m);
+  return std::sqrt(sum / static_cast<double>(v.size() - 1));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Summarise train_fashion_mnist --json results"};
+  std::vector<std::string> files;
+  bool markdown = false;
+  app.add_flag("--markdown", markdown, "print a Markdown table");
+  app.add_option("files", files, "JSON files written by train_fashion_mnist --json")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << "summarize_runs: cannot read '" << path << "'\n";
+      return 1;
+    }
+    try {
+      const nlohmann::json run = nlohmann::json::parse(in);
+      const auto key = std::make_pair(run.at("model").get<std::string>(), run.at("policy").get<std::string>());
+      if (groups.count(key) == 0) order.push_back(key);
+      Group& g = groups[key];
+      g.accuracy.push_back(run.at("test_accuracy").get<double>());
+      g.saved.push_back(run.at("saved_fraction").get<double>());
+      g.wall.push_back(run.at("wall_seconds").get<double>());
+      g.in_winnow.push_back(run.at("sampler_seconds").get<double>());
+      g.forward += run.at("forward_samples").get<std::uint64_t>();
+      g.full_forward += run.at("full_forward_samples").get<std::uint64_t>();
+    } catch (const std::exception& e) {
+      std::cerr << "summarize_runs: '" << path << "' is not a train_fashion_mnist result: " << e.what() << "\n";
+      return 1;
+    }
+  }
+
+  const char* header_md =
+      "| model | policy | seeds | test accuracy, mean ± sd | vs full (points) | forward samples | saved | wall s, median | wall vs full | in winnow s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
+  if (markdown) {
+    std::cout << header_md;
+  } else {
+    std::cout << fmt::format("{:<5} {:<34} {:>5} {:>17} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9}\n", "model",
+                             "policy", "seeds", "test acc", "vs full", "fwd/run", "saved", "wall s",
+                             "vs full", "winnow s");
+  }
+  for (const auto& key : order) {
+    const Group& g = groups.at(key);
+    const auto full_it = std::find_if(groups.begin(), groups.end(), [&](const auto& entry) {
+      return entry.first.first == key.first && entry.first.second.rfind("full", 0) == 0;
+    });
+    std::string vs_acc = "-";
+    std::string vs_wall = "-";
+    if (full_it != groups.end()) {
+      vs_acc = fmt::format("{:+.2f}", 100.0 * (mean(g.accuracy) - mean(full_it->second.accuracy)));
+      vs_wall = fmt::format("{:.0f}%", 100.0 * median(g.wall) / median(full_it->second.wall));
+    }
+    const double saved = 1.0 - static_cast<double>(g.forward) / static_cast<double>(g.full_forward);
+    const std::uint64_t per_run = g.forward / g.accuracy.size();
+    if (markdown) {
+      std::cout << fmt::format("| {} | `{}` | {} | {:.4f} ± {:.4f} | {} | {} | {:.1f}% | {:.1f} | {} | {:.2f} |\n",
+                               key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy),
+                               vs_acc, per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
+    } else {
+      std::cout << fmt::format("{:<5} {:<34} {:>5} {:>9.4f}±{:.4f} {:>9} {:>10} {:>6.1f}% {:>8.1f} {:>8} {:>9.2f}\n",
+                               key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy),
+                               vs_acc, per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+// Approximate vector index: HNSW graph over L2-normalised vectors.
+//
+// Backed by a FAISS IndexHNSWFlat (inner product) whose flat storage computes
+// distances with winnow's vectorised kernel, plus winnow's own id map (FAISS's
+// IndexIDMap cannot take the search parameters used below).
+//
+// Deletion: FAISS 1.7.3's HNSW has no remove_ids, so remove() marks the rows as
+// tombstones and every search passes SearchParametersHNSW{efSearch, sel} with
+// sel = IDSelectorNot(IDSelectorBitmap(tombstones)). Tombstoned nodes still
+// route the graph search, so recall and speed degrade as they pile up;
+// compact() rebuilds the graph from the live vectors (cost: a full build).
+//
+// Factory string: "hnsw" or "hnsw(M=32,efConstruction=40,efSearch=64)", any
+// subset of the keys, in any order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "winnow/index/vector_index.h"
+
+namespace winnow::index {
+
+namespace detail {
+struct PayloadCodec;
+}
+
+struct HnswParams {
+  int M = 32;                // graph degree (2*M links on the base layer)
+  int ef_construction = 40;  // candidate list size while building
+  int ef_search = 64;        // candidate list size while searching (raised to k if smaller)
+};
+
+class HnswVectorIndex final : public VectorIndex {
+ public:
+  explicit HnswVectorIndex(std::size_t dim, HnswParams params = {});
+  ~HnswVectorIndex() override;
+
+  std::string type() const override { return "hnsw"; }
+  std::string config() const override;
+  std::size_t dim() const override;
+  std::size_t size() const override;
+  bool contains(std::int64_t id) const override;
+  std::vector<std::int64_t> ids() const override;
+  std::size_t tombstones() const override;
+  void compact() override;
+
+  const HnswParams& params() const;
+  // Changes efSearch for later searches (part of config()).
+  void set_ef_search(int ef_search);
+
+ private:
+  struct Impl;
+  explicit HnswVectorIndex(std::unique_ptr<Impl> impl);
+
+  void do_add(std::size_t n, const std::int64_t* ids, const float* normalized) override;
+  SearchResults do_search(std::size_t num_queries, const float* normalized,
+                          std::size_t k) const override;
+  std::size_t do_remove(std::size_t n, const std::int64_t* ids) override;
+
+  friend struct detail::PayloadCodec;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Throws winnow::Error naming the bad field unless M >= 2, ef_construction >= 1
+// and ef_search >= 1 (and none is absurdly large).
+void validate_hnsw_params(const HnswParams& params);
+
+// "hnsw(M=32,efConstruction=40,efSearch=64)".
+std::string hnsw_config_string(const HnswParams& params);
+
+}  // namespace winnow::index

@@ -1,0 +1,100 @@
+// winnow's vector index: the abstract interface.
+//
+// A VectorIndex maps the store's int64 sample ids to float vectors and answers
+// k-nearest-neighbour queries by cosine similarity. Implementations (see
+// flat_vector_index.h, hnsw_vector_index.h) are usually made from a config
+// string by make_vector_index() and persisted by the free functions in
+// vector_index_io.h; the index itself knows nothing about the store.
+//
+// Normalisation: the index L2-normalises every vector it is given, on add and
+// on search (the caller's arrays are not modified), so similarities are cosine
+// similarities in [-1, 1] whatever the input scale. Vectors with NaN or
+// infinite values or with zero norm are rejected.
+//
+// Errors: every public function validates its input first and throws
+// winnow::Error without changing the index (dimension mismatch, NaN/inf,
+// zero vectors, duplicate ids, k <= 0, ...).
+//
+// Threads: const functions may run concurrently with each other; add, remove
+// and compact need exclusive access. Searches of one to a few queries run on
+// the calling thread only; larger batches may use FAISS's OpenMP threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace winnow::index {
+
+// Results of a batch of k-NN queries, row-major, one row of k per query.
+// Rows are sorted by decreasing similarity. When fewer than k live vectors are
+// found, the row is padded with id -1 and similarity -infinity.
+struct SearchResults {
+  std::size_t num_queries = 0;
+  std::size_t k = 0;
+  std::vector<std::int64_t> ids;
+  std::vector<float> similarities;
+
+  std::int64_t id(std::size_t query, std::size_t rank) const { return ids[query * k + rank]; }
+  float similarity(std::size_t query, std::size_t rank) const {
+    return similarities[query * k + rank];
+  }
+  // Number of real (non-padding) results in a query's row.
+  std::size_t count(std::size_t query) const;
+};
+
+class VectorIndex {
+ public:
+  virtual ~VectorIndex() = default;
+  VectorIndex(const VectorIndex&) = delete;
+  VectorIndex& operator=(const VectorIndex&) = delete;
+
+  // "flat" or "hnsw".
+  virtual std::string type() const = 0;
+  // Canonical factory string, e.g. "hnsw(M=32,efConstruction=40,efSearch=64)";
+  // make_vector_index(config(), dim()) makes an empty index of the same kind.
+  virtual std::string config() const = 0;
+  virtual std::size_t dim() const = 0;
+  // Number of live (searchable) vectors.
+  virtual std::size_t size() const = 0;
+  virtual bool contains(std::int64_t id) const = 0;
+  // Live ids in insertion order.
+  virtual std::vector<std::int64_t> ids() const = 0;
+  // Removed vectors still held by the index (HNSW tombstones; 0 for flat).
+  virtual std::size_t tombstones() const = 0;
+
+  // Adds n vectors (row-major, n * dim() floats) under the given ids. Throws
+  // if an id is already present or repeated in the batch; nothing is added
+  // then.
+  void add(std::size_t n, const std::int64_t* ids, const float* vectors);
+  void add(const std::vector<std::int64_t>& ids, const std::vector<float>& vectors);
+
+  // k nearest live vectors of each query (row-major, num_queries * dim()).
+  SearchResults search(std::size_t num_queries, const float* queries, int k) const;
+  SearchResults search(const std::vector<float>& queries, int k) const;
+
+  // Removes the given ids; ids not in the index are ignored. Returns how many
+  // were removed. Flat indexes free the rows; HNSW marks them as tombstones,
+  // which searches skip, until compact().
+  std::size_t remove(std::size_t n, const std::int64_t* ids);
+  std::size_t remove(const std::vector<std::int64_t>& ids);
+
+  // Drops tombstoned vectors for good (HNSW: rebuilds the graph from the live
+  // vectors). A no-op for indexes without tombstones.
+  virtual void compact() = 0;
+
+ protected:
+  VectorIndex() = default;
+
+ private:
+  // Called with validated, L2-normalised vectors; ids may still collide with
+  // existing ones (the implementation checks before changing anything).
+  virtual void do_add(std::size_t n, const std::int64_t* ids, const float* normalized) = 0;
+  // Called with validated, L2-normalised queries and k > 0.
+  virtual SearchResults do_search(std::size_t num_queries, const float* normalized,
+                                  std::size_t k) const = 0;
+  virtual std::size_t do_remove(std::size_t n, const std::int64_t* ids) = 0;
+};
+
+}  // namespace winnow::index

@@ -1,0 +1,39 @@
+// Making vector indexes from config strings.
+//
+//   "flat"                                        exact search (FlatVectorIndex)
+//   "hnsw"                                        HNSW with the default parameters
+//   "hnsw(M=32,efConstruction=40,efSearch=64)"    any subset of the keys, any order
+//
+// Spaces are ignored; keys are case-sensitive; values are positive integers.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "winnow/index/hnsw_vector_index.h"
+#include "winnow/index/vector_index.h"
+
+namespace winnow::index {
+
+struct VectorIndexConfig {
+  enum class Type { flat, hnsw };
+  Type type = Type::flat;
+  HnswParams hnsw;  // meaningful when type == hnsw
+
+  // Canonical config string: "flat" or "hnsw(M=..,efConstruction=..,efSearch=..)".
+  std::string to_string() const;
+};
+
+// Parses and validates a config string; throws winnow::Error naming the
+// offending part.
+VectorIndexConfig parse_vector_index_config(const std::string& config);
+
+// parse_vector_index_config(config).to_string().
+std::string canonical_vector_index_config(const std::string& config);
+
+// An empty index of the given kind and dimension.
+std::unique_ptr<VectorIndex> make_vector_index(const VectorIndexConfig& config, std::size_t dim);
+std::unique_ptr<VectorIndex> make_vector_index(const std::string& config, std::size_t dim);
+
+}  // namespace winnow::index

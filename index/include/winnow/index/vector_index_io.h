@@ -1,0 +1,103 @@
+// Saving and loading vector indexes, and opening one with a rebuild fallback.
+//
+// File format (version 1, little-endian):
+//   header:  magic "WNVINDEX", u32 version, u32 header_size, u32 dim,
+//            u32 config_size, u64 rows (live + tombstoned), u64 live,
+//            u64 fingerprint.sample_count, i64 fingerprint.last_sample_id,
+//            u64 payload_size, u64 payload_checksum, config string,
+//            u64 header_checksum (of all the header bytes before it)
+//   payload: id table (u64 rows, i64 sample id per FAISS row, tombstone bitmap),
+//            u64 faiss_size, faiss::write_index bytes
+// Checksums are 64-bit FNV-1a over 8-byte words. save_vector_index writes a
+// temporary file in the same directory, fsyncs it, renames it over `path` and
+// fsyncs the directory, so readers see the old file or the new one, never a
+// mix. Loading checks the magic, version, both checksums, the file size and
+// that the FAISS data agrees with the header, and throws winnow::Error naming
+// the path on any mismatch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "winnow/index/vector_index.h"
+
+namespace winnow::index {
+
+// What the index was built from, supplied by the caller (e.g. the store's
+// number of accepted samples and its last sample id). A file whose
+// fingerprint differs from the caller's current one is stale.
+struct IndexFingerprint {
+  std::uint64_t sample_count = 0;
+  std::int64_t last_sample_id = -1;
+
+  friend bool operator==(const IndexFingerprint& a, const IndexFingerprint& b) {
+    return a.sample_count == b.sample_count && a.last_sample_id == b.last_sample_id;
+  }
+  friend bool operator!=(const IndexFingerprint& a, const IndexFingerprint& b) { return !(a == b); }
+};
+
+// Writes the index atomically (temp file + fsync + rename).
+void save_vector_index(const VectorIndex& index, const std::string& path,
+                       const IndexFingerprint& fingerprint = {});
+
+struct LoadedVectorIndex {
+  std::unique_ptr<VectorIndex> index;
+  IndexFingerprint fingerprint;
+};
+
+// Reads and verifies a whole file. Throws winnow::Error naming the path if it
+// is missing, truncated, corrupt or of an unknown version.
+LoadedVectorIndex load_vector_index(const std::string& path);
+
+// The header of an index file, read and verified without the payload.
+struct VectorIndexFileInfo {
+  std::uint32_t version = 0;
+  std::string config;
+  std::size_t dim = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t live = 0;
+  IndexFingerprint fingerprint;
+  std::uint64_t payload_size = 0;
+};
+VectorIndexFileInfo read_vector_index_info(const std::string& path);
+
+enum class RebuildReason {
+  none,            // loaded from the file
+  missing,         // no file at path
+  corrupt,         // unreadable, truncated, bad checksum, ...
+  config_changed,  // file holds another index type/parameters or dimension
+  stale,           // file's fingerprint differs from the expected one
+};
+const char* to_string(RebuildReason reason);
+
+// One batch of rebuild input: ids.size() rows of vectors (row-major).
+struct VectorBatch {
+  std::vector<std::int64_t> ids;
+  std::vector<float> vectors;
+};
+
+// Called repeatedly with an emptied batch to fill; returns false when there is
+// nothing more (the batch of that call is ignored).
+using RebuildSource = std::function<bool(VectorBatch& batch)>;
+
+struct OpenResult {
+  std::unique_ptr<VectorIndex> index;
+  bool rebuilt = false;
+  RebuildReason reason = RebuildReason::none;
+  std::string detail;      // human-readable cause of the rebuild (empty if loaded)
+  bool saved = false;      // the rebuilt index was written to path
+  std::string save_error;  // why saving failed, if it did (the index is still returned)
+};
+
+// Loads the index at `path` if it exists, is intact, matches `config` and
+// `dim` and carries `fingerprint`; otherwise builds a new index from `rebuild`
+// batches and saves it to `path` with `fingerprint`. Errors from `rebuild` or
+// in its batches propagate.
+OpenResult open_or_rebuild(const std::string& path, const std::string& config, std::size_t dim,
+                           const IndexFingerprint& fingerprint, const RebuildSource& rebuild);
+
+}  // namespace winnow::index

@@ -1,0 +1,177 @@
+#include "winnow/index/flat_vector_index.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include <faiss/impl/IDSelector.h>
+
+#include "id_map.h"
+#include "payload_codec.h"
+#include "simd_flat_storage.h"
+#include "winnow/error.h"
+#include "winnow/index/simd_distance.h"
+
+namespace winnow::index {
+namespace {
+
+// Below this many queries, FAISS's flat search would take its scalar
+// (non-BLAS) path; winnow scans with its own vectorised kernel instead.
+constexpr std::size_t kBlasQueryThreshold = 20;
+
+constexpr std::size_t kMaxDim = 1u << 16;
+
+void check_dim(std::size_t dim) {
+  WINNOW_THROW_IF_NOT(dim >= 1 && dim <= kMaxDim, "index dimension must be in [1, {}], got {}",
+                      kMaxDim, dim);
+}
+
+SearchResults padded_results(std::size_t num_queries, std::size_t k) {
+  SearchResults r;
+  r.num_queries = num_queries;
+  r.k = k;
+  r.ids.assign(num_queries * k, -1);
+  r.similarities.assign(num_queries * k, -std::numeric_limits<float>::infinity());
+  return r;
+}
+
+}  // namespace
+
+struct FlatVectorIndex::Impl {
+  explicit Impl(std::size_t d)
+      : flat(std::make_unique<detail::SimdFlatIP>(static_cast<faiss::Index::idx_t>(d))) {}
+
+  std::unique_ptr<detail::SimdFlatIP> flat;
+  detail::IdMap ids;
+};
+
+FlatVectorIndex::FlatVectorIndex(std::size_t dim) {
+  check_dim(dim);
+  impl_ = std::make_unique<Impl>(dim);
+}
+
+FlatVectorIndex::FlatVectorIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+FlatVectorIndex::~FlatVectorIndex() = default;
+
+std::size_t FlatVectorIndex::dim() const { return static_cast<std::size_t>(impl_->flat->d); }
+std::size_t FlatVectorIndex::size() const { return impl_->ids.live_count(); }
+bool FlatVectorIndex::contains(std::int64_t id) const { return impl_->ids.contains(id); }
+std::vector<std::int64_t> FlatVectorIndex::ids() const { return impl_->ids.live_external(); }
+
+void FlatVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
+  impl_->ids.check_new(n, ids);
+  impl_->flat->add(static_cast<faiss::Index::idx_t>(n), normalized);
+  impl_->ids.append(n, ids);
+}
+
+SearchResults FlatVectorIndex::do_search(std::size_t num_queries, const float* normalized,
+                                         std::size_t k) const {
+  SearchResults out = padded_results(num_queries, k);
+  const auto total = static_cast<std::size_t>(impl_->flat->ntotal);
+  const std::size_t kk = std::min(k, total);
+  if (kk == 0) {
+    return out;
+  }
+  const std::size_t d = dim();
+
+  if (num_queries < kBlasQueryThreshold) {
+    const float* base = impl_->flat->vectors();
+    std::vector<float> scores(total);
+    std::vector<std::pair<float, std::int64_t>> heap;  // min-heap on similarity
+    heap.reserve(kk + 1);
+    const auto worse = [](const std::pair<float, std::int64_t>& a,
+                          const std::pair<float, std::int64_t>& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    };
+    for (std::size_t q = 0; q < num_queries; ++q) {
+      inner_products(normalized + q * d, base, total, d, scores.data());
+      heap.clear();
+      for (std::size_t i = 0; i < total; ++i) {
+        if (heap.size() < kk) {
+          heap.emplace_back(scores[i], static_cast<std::int64_t>(i));
+          std::push_heap(heap.begin(), heap.end(), worse);
+        } else if (scores[i] > heap.front().first) {
+          std::pop_heap(heap.begin(), heap.end(), worse);
+          heap.back() = {scores[i], static_cast<std::int64_t>(i)};
+          std::push_heap(heap.begin(), heap.end(), worse);
+        }
+      }
+      std::sort_heap(heap.begin(), heap.end(), worse);
+      for (std::size_t j = 0; j < heap.size(); ++j) {
+        out.ids[q * k + j] = impl_->ids.external(heap[j].second);
+        out.similarities[q * k + j] = heap[j].first;
+      }
+    }
+    return out;
+  }
+
+  std::vector<float> distances(num_queries * kk);
+  std::vector<faiss::Index::idx_t> labels(num_queries * kk);
+  impl_->flat->search(static_cast<faiss::Index::idx_t>(num_queries), normalized,
+                      static_cast<faiss::Index::idx_t>(kk), distances.data(), labels.data());
+  for (std::size_t q = 0; q < num_queries; ++q) {
+    std::size_t j = 0;
+    for (std::size_t r = 0; r < kk; ++r) {
+      const faiss::Index::idx_t internal = labels[q * kk + r];
+      if (internal < 0) {
+        continue;
+      }
+      out.ids[q * k + j] = impl_->ids.external(internal);
+      out.similarities[q * k + j] = distances[q * kk + r];
+      ++j;
+    }
+  }
+  return out;
+}
+
+std::size_t FlatVectorIndex::do_remove(std::size_t n, const std::int64_t* ids) {
+  std::vector<std::int64_t> internal;
+  internal.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t row = impl_->ids.find(ids[i]);
+    if (row >= 0) {
+      internal.push_back(row);
+    }
+  }
+  std::sort(internal.begin(), internal.end());
+  internal.erase(std::unique(internal.begin(), internal.end()), internal.end());
+  if (internal.empty()) {
+    return 0;
+  }
+  const faiss::IDSelectorBatch selector(internal.size(), internal.data());
+  const std::size_t removed = impl_->flat->remove_ids(selector);
+  WINNOW_THROW_IF_NOT(removed == internal.size(),
+                      "flat index removed {} rows where {} were expected (internal error)", removed,
+                      internal.size());
+  impl_->ids.erase(internal);
+  return removed;
+}
+
+namespace detail {
+
+void PayloadCodec::write_flat(const FlatVectorIndex& index, std::vector<std::uint8_t>& out) {
+  index.impl_->ids.write(out);
+  write_faiss(*index.impl_->flat, out);
+}
+
+std::unique_ptr<VectorIndex> PayloadCodec::read_flat(std::size_t dim, ByteReader& in) {
+  check_dim(dim);
+  auto impl = std::make_unique<FlatVectorIndex::Impl>(dim);
+  impl->ids = IdMap::read(in);
+  const std::unique_ptr<faiss::Index> stored = read_faiss(in);
+  auto* flat = dynamic_cast<faiss::IndexFlat*>(stored.get());
+  WINNOW_THROW_IF_NOT(flat != nullptr, "{}: FAISS data is not a flat index", in.what());
+  WINNOW_THROW_IF_NOT(static_cast<std::size_t>(flat->d) == dim,
+                      "{}: FAISS data has dimension {}, header says {}", in.what(), flat->d, dim);
+  WINNOW_THROW_IF_NOT(static_cast<std::size_t>(flat->ntotal) == impl->ids.internal_count(),
+                      "{}: FAISS data holds {} vectors, id table {}", in.what(), flat->ntotal,
+                      impl->ids.internal_count());
+  WINNOW_THROW_IF_NOT(impl->ids.tombstone_count() == 0, "{}: flat index data has tombstones",
+                      in.what());
+  impl->flat = adopt_flat_ip(*flat);
+  return std::unique_ptr<VectorIndex>(new FlatVectorIndex(std::move(impl)));
+}
+
+}  // namespace detail
+}  // namespace winnow::index

@@ -1,0 +1,94 @@
+#include "winnow/index/vector_index.h"
+
+#include <cmath>
+
+#include "winnow/error.h"
+
+namespace winnow::index {
+namespace {
+
+// Copies n rows of dim floats and L2-normalises each; throws on NaN/inf or a
+// zero row. `what` names the input in messages ("vector", "query").
+std::vector<float> normalized_copy(std::size_t n, std::size_t dim, const float* rows,
+                                   const char* what) {
+  std::vector<float> out(rows, rows + n * dim);
+  for (std::size_t i = 0; i < n; ++i) {
+    float* row = out.data() + i * dim;
+    for (std::size_t j = 0; j < dim; ++j) {
+      WINNOW_THROW_IF_NOT(std::isfinite(row[j]), "{} {} has a non-finite value ({}) at component {}",
+                          what, i, row[j], j);
+    }
+    double norm2 = 0.0;
+    for (std::size_t j = 0; j < dim; ++j) {
+      norm2 += static_cast<double>(row[j]) * static_cast<double>(row[j]);
+    }
+    WINNOW_THROW_IF_NOT(norm2 > 0.0 && std::isfinite(norm2),
+                        "{} {} has zero (or overflowing) norm and cannot be L2-normalised", what, i);
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm2));
+    for (std::size_t j = 0; j < dim; ++j) {
+      row[j] *= inv;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t SearchResults::count(std::size_t query) const {
+  std::size_t n = 0;
+  while (n < k && ids[query * k + n] >= 0) {
+    ++n;
+  }
+  return n;
+}
+
+void VectorIndex::add(std::size_t n, const std::int64_t* ids, const float* vectors) {
+  if (n == 0) {
+    return;
+  }
+  WINNOW_THROW_IF_NOT(ids != nullptr && vectors != nullptr,
+                      "VectorIndex::add: null ids or vectors pointer for {} vectors", n);
+  const std::vector<float> normalized = normalized_copy(n, dim(), vectors, "vector");
+  do_add(n, ids, normalized.data());
+}
+
+void VectorIndex::add(const std::vector<std::int64_t>& ids, const std::vector<float>& vectors) {
+  WINNOW_THROW_IF_NOT(vectors.size() == ids.size() * dim(),
+                      "VectorIndex::add: {} ids need {} floats ({} x dim {}), got {}", ids.size(),
+                      ids.size() * dim(), ids.size(), dim(), vectors.size());
+  add(ids.size(), ids.data(), vectors.data());
+}
+
+SearchResults VectorIndex::search(std::size_t num_queries, const float* queries, int k) const {
+  WINNOW_THROW_IF_NOT(k > 0, "VectorIndex::search: k must be positive, got {}", k);
+  if (num_queries == 0) {
+    SearchResults empty;
+    empty.k = static_cast<std::size_t>(k);
+    return empty;
+  }
+  WINNOW_THROW_IF_NOT(queries != nullptr, "VectorIndex::search: null queries pointer for {} queries",
+                      num_queries);
+  const std::vector<float> normalized = normalized_copy(num_queries, dim(), queries, "query");
+  return do_search(num_queries, normalized.data(), static_cast<std::size_t>(k));
+}
+
+SearchResults VectorIndex::search(const std::vector<float>& queries, int k) const {
+  WINNOW_THROW_IF_NOT(dim() > 0 && queries.size() % dim() == 0,
+                      "VectorIndex::search: query array of {} floats is not a multiple of dim {}",
+                      queries.size(), dim());
+  return search(queries.size() / dim(), queries.data(), k);
+}
+
+std::size_t VectorIndex::remove(std::size_t n, const std::int64_t* ids) {
+  if (n == 0) {
+    return 0;
+  }
+  WINNOW_THROW_IF_NOT(ids != nullptr, "VectorIndex::remove: null ids pointer for {} ids", n);
+  return do_remove(n, ids);
+}
+
+std::size_t VectorIndex::remove(const std::vector<std::int64_t>& ids) {
+  return remove(ids.size(), ids.data());
+}
+
+}  // namespace winnow::index

@@ -1,0 +1,103 @@
+// MetadataStore: the typed operations the curation pipeline needs on one
+// dataset's database. Every write runs in a transaction; inside a caller's
+// Transaction the operations join it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "winnow/store/batch_record.h"
+#include "winnow/store/database.h"
+#include "winnow/store/event_record.h"
+#include "winnow/store/sample_record.h"
+#include "winnow/store/sample_status.h"
+
+namespace winnow {
+
+class MetadataStore {
+ public:
+  explicit MetadataStore(std::string path, const DatabaseOptions& options = {});
+
+  Database& database() { return db_; }
+
+  // --- samples -------------------------------------------------------------
+  // Records a sample, its annotations and its ingest event; returns its id.
+  std::int64_t insert_sample(const NewSample& sample);
+  // The same for many samples in one transaction (all or nothing); returns
+  // the ids in order. Throws naming the external key of a sample that cannot
+  // be recorded (key already present, unknown duplicate_of, ...).
+  std::vector<std::int64_t> insert_samples(const std::vector<NewSample>& samples);
+
+  std::optional<SampleRecord> find_sample(std::int64_t id);
+  std::optional<SampleRecord> find_by_external_key(std::string_view external_key);
+  // The earliest sample with this content hash (the original of exact copies).
+  std::optional<SampleRecord> find_by_content_hash(std::string_view content_hash);
+  std::vector<AnnotationRecord> annotations_of(std::int64_t sample_id);
+
+  // Revisits a decision: sets status and duplicate_of, appends a revisit event.
+  void update_status(std::int64_t sample_id, const Decision& decision,
+                     std::optional<std::int64_t> batch_id = std::nullopt);
+  // Bulk setters, one transaction each; throw on an unknown id or a
+  // non-finite value, writing nothing.
+  void set_gains(const std::vector<SampleScore>& gains);
+  void set_label_qualities(const std::vector<SampleScore>& qualities);
+
+  // --- reports -------------------------------------------------------------
+  StatusCounts count_by_status();
+  std::map<std::string, StatusCounts> count_by_source();  // "" = unknown source
+  std::vector<AcceptedSample> accepted_samples();          // ordered by id
+  // Calls `visit` for every sample (or those with `only` status) in id order,
+  // from one consistent snapshot. `visit` must not write to this store.
+  void for_each_sample(const std::function<void(const SampleRecord&)>& visit,
+                       std::optional<SampleStatus> only = std::nullopt);
+  std::vector<EventRecord> events_of(std::int64_t sample_id);
+  std::vector<EventRecord> events_of_batch(std::int64_t batch_id);
+
+  // --- ingest batches ------------------------------------------------------
+  // Registers a manifest as a pending batch. Idempotent: a checksum already
+  // known returns the existing batch unchanged, whatever its state.
+  BatchRecord register_batch(std::string_view file_name, std::string_view checksum);
+  // pending, running (a redo after a crash) or failed -> running; attempts+1.
+  // Throws for a done batch.
+  BatchRecord start_batch(std::int64_t batch_id);
+  // running -> done; stores the batch's sample counts per status.
+  BatchRecord finish_batch(std::int64_t batch_id);
+  // running -> failed, keeping `error`.
+  BatchRecord fail_batch(std::int64_t batch_id, std::string_view error);
+  std::optional<BatchRecord> find_batch(std::int64_t batch_id);
+  std::optional<BatchRecord> find_batch_by_checksum(std::string_view checksum);
+  std::vector<BatchRecord> batches_in_state(BatchState state);  // ordered by id
+
+  // --- key/value metadata (index file, embedder config, ...) ---------------
+  void set_meta(std::string_view key, std::string_view value);
+  std::optional<std::string> get_meta(std::string_view key);
+
+ private:
+  // Contributor name -> id, one map per kind (source, annotator).
+  using ContributorIds = std::array<std::map<std::string, std::int64_t, std::less<>>, 2>;
+  struct SampleStatements;  // the cached statements insert_samples reuses
+
+  std::int64_t insert_one(const NewSample& sample, const std::string& now,
+                          SampleStatements& statements, ContributorIds& fresh);
+  std::int64_t contributor_id(int kind, const std::string& name, ContributorIds& fresh);
+  void set_scores(const char* update_sql, const char* what,
+                  const std::vector<SampleScore>& scores);
+  BatchRecord require_batch(std::int64_t batch_id);
+  void append_batch_event(std::int64_t batch_id, const char* kind, std::string_view reason,
+                          const std::string& now);
+
+  Database db_;
+  // Contributor ids known to be committed. Ids created by a transaction join
+  // this cache only once it has really committed, so a rollback never leaves
+  // a dead id here.
+  ContributorIds contributor_ids_;
+};
+
+}  // namespace winnow

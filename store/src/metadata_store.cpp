@@ -1,0 +1,584 @@
+#include "winnow/store/metadata_store.h"
+
+#include <cmath>
+#include <utility>
+
+#include "timestamp.h"
+#include "winnow/error.h"
+#include "winnow/store/statement.h"
+#include "winnow/store/transaction.h"
+
+namespace winnow {
+namespace {
+
+enum ContributorKind : int { kSource = 0, kAnnotator = 1 };
+
+const char* contributor_kind_name(int kind) { return kind == kSource ? "source" : "annotator"; }
+
+#define WINNOW_SAMPLE_COLUMNS                                                                  \
+  "SELECT s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, " \
+  "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at "                          \
+  "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
+
+constexpr const char* kFindSampleById = WINNOW_SAMPLE_COLUMNS "WHERE s.id = ?1";
+constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external_key = ?1";
+constexpr const char* kFindSampleByHash =
+    WINNOW_SAMPLE_COLUMNS "WHERE s.content_hash = ?1 ORDER BY s.id LIMIT 1";
+constexpr const char* kEachSample =
+    WINNOW_SAMPLE_COLUMNS "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id";
+#undef WINNOW_SAMPLE_COLUMNS
+
+constexpr const char* kInsertSample =
+    "INSERT INTO samples (external_key, content_hash, label, source_id, status, duplicate_of, "
+    "label_quality, gain, batch_id, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) "
+    "ON CONFLICT (external_key) DO NOTHING RETURNING id";
+constexpr const char* kInsertAnnotation =
+    "INSERT INTO annotations (sample_id, annotator_id, label, created_at) "
+    "VALUES (?1, ?2, ?3, ?4)";
+constexpr const char* kInsertEvent =
+    "INSERT INTO events (sample_id, batch_id, kind, decision, reason, details, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr const char* kEventColumns =
+    "SELECT id, sample_id, batch_id, kind, decision, reason, details, created_at FROM events ";
+constexpr const char* kBatchColumns =
+    "SELECT id, file_name, checksum, state, attempts, n_accepted, n_duplicate_exact, "
+    "n_duplicate_near, n_label_issue, n_rejected, error, created_at, started_at, finished_at "
+    "FROM ingest_batches ";
+
+SampleRecord read_sample(const Statement& row) {
+  SampleRecord sample;
+  sample.id = row.column_int64(0);
+  sample.external_key = row.column_text(1);
+  sample.content_hash = row.column_text(2);
+  sample.label = row.column_optional_int64(3);
+  sample.source = row.column_text(4);
+  sample.status = parse_sample_status(row.column_text(5));
+  sample.duplicate_of = row.column_optional_int64(6);
+  sample.label_quality = row.column_optional_double(7);
+  sample.gain = row.column_optional_double(8);
+  sample.batch_id = row.column_optional_int64(9);
+  sample.created_at = row.column_text(10);
+  sample.updated_at = row.column_text(11);
+  return sample;
+}
+
+EventRecord read_event(const Statement& row) {
+  EventRecord event;
+  event.id = row.column_int64(0);
+  event.sample_id = row.column_optional_int64(1);
+  event.batch_id = row.column_optional_int64(2);
+  event.kind = row.column_text(3);
+  if (!row.is_null(4)) {
+    event.decision = parse_sample_status(row.column_text(4));
+  }
+  event.reason = row.column_text(5);
+  event.details_json = row.column_text(6);
+  event.created_at = row.column_text(7);
+  return event;
+}
+
+BatchRecord read_batch(const Statement& row) {
+  BatchRecord batch;
+  batch.id = row.column_int64(0);
+  batch.file_name = row.column_text(1);
+  batch.checksum = row.column_text(2);
+  batch.state = parse_batch_state(row.column_text(3));
+  batch.attempts = row.column_int64(4);
+  for (std::size_t i = 0; i < kSampleStatusCount; ++i) {
+    batch.counts.by_status[i] = row.column_int64(5 + static_cast<int>(i));
+  }
+  batch.error = row.column_text(10);
+  batch.created_at = row.column_text(11);
+  batch.started_at = row.column_optional_text(12);
+  batch.finished_at = row.column_optional_text(13);
+  return batch;
+}
+
+std::optional<SampleRecord> find_one_sample(Database& db, const char* sql,
+                                            std::string_view key) {
+  StatementScope query(db.cached(sql));
+  query->bind_all(key);
+  if (!query->step()) {
+    return std::nullopt;
+  }
+  return read_sample(*query);
+}
+
+std::optional<std::string_view> optional_text(const std::string& text) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  return std::string_view(text);
+}
+
+void check_decision(const Decision& decision) {
+  const std::string_view status = to_string(decision.status);
+  if (is_duplicate(decision.status)) {
+    WINNOW_THROW_IF_NOT(decision.duplicate_of.has_value(),
+                        "status {} needs duplicate_of (the original sample's id)", status);
+  } else {
+    WINNOW_THROW_IF_NOT(!decision.duplicate_of.has_value(),
+                        "status {} cannot have duplicate_of ({}); only duplicates point at an "
+                        "original",
+                        status, decision.duplicate_of.value_or(0));
+  }
+}
+
+void check_finite(const std::optional<double>& value, const char* what) {
+  WINNOW_THROW_IF_NOT(!value || std::isfinite(*value), "{} must be finite, got {}", what,
+                      value.value_or(0.0));
+}
+
+void append_event(Database& db, std::optional<std::int64_t> sample_id,
+                  std::optional<std::int64_t> batch_id, const char* kind,
+                  std::optional<SampleStatus> decision, std::string_view reason,
+                  const std::string& details_json, const std::string& now) {
+  std::optional<std::string_view> decision_name;
+  if (decision) {
+    decision_name = to_string(*decision);
+  }
+  db.cached(kInsertEvent)
+      .bind_all(sample_id, batch_id, std::string_view(kind), decision_name, reason,
+                optional_text(details_json), now)
+      .run();
+}
+
+// Merges contributor ids into the committed cache once nothing can roll
+// them back any more (no enclosing transaction is open).
+template <typename Ids>
+void keep_if_committed(const Database& db, Ids& fresh, Ids& cache) {
+  if (!db.in_transaction()) {
+    for (std::size_t kind = 0; kind < cache.size(); ++kind) {
+      cache[kind].merge(fresh[kind]);
+    }
+  }
+}
+
+}  // namespace
+
+struct MetadataStore::SampleStatements {
+  explicit SampleStatements(Database& db)
+      : sample(db.cached(kInsertSample)),
+        annotation(db.cached(kInsertAnnotation)),
+        event(db.cached(kInsertEvent)) {}
+  Statement& sample;
+  Statement& annotation;
+  Statement& event;
+};
+
+MetadataStore::MetadataStore(std::string path, const DatabaseOptions& options)
+    : db_(std::move(path), options) {}
+
+// --- samples -----------------------------------------------------------------
+
+std::int64_t MetadataStore::contributor_id(int kind, const std::string& name,
+                                           ContributorIds& fresh) {
+  const auto k = static_cast<std::size_t>(kind);
+  if (auto found = contributor_ids_[k].find(name); found != contributor_ids_[k].end()) {
+    return found->second;
+  }
+  if (auto found = fresh[k].find(name); found != fresh[k].end()) {
+    return found->second;
+  }
+  const std::string_view kind_name = contributor_kind_name(kind);
+  std::int64_t id = 0;
+  {
+    StatementScope select(
+        db_.cached("SELECT id FROM contributors WHERE kind = ?1 AND name = ?2"));
+    select->bind_all(kind_name, name);
+    if (select->step()) {
+      id = select->column_int64(0);
+    }
+  }
+  if (id == 0) {
+    StatementScope insert(db_.cached(
+        "INSERT INTO contributors (name, kind, created_at) VALUES (?1, ?2, ?3) RETURNING id"));
+    insert->bind_all(name, kind_name, utc_timestamp_now());
+    WINNOW_THROW_IF_NOT(insert->step(), "{}: inserting {} '{}' returned no id", db_.path(),
+                        kind_name, name);
+    id = insert->column_int64(0);
+    insert->run();
+  }
+  fresh[k].emplace(name, id);
+  return id;
+}
+
+std::int64_t MetadataStore::insert_one(const NewSample& sample, const std::string& now,
+                                       SampleStatements& statements, ContributorIds& fresh) {
+  WINNOW_THROW_IF_NOT(!sample.external_key.empty(), "the external key is empty");
+  WINNOW_THROW_IF_NOT(!sample.content_hash.empty(), "the content hash is empty");
+  check_decision(sample.decision);
+  check_finite(sample.label_quality, "label_quality");
+  check_finite(sample.gain, "gain");
+
+  std::optional<std::int64_t> source_id;
+  if (!sample.source.empty()) {
+    source_id = contributor_id(kSource, sample.source, fresh);
+  }
+  std::int64_t id = 0;
+  {
+    StatementScope insert(statements.sample);
+    insert->bind_all(sample.external_key, sample.content_hash, sample.label, source_id,
+                     to_string(sample.decision.status), sample.decision.duplicate_of,
+                     sample.label_quality, sample.gain, sample.batch_id, now);
+    if (!insert->step()) {  // ON CONFLICT DO NOTHING returned no row
+      const auto existing = find_by_external_key(sample.external_key);
+      WINNOW_THROW("external key '{}' already exists (sample {})", sample.external_key,
+                   existing ? existing->id : 0);
+    }
+    id = insert->column_int64(0);
+    insert->run();
+  }
+  for (const NewAnnotation& annotation : sample.annotations) {
+    std::optional<std::int64_t> annotator_id;
+    if (!annotation.annotator.empty()) {
+      annotator_id = contributor_id(kAnnotator, annotation.annotator, fresh);
+    }
+    statements.annotation.bind_all(id, annotator_id, annotation.label, now).run();
+  }
+  statements.event
+      .bind_all(id, sample.batch_id, std::string_view(kEventIngest),
+                to_string(sample.decision.status), sample.decision.reason,
+                optional_text(sample.decision.details_json), now)
+      .run();
+  return id;
+}
+
+std::int64_t MetadataStore::insert_sample(const NewSample& sample) {
+  return insert_samples({sample}).front();
+}
+
+std::vector<std::int64_t> MetadataStore::insert_samples(const std::vector<NewSample>& samples) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(samples.size());
+  ContributorIds fresh;
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  SampleStatements statements(db_);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    try {
+      ids.push_back(insert_one(samples[i], now, statements, fresh));
+    } catch (const Error& error) {
+      WINNOW_THROW("{}: cannot record sample '{}' (item {} of {}); nothing of the {} was "
+                   "written: {}",
+                   db_.path(), samples[i].external_key, i + 1, samples.size(), samples.size(),
+                   error.what());
+    }
+  }
+  transaction.commit();
+  keep_if_committed(db_, fresh, contributor_ids_);
+  return ids;
+}
+
+std::optional<SampleRecord> MetadataStore::find_sample(std::int64_t id) {
+  StatementScope query(db_.cached(kFindSampleById));
+  query->bind_all(id);
+  if (!query->step()) {
+    return std::nullopt;
+  }
+  return read_sample(*query);
+}
+
+std::optional<SampleRecord> MetadataStore::find_by_external_key(std::string_view external_key) {
+  return find_one_sample(db_, kFindSampleByKey, external_key);
+}
+
+std::optional<SampleRecord> MetadataStore::find_by_content_hash(std::string_view content_hash) {
+  return find_one_sample(db_, kFindSampleByHash, content_hash);
+}
+
+std::vector<AnnotationRecord> MetadataStore::annotations_of(std::int64_t sample_id) {
+  StatementScope query(db_.cached(
+      "SELECT a.id, a.sample_id, c.name, a.label, a.created_at FROM annotations a "
+      "LEFT JOIN contributors c ON c.id = a.annotator_id WHERE a.sample_id = ?1 ORDER BY a.id"));
+  query->bind_all(sample_id);
+  std::vector<AnnotationRecord> annotations;
+  while (query->step()) {
+    AnnotationRecord& annotation = annotations.emplace_back();
+    annotation.id = query->column_int64(0);
+    annotation.sample_id = query->column_int64(1);
+    annotation.annotator = query->column_text(2);
+    annotation.label = query->column_int64(3);
+    annotation.created_at = query->column_text(4);
+  }
+  return annotations;
+}
+
+void MetadataStore::update_status(std::int64_t sample_id, const Decision& decision,
+                                  std::optional<std::int64_t> batch_id) {
+  try {
+    check_decision(decision);
+  } catch (const Error& error) {
+    WINNOW_THROW("{}: cannot update sample {}: {}", db_.path(), sample_id, error.what());
+  }
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  {
+    StatementScope update(db_.cached(
+        "UPDATE samples SET status = ?2, duplicate_of = ?3, updated_at = ?4 WHERE id = ?1 "
+        "RETURNING id"));
+    update->bind_all(sample_id, to_string(decision.status), decision.duplicate_of, now);
+    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot update status: no sample with id {}",
+                        db_.path(), sample_id);
+    update->run();
+  }
+  append_event(db_, sample_id, batch_id, kEventRevisit, decision.status, decision.reason,
+               decision.details_json, now);
+  transaction.commit();
+}
+
+void MetadataStore::set_scores(const char* update_sql, const char* what,
+                               const std::vector<SampleScore>& scores) {
+  for (const SampleScore& score : scores) {
+    WINNOW_THROW_IF_NOT(std::isfinite(score.value),
+                        "{}: cannot set {}: sample {} has non-finite value {}", db_.path(), what,
+                        score.sample_id, score.value);
+  }
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  StatementScope update(db_.cached(update_sql));
+  for (const SampleScore& score : scores) {
+    update->bind_all(score.sample_id, score.value, now);
+    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot set {}: no sample with id {}", db_.path(),
+                        what, score.sample_id);
+    update->run();
+  }
+  transaction.commit();
+}
+
+void MetadataStore::set_gains(const std::vector<SampleScore>& gains) {
+  set_scores("UPDATE samples SET gain = ?2, updated_at = ?3 WHERE id = ?1 RETURNING id", "gain",
+             gains);
+}
+
+void MetadataStore::set_label_qualities(const std::vector<SampleScore>& qualities) {
+  set_scores(
+      "UPDATE samples SET label_quality = ?2, updated_at = ?3 WHERE id = ?1 RETURNING id",
+      "label_quality", qualities);
+}
+
+// --- reports -----------------------------------------------------------------
+
+StatusCounts MetadataStore::count_by_status() {
+  StatementScope query(db_.cached("SELECT status, count(*) FROM samples GROUP BY status"));
+  query->bind_all();
+  StatusCounts counts;
+  while (query->step()) {
+    counts[parse_sample_status(query->column_text(0))] = query->column_int64(1);
+  }
+  return counts;
+}
+
+std::map<std::string, StatusCounts> MetadataStore::count_by_source() {
+  StatementScope query(db_.cached(
+      "SELECT c.name, s.status, count(*) FROM samples s "
+      "LEFT JOIN contributors c ON c.id = s.source_id GROUP BY s.source_id, s.status"));
+  query->bind_all();
+  std::map<std::string, StatusCounts> counts;
+  while (query->step()) {
+    counts[query->column_text(0)][parse_sample_status(query->column_text(1))] =
+        query->column_int64(2);
+  }
+  return counts;
+}
+
+std::vector<AcceptedSample> MetadataStore::accepted_samples() {
+  StatementScope query(db_.cached(
+      "SELECT id, external_key, label FROM samples WHERE status = 'accepted' ORDER BY id"));
+  query->bind_all();
+  std::vector<AcceptedSample> samples;
+  while (query->step()) {
+    samples.push_back({query->column_int64(0), query->column_text(1),
+                       query->column_optional_int64(2)});
+  }
+  return samples;
+}
+
+void MetadataStore::for_each_sample(const std::function<void(const SampleRecord&)>& visit,
+                                    std::optional<SampleStatus> only) {
+  // Not the cached statement: `visit` may run other queries, even this one.
+  Statement query(db_, kEachSample);
+  std::optional<std::string_view> status;
+  if (only) {
+    status = to_string(*only);
+  }
+  query.bind_all(status);
+  while (query.step()) {
+    visit(read_sample(query));
+  }
+}
+
+std::vector<EventRecord> MetadataStore::events_of(std::int64_t sample_id) {
+  StatementScope query(
+      db_.cached(std::string(kEventColumns) + "WHERE sample_id = ?1 ORDER BY id"));
+  query->bind_all(sample_id);
+  std::vector<EventRecord> events;
+  while (query->step()) {
+    events.push_back(read_event(*query));
+  }
+  return events;
+}
+
+std::vector<EventRecord> MetadataStore::events_of_batch(std::int64_t batch_id) {
+  StatementScope query(
+      db_.cached(std::string(kEventColumns) + "WHERE batch_id = ?1 ORDER BY id"));
+  query->bind_all(batch_id);
+  std::vector<EventRecord> events;
+  while (query->step()) {
+    events.push_back(read_event(*query));
+  }
+  return events;
+}
+
+// --- ingest batches ----------------------------------------------------------
+
+std::optional<BatchRecord> MetadataStore::find_batch(std::int64_t batch_id) {
+  StatementScope query(db_.cached(std::string(kBatchColumns) + "WHERE id = ?1"));
+  query->bind_all(batch_id);
+  if (!query->step()) {
+    return std::nullopt;
+  }
+  return read_batch(*query);
+}
+
+std::optional<BatchRecord> MetadataStore::find_batch_by_checksum(std::string_view checksum) {
+  StatementScope query(db_.cached(std::string(kBatchColumns) + "WHERE checksum = ?1"));
+  query->bind_all(checksum);
+  if (!query->step()) {
+    return std::nullopt;
+  }
+  return read_batch(*query);
+}
+
+std::vector<BatchRecord> MetadataStore::batches_in_state(BatchState state) {
+  StatementScope query(
+      db_.cached(std::string(kBatchColumns) + "WHERE state = ?1 ORDER BY id"));
+  query->bind_all(to_string(state));
+  std::vector<BatchRecord> batches;
+  while (query->step()) {
+    batches.push_back(read_batch(*query));
+  }
+  return batches;
+}
+
+BatchRecord MetadataStore::require_batch(std::int64_t batch_id) {
+  std::optional<BatchRecord> batch = find_batch(batch_id);
+  WINNOW_THROW_IF_NOT(batch.has_value(), "{}: no ingest batch with id {}", db_.path(), batch_id);
+  return std::move(*batch);
+}
+
+void MetadataStore::append_batch_event(std::int64_t batch_id, const char* kind,
+                                       std::string_view reason, const std::string& now) {
+  append_event(db_, std::nullopt, batch_id, kind, std::nullopt, reason, std::string(), now);
+}
+
+BatchRecord MetadataStore::register_batch(std::string_view file_name, std::string_view checksum) {
+  WINNOW_THROW_IF_NOT(!file_name.empty(), "{}: cannot register a batch without a file name",
+                      db_.path());
+  WINNOW_THROW_IF_NOT(!checksum.empty(), "{}: cannot register batch '{}' without a checksum",
+                      db_.path(), file_name);
+  Transaction transaction(db_);
+  db_.cached(
+         "INSERT INTO ingest_batches (file_name, checksum, created_at) VALUES (?1, ?2, ?3) "
+         "ON CONFLICT (checksum) DO NOTHING")
+      .bind_all(file_name, checksum, utc_timestamp_now())
+      .run();
+  std::optional<BatchRecord> batch = find_batch_by_checksum(checksum);
+  WINNOW_THROW_IF_NOT(batch.has_value(), "{}: batch '{}' vanished after registering",
+                      db_.path(), file_name);
+  transaction.commit();
+  return std::move(*batch);
+}
+
+BatchRecord MetadataStore::start_batch(std::int64_t batch_id) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  const BatchRecord batch = require_batch(batch_id);
+  WINNOW_THROW_IF_NOT(batch.state != BatchState::done,
+                      "{}: batch {} ('{}', checksum {}) is already done; a manifest is ingested "
+                      "once",
+                      db_.path(), batch.id, batch.file_name, batch.checksum);
+  db_.cached(
+         "UPDATE ingest_batches SET state = 'running', attempts = attempts + 1, "
+         "started_at = ?2, finished_at = NULL, error = '' WHERE id = ?1")
+      .bind_all(batch_id, now)
+      .run();
+  append_batch_event(batch_id, kEventBatchStarted,
+                     fmt::format("attempt {} of '{}'", batch.attempts + 1, batch.file_name), now);
+  BatchRecord started = require_batch(batch_id);
+  transaction.commit();
+  return started;
+}
+
+BatchRecord MetadataStore::finish_batch(std::int64_t batch_id) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  const BatchRecord batch = require_batch(batch_id);
+  WINNOW_THROW_IF_NOT(batch.state == BatchState::running,
+                      "{}: cannot finish batch {} ('{}'): it is {}, not running", db_.path(),
+                      batch.id, batch.file_name, to_string(batch.state));
+  StatusCounts counts;
+  {
+    StatementScope query(db_.cached(
+        "SELECT status, count(*) FROM samples WHERE batch_id = ?1 GROUP BY status"));
+    query->bind_all(batch_id);
+    while (query->step()) {
+      counts[parse_sample_status(query->column_text(0))] = query->column_int64(1);
+    }
+  }
+  db_.cached(
+         "UPDATE ingest_batches SET state = 'done', finished_at = ?2, n_accepted = ?3, "
+         "n_duplicate_exact = ?4, n_duplicate_near = ?5, n_label_issue = ?6, n_rejected = ?7 "
+         "WHERE id = ?1")
+      .bind_all(batch_id, now, counts[SampleStatus::accepted],
+                counts[SampleStatus::duplicate_exact], counts[SampleStatus::duplicate_near],
+                counts[SampleStatus::label_issue], counts[SampleStatus::rejected])
+      .run();
+  append_batch_event(batch_id, kEventBatchDone, fmt::format("{} samples", counts.total()), now);
+  BatchRecord done = require_batch(batch_id);
+  transaction.commit();
+  return done;
+}
+
+BatchRecord MetadataStore::fail_batch(std::int64_t batch_id, std::string_view error) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  const BatchRecord batch = require_batch(batch_id);
+  WINNOW_THROW_IF_NOT(batch.state == BatchState::running || batch.state == BatchState::pending,
+                      "{}: cannot fail batch {} ('{}'): it is {}", db_.path(), batch.id,
+                      batch.file_name, to_string(batch.state));
+  db_.cached(
+         "UPDATE ingest_batches SET state = 'failed', finished_at = ?2, error = ?3 "
+         "WHERE id = ?1")
+      .bind_all(batch_id, now, error)
+      .run();
+  append_batch_event(batch_id, kEventBatchFailed, error, now);
+  BatchRecord failed = require_batch(batch_id);
+  transaction.commit();
+  return failed;
+}
+
+// --- key/value metadata --------------------------------------------------------
+
+void MetadataStore::set_meta(std::string_view key, std::string_view value) {
+  WINNOW_THROW_IF_NOT(!key.empty(), "{}: meta key is empty", db_.path());
+  Transaction transaction(db_);
+  db_.cached(
+         "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+         "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+      .bind_all(key, value)
+      .run();
+  transaction.commit();
+}
+
+std::optional<std::string> MetadataStore::get_meta(std::string_view key) {
+  StatementScope query(db_.cached("SELECT value FROM meta WHERE key = ?1"));
+  query->bind_all(key);
+  if (!query->step()) {
+    return std::nullopt;
+  }
+  return query->column_text(0);
+}
+
+}  // namespace winnow

@@ -1,0 +1,168 @@
+#include "winnow/store/migrations.h"
+
+#include <fmt/format.h>
+
+#include "winnow/error.h"
+#include "winnow/store/database.h"
+#include "winnow/store/transaction.h"
+
+namespace winnow {
+namespace {
+
+// Timestamps default to ISO-8601 UTC with milliseconds, like the C++ side.
+#define WINNOW_NOW "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+
+// Version 1: every table, index and trigger of the first release.
+void create_initial_schema(Database& db) {
+  const char* const statements[] = {
+      // Small key/value settings: index file path and type, embedder config...
+      "CREATE TABLE meta ("
+      "  key   TEXT PRIMARY KEY NOT NULL,"
+      "  value TEXT NOT NULL"
+      ") WITHOUT ROWID",
+
+      // Where samples and labels come from. A name is unique per kind.
+      "CREATE TABLE contributors ("
+      "  id         INTEGER PRIMARY KEY,"
+      "  name       TEXT NOT NULL,"
+      "  kind       TEXT NOT NULL CHECK (kind IN ('source', 'annotator')),"
+      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  UNIQUE (kind, name)"
+      ")",
+
+      // One per manifest; the checksum makes processing happen exactly once.
+      "CREATE TABLE ingest_batches ("
+      "  id                INTEGER PRIMARY KEY,"
+      "  file_name         TEXT NOT NULL,"
+      "  checksum          TEXT NOT NULL UNIQUE,"
+      "  state             TEXT NOT NULL DEFAULT 'pending'"
+      "                    CHECK (state IN ('pending', 'running', 'done', 'failed')),"
+      "  attempts          INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),"
+      "  n_accepted        INTEGER NOT NULL DEFAULT 0,"
+      "  n_duplicate_exact INTEGER NOT NULL DEFAULT 0,"
+      "  n_duplicate_near  INTEGER NOT NULL DEFAULT 0,"
+      "  n_label_issue     INTEGER NOT NULL DEFAULT 0,"
+      "  n_rejected        INTEGER NOT NULL DEFAULT 0,"
+      "  error             TEXT NOT NULL DEFAULT '',"
+      "  created_at        TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  started_at        TEXT,"
+      "  finished_at       TEXT"
+      ")",
+      "CREATE INDEX ingest_batches_state ON ingest_batches (state)",
+
+      "CREATE TABLE samples ("
+      "  id            INTEGER PRIMARY KEY,"
+      "  external_key  TEXT NOT NULL UNIQUE,"
+      "  content_hash  TEXT NOT NULL,"
+      "  label         INTEGER,"
+      "  source_id     INTEGER REFERENCES contributors (id),"
+      "  status        TEXT NOT NULL CHECK (status IN ('accepted', 'duplicate_exact',"
+      "                'duplicate_near', 'label_issue', 'rejected')),"
+      "  duplicate_of  INTEGER REFERENCES samples (id),"
+      "  label_quality REAL,"
+      "  gain          REAL,"
+      "  batch_id      INTEGER REFERENCES ingest_batches (id),"
+      "  created_at    TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  updated_at    TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      // A duplicate points at its original, and only a duplicate does.
+      "  CHECK ((status IN ('duplicate_exact', 'duplicate_near')) = (duplicate_of IS NOT NULL)),"
+      "  CHECK (duplicate_of IS NULL OR duplicate_of <> id)"
+      ")",
+      "CREATE INDEX samples_content_hash ON samples (content_hash)",
+      "CREATE INDEX samples_status ON samples (status)",
+      "CREATE INDEX samples_source ON samples (source_id)",
+      "CREATE INDEX samples_batch ON samples (batch_id)",
+      "CREATE INDEX samples_duplicate_of ON samples (duplicate_of)",
+      "CREATE TRIGGER samples_no_delete BEFORE DELETE ON samples BEGIN"
+      "  SELECT RAISE(ABORT, 'samples are never deleted; record a new status instead');"
+      " END",
+
+      // A sample may have several annotations, one per annotator and round.
+      "CREATE TABLE annotations ("
+      "  id           INTEGER PRIMARY KEY,"
+      "  sample_id    INTEGER NOT NULL REFERENCES samples (id),"
+      "  annotator_id INTEGER REFERENCES contributors (id),"
+      "  label        INTEGER NOT NULL,"
+      "  created_at   TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ")",
+      "CREATE INDEX annotations_sample ON annotations (sample_id)",
+      "CREATE INDEX annotations_annotator ON annotations (annotator_id)",
+
+      // Append-only log of every decision.
+      "CREATE TABLE events ("
+      "  id         INTEGER PRIMARY KEY,"
+      "  sample_id  INTEGER REFERENCES samples (id),"
+      "  batch_id   INTEGER REFERENCES ingest_batches (id),"
+      "  kind       TEXT NOT NULL,"
+      "  decision   TEXT CHECK (decision IS NULL OR decision IN ('accepted',"
+      "             'duplicate_exact', 'duplicate_near', 'label_issue', 'rejected')),"
+      "  reason     TEXT NOT NULL DEFAULT '',"
+      "  details    TEXT CHECK (details IS NULL OR json_valid(details)),"
+      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ")",
+      "CREATE INDEX events_sample ON events (sample_id)",
+      "CREATE INDEX events_batch ON events (batch_id)",
+      "CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN"
+      "  SELECT RAISE(ABORT, 'events are append-only: UPDATE is not allowed');"
+      " END",
+      "CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN"
+      "  SELECT RAISE(ABORT, 'events are append-only: DELETE is not allowed');"
+      " END",
+  };
+  for (const char* sql : statements) {
+    db.exec(sql);
+  }
+}
+
+#undef WINNOW_NOW
+
+}  // namespace
+
+const std::vector<Migration>& schema_migrations() {
+  // To change the schema, append {N + 1, "what it does", &function}. Never
+  // edit a migration that has shipped: files in the field already ran it.
+  static const std::vector<Migration> migrations = {
+      {1, "initial schema: samples, annotations, contributors, ingest_batches, events, meta",
+       &create_initial_schema},
+  };
+  return migrations;
+}
+
+int latest_schema_version() { return schema_migrations().back().version; }
+
+void migrate(Database& db) {
+  const int latest = latest_schema_version();
+  const auto check_known = [&](int version) {
+    WINNOW_THROW_IF_NOT(version >= 0 && version <= latest,
+                        "{}: database schema version {} is newer than this build of winnow "
+                        "supports (up to {}); upgrade winnow to open it",
+                        db.path(), version, latest);
+  };
+  check_known(db.schema_version());
+  for (const Migration& migration : schema_migrations()) {
+    if (db.schema_version() >= migration.version) {
+      continue;
+    }
+    Transaction transaction(db);
+    // Another process may have migrated while we waited for the write lock.
+    const int current = db.schema_version();
+    check_known(current);
+    if (current >= migration.version) {
+      continue;  // the transaction rolls back; nothing was written
+    }
+    WINNOW_THROW_IF_NOT(current == migration.version - 1,
+                        "{}: schema version {} cannot take migration {} ({})", db.path(),
+                        current, migration.version, migration.description);
+    try {
+      migration.apply(db);
+    } catch (const Error& error) {
+      WINNOW_THROW("{}: migration to schema version {} ({}) failed: {}", db.path(),
+                   migration.version, migration.description, error.what());
+    }
+    // The version number is a constant, never input.
+    db.exec(fmt::format("PRAGMA user_version = {}", migration.version).c_str());
+    transaction.commit();
+  }
+}
+
+}  // namespace winnow

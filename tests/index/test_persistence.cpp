@@ -1,0 +1,264 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "index_test_helpers.h"
+#include "winnow/error.h"
+#include "winnow/index/hnsw_vector_index.h"
+#include "winnow/index/vector_index_factory.h"
+#include "winnow/index/vector_index_io.h"
+
+using namespace winnow::index;
+using namespace winnow::index::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::size_t kDim = 24;
+constexpr std::size_t kRows = 600;
+
+struct Data {
+  Dataset data = clustered_dataset(kRows, 12, kDim, 12, 21);
+  std::vector<float>& base = data.base;
+  std::vector<float>& queries = data.queries;
+  std::vector<std::int64_t> ids = sequential_ids(kRows, 10, 4);
+};
+
+const Data& data() {
+  static const Data d;
+  return d;
+}
+
+void truncate_file(const std::string& path, std::uintmax_t keep) {
+  std::filesystem::resize_file(path, keep);
+}
+
+void flip_byte(const std::string& path, std::uintmax_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x5a);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(&c, 1);
+}
+
+// Rebuild source that hands out the fixture in batches of 250 and counts calls.
+struct CountingSource {
+  int* batches;
+  std::size_t next = 0;
+  bool operator()(VectorBatch& batch) {
+    const Data& dd = data();
+    if (next >= kRows) {
+      return false;
+    }
+    const std::size_t end = std::min(kRows, next + 250);
+    batch.ids.assign(dd.ids.begin() + static_cast<std::ptrdiff_t>(next),
+                     dd.ids.begin() + static_cast<std::ptrdiff_t>(end));
+    batch.vectors.assign(dd.base.begin() + static_cast<std::ptrdiff_t>(next * kDim),
+                         dd.base.begin() + static_cast<std::ptrdiff_t>(end * kDim));
+    next = end;
+    ++*batches;
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
+  const std::string config = GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)");
+  INFO(config);
+  const Data& dd = data();
+  ScratchDir dir;
+  const std::string path = dir.file("vectors.widx");
+
+  auto index = make_vector_index(config, kDim);
+  index->add(dd.ids, dd.base);
+  const std::vector<std::int64_t> removed = {dd.ids[0], dd.ids[17], dd.ids[300]};
+  REQUIRE(index->remove(removed) == 3);
+  const SearchResults before_one = index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
+  const SearchResults before = index->search(dd.queries, 10);
+  const IndexFingerprint fp{kRows, dd.ids.back()};
+
+  save_vector_index(*index, path, fp);
+  CHECK(dir.entries() == 1);  // no temporary file left behind
+
+  const VectorIndexFileInfo info = read_vector_index_info(path);
+  CHECK(info.config == index->config());
+  CHECK(info.dim == kDim);
+  CHECK(info.live == kRows - 3);
+  CHECK(info.rows == kRows - 3 + index->tombstones());
+  CHECK(info.fingerprint == fp);
+
+  LoadedVectorIndex loaded = load_vector_index(path);
+  REQUIRE(loaded.index);
+  CHECK(loaded.fingerprint == fp);
+  CHECK(loaded.index->type() == index->type());
+  CHECK(loaded.index->config() == index->config());
+  CHECK(loaded.index->dim() == kDim);
+  CHECK(loaded.index->size() == index->size());
+  CHECK(loaded.index->tombstones() == index->tombstones());
+  CHECK(loaded.index->ids() == index->ids());
+  for (const std::int64_t id : removed) {
+    CHECK_FALSE(loaded.index->contains(id));
+  }
+  const SearchResults after = loaded.index->search(dd.queries, 10);
+  CHECK(after.ids == before.ids);
+  CHECK(after.similarities == before.similarities);
+  const SearchResults after_one = loaded.index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
+  CHECK(after_one.ids == before_one.ids);
+
+  // The loaded index keeps working: add, remove, save again.
+  loaded.index->add({99999}, std::vector<float>(dd.base.begin(), dd.base.begin() + kDim));
+  CHECK(loaded.index->search(std::vector<float>(dd.base.begin(), dd.base.begin() + kDim), 1).id(0, 0) == 99999);
+  save_vector_index(*loaded.index, path, IndexFingerprint{kRows + 1, 99999});
+  CHECK(load_vector_index(path).index->contains(99999));
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("loading a missing, truncated or corrupt file throws naming the path", "[io]") {
+  const Data& dd = data();
+  ScratchDir dir;
+  const std::string path = dir.file("bad.widx");
+  CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("does not exist"));
+
+  auto index = make_vector_index("hnsw(M=8,efConstruction=20,efSearch=16)", kDim);
+  index->add(dd.ids, dd.base);
+  save_vector_index(*index, path, {});
+  const auto size = std::filesystem::file_size(path);
+
+  SECTION("truncated payload") {
+    truncate_file(path, size - 100);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("truncated"));
+  }
+  SECTION("truncated header") {
+    truncate_file(path, 20);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("truncated"));
+    CHECK_THROWS_AS(read_vector_index_info(path), winnow::Error);
+  }
+  SECTION("empty file") {
+    truncate_file(path, 0);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("bad magic"));
+  }
+  SECTION("flipped payload byte") {
+    flip_byte(path, size / 2);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("checksum"));
+  }
+  SECTION("flipped header byte") {
+    flip_byte(path, 50);  // inside the fingerprint
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("corrupt header"));
+  }
+  SECTION("not an index file") {
+    std::ofstream(path, std::ios::trunc) << "hello, this is not an index at all";
+    CHECK_THROWS_WITH(load_vector_index(path), Contains("not a winnow vector index"));
+  }
+}
+
+TEST_CASE("open_or_rebuild rebuilds when the file is missing, stale or corrupt", "[io]") {
+  const Data& dd = data();
+  ScratchDir dir;
+  const std::string path = dir.file("index.widx");
+  const std::string config = "hnsw(M=8,efConstruction=20,efSearch=32)";
+  const IndexFingerprint fp{kRows, dd.ids.back()};
+  int batches = 0;
+
+  // Missing: rebuilt from the source in batches and saved.
+  OpenResult first = open_or_rebuild(path, config, kDim, fp, CountingSource{&batches});
+  CHECK(first.rebuilt);
+  CHECK(first.reason == RebuildReason::missing);
+  CHECK(first.saved);
+  CHECK(batches == 3);
+  REQUIRE(first.index);
+  CHECK(first.index->size() == kRows);
+  CHECK(std::filesystem::exists(path));
+  const SearchResults reference = first.index->search(dd.queries, 5);
+
+  // Intact and current: loaded, the source is not called.
+  batches = 0;
+  OpenResult second = open_or_rebuild(path, config, kDim, fp, CountingSource{&batches});
+  CHECK_FALSE(second.rebuilt);
+  CHECK(second.reason == RebuildReason::none);
+  CHECK(batches == 0);
+  CHECK(second.index->search(dd.queries, 5).ids == reference.ids);
+
+  // Another efSearch is a search-time change: loaded, not rebuilt.
+  OpenResult third = open_or_rebuild(path, "hnsw(M=8,efConstruction=20,efSearch=100)", kDim, fp,
+                                     CountingSource{&batches});
+  CHECK_FALSE(third.rebuilt);
+  CHECK(third.index->config() == "hnsw(M=8,efConstruction=20,efSearch=100)");
+
+  // Stale fingerprint: the store has moved on.
+  const IndexFingerprint newer{kRows + 5, dd.ids.back() + 20};
+  OpenResult stale = open_or_rebuild(path, config, kDim, newer, CountingSource{&batches});
+  CHECK(stale.rebuilt);
+  CHECK(stale.reason == RebuildReason::stale);
+  CHECK_THAT(stale.detail, Contains("stale") || Contains("built from"));
+  CHECK(batches == 3);
+  CHECK(read_vector_index_info(path).fingerprint == newer);
+
+  // Truncated file: corrupt.
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  batches = 0;
+  OpenResult corrupt = open_or_rebuild(path, config, kDim, newer, CountingSource{&batches});
+  CHECK(corrupt.rebuilt);
+  CHECK(corrupt.reason == RebuildReason::corrupt);
+  CHECK_THAT(corrupt.detail, Contains(path) && Contains("truncated"));
+  CHECK(batches == 3);
+  CHECK(corrupt.index->search(dd.queries, 5).ids == reference.ids);
+  CHECK_NOTHROW(load_vector_index(path));
+
+  // Another index type or dimension: rebuilt.
+  OpenResult changed = open_or_rebuild(path, "flat", kDim, newer, CountingSource{&batches});
+  CHECK(changed.rebuilt);
+  CHECK(changed.reason == RebuildReason::config_changed);
+  CHECK(changed.index->type() == "flat");
+  CHECK(std::string(to_string(changed.reason)) == "config_changed");
+
+  // Deleted file: missing again.
+  std::filesystem::remove(path);
+  OpenResult missing = open_or_rebuild(path, "flat", kDim, newer, CountingSource{&batches});
+  CHECK(missing.reason == RebuildReason::missing);
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("open_or_rebuild propagates bad rebuild input and writes no file", "[io]") {
+  ScratchDir dir;
+  const std::string path = dir.file("index.widx");
+  auto bad = [](VectorBatch& batch) {
+    batch.ids = {1, 2};
+    batch.vectors = std::vector<float>(3, 1.0f);  // wrong length for dim 4
+    return true;
+  };
+  CHECK_THROWS_WITH(open_or_rebuild(path, "flat", 4, {}, bad), Contains("2 ids need 8 floats"));
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_THROWS_WITH(open_or_rebuild(path, "nope", 4, {}, bad), Contains("unknown index type"));
+}
+
+TEST_CASE("saving into a missing directory fails cleanly", "[io]") {
+  ScratchDir dir;
+  auto index = make_vector_index("flat", 4);
+  index->add({1}, {1, 2, 3, 4});
+  const std::string path = dir.file("no/such/dir/index.widx");
+  CHECK_THROWS_WITH(save_vector_index(*index, path), Contains(path));
+}
+
+TEST_CASE("open_or_rebuild returns the rebuilt index even if it cannot save it", "[io]") {
+  ScratchDir dir;
+  const std::string path = dir.file("missing-dir/index.widx");
+  auto one = [calls = 0](VectorBatch& batch) mutable {
+    if (calls++ > 0) {
+      return false;
+    }
+    batch.ids = {7};
+    batch.vectors = {0, 0, 1, 0};
+    return true;
+  };
+  OpenResult result = open_or_rebuild(path, "flat", 4, {1, 7}, one);
+  CHECK(result.rebuilt);
+  CHECK(result.reason == RebuildReason::missing);
+  CHECK_FALSE(result.saved);
+  CHECK_THAT(result.save_error, Contains(path));
+  REQUIRE(result.index);
+  CHECK(result.index->contains(7));
+}

@@ -1,0 +1,33 @@
+# Script mode: install, configure the consumer, build it, run it.
+function(run step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${step} failed (${result}):\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+run("cmake --install" ${CMAKE_COMMAND} --install ${WINNOW_BUILD_DIR} --prefix ${prefix})
+foreach(file include/winnow/pruning/dynamic_pruner.h lib/cmake/winnow/winnowConfig.cmake)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "the installed tree lacks ${file}")
+  endif()
+endforeach()
+
+run("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release -DWITH_TORCH=${WITH_TORCH})
+run("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j2)
+
+run("run the pruning consumer" ${WORK_DIR}/build/consume_pruning)
+if(NOT last_output MATCHES "planned [0-9]+ of 1000 samples")
+  message(FATAL_ERROR "unexpected output from consume_pruning: ${last_output}")
+endif()
+if(WITH_TORCH)
+  run("run the torch consumer" ${WORK_DIR}/build/consume_torch)
+  if(NOT last_output MATCHES "served 100 samples in 4 batches")
+    message(FATAL_ERROR "unexpected output from consume_torch: ${last_output}")
+  endif()
+endif()
+message(STATUS "installed winnow works from ${prefix}")

@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "store_test_support.h"
+#include "winnow/error.h"
+#include "winnow/store/database.h"
+#include "winnow/store/metadata_store.h"
+#include "winnow/store/migrations.h"
+#include "winnow/store/statement.h"
+
+using namespace winnow;
+using winnow::test::TempDir;
+
+namespace {
+
+std::int64_t query_int(Database& db, const char* sql) {
+  Statement query(db, sql);
+  REQUIRE(query.step());
+  return query.column_int64(0);
+}
+
+std::string query_text(Database& db, const char* sql) {
+  Statement query(db, sql);
+  REQUIRE(query.step());
+  return query.column_text(0);
+}
+
+// Sets user_version behind winnow's back, as a newer build would have.
+void set_user_version_raw(const std::string& path, int version) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  const std::string sql = "PRAGMA user_version = " + std::to_string(version);
+  REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_close(db) == SQLITE_OK);
+}
+
+}  // namespace
+
+TEST_CASE("migrations are numbered 1, 2, ... without gaps", "[store][migrations]") {
+  const auto& migrations = schema_migrations();
+  REQUIRE_FALSE(migrations.empty());
+  for (std::size_t i = 0; i < migrations.size(); ++i) {
+    CHECK(migrations[i].version == static_cast<int>(i + 1));
+    CHECK(migrations[i].apply != nullptr);
+  }
+  CHECK(latest_schema_version() == migrations.back().version);
+}
+
+TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]") {
+  TempDir dir;
+  Database db(dir.file("fresh.db"));
+  CHECK(db.schema_version() == latest_schema_version());
+  CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
+  CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
+  for (const char* table :
+       {"samples", "annotations", "contributors", "ingest_batches", "events", "meta"}) {
+    Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    query.bind_all(std::string_view(table));
+    REQUIRE(query.step());
+    CHECK(query.column_int64(0) == 1);
+  }
+  CHECK(query_int(db,
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                  "AND name = 'samples_content_hash'") == 1);
+  CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 3);
+  CHECK(query_text(db, "PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("re-opening a migrated database changes nothing", "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("reopen.db");
+  std::int64_t objects = 0;
+  {
+    MetadataStore store(path);
+    store.insert_sample(test::make_sample(1));
+    store.set_meta("index.path", "/data/index.faiss");
+    objects = query_int(store.database(), "SELECT count(*) FROM sqlite_master");
+  }
+  MetadataStore again(path);
+  CHECK(again.database().schema_version() == latest_schema_version());
+  CHECK(query_int(again.database(), "SELECT count(*) FROM sqlite_master") == objects);
+  CHECK(again.count_by_status().total() == 1);
+  CHECK(again.get_meta("index.path") == std::optional<std::string>("/data/index.faiss"));
+}
+
+TEST_CASE("a schema newer than this build is refused with a clear error", "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("future.db");
+  { Database db(path); }
+  const int future = latest_schema_version() + 41;
+  set_user_version_raw(path, future);
+  try {
+    Database db(path);
+    FAIL("opening a newer schema should throw");
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    CHECK_THAT(message, Catch::Contains(path));
+    CHECK_THAT(message, Catch::Contains(std::to_string(future)));
+    CHECK_THAT(message, Catch::Contains("newer"));
+  }
+}
+
+TEST_CASE("files that cannot be databases give errors naming them", "[store][migrations]") {
+  TempDir dir;
+  SECTION("a missing directory") {
+    const std::string path = dir.file("no/such/dir/x.db");
+    REQUIRE_THROWS_WITH(Database(path), Catch::Contains(path) && Catch::Contains("open"));
+  }
+  SECTION("a file that is not SQLite") {
+    const std::string path = dir.file("garbage.db");
+    std::ofstream(path) << std::string(8192, 'x');
+    REQUIRE_THROWS_WITH(Database(path),
+                        Catch::Contains(path) && Catch::Contains("not a database"));
+  }
+}
+
+TEST_CASE("statements report bad SQL and misuse with the SQL text", "[store][statement]") {
+  TempDir dir;
+  Database db(dir.file("statement.db"));
+  REQUIRE_THROWS_WITH(Statement(db, "SELECT nope FROM samples"),
+                      Catch::Contains("no such column: nope") &&
+                          Catch::Contains("SELECT nope FROM samples"));
+  REQUIRE_THROWS_WITH(Statement(db, "SELECT 1; SELECT 2"), Catch::Contains("more than one"));
+  Statement one(db, "SELECT ?1");
+  REQUIRE_THROWS_WITH(one.bind_all(1, 2), Catch::Contains("binding parameter 2"));
+  one.bind_all(std::optional<std::int64_t>());
+  REQUIRE(one.step());
+  CHECK(one.is_null(0));
+  one.bind_all(std::uint64_t{7});
+  REQUIRE(one.step());
+  CHECK(one.column_int64(0) == 7);
+  REQUIRE_THROWS_WITH(one.bind_all(std::uint64_t{1} << 63), Catch::Contains("int64"));
+}
