@@ -95,7 +95,17 @@ void DynamicPruner::sync_scores() {
 
 void DynamicPruner::build_plan() {
   sync_scores();
-  EpochPlan plan;
+  // The finished plan's buffers are reused for the new one (no fresh pages).
+  // Until the new plan is complete, no plan is "built": a failure here leaves
+  // the pruner consistent, and a later call simply plans again.
+  plan_built_ = false;
+  EpochPlan plan = std::move(plan_);
+  plan_ = EpochPlan{};
+  plan.ids.clear();
+  plan.weight_codes.clear();
+  plan.codes_by_id.clear();
+  plan.palette = {1.0f};
+  plan.candidates = 0;
   plan.epoch = epoch_;
   plan.num_samples = num_samples();
   plan.kind = next_kind();
@@ -114,7 +124,10 @@ void DynamicPruner::build_plan() {
     if (plan.steps(options_.batch_size) > left) {
       const std::uint64_t keep = left * options_.batch_size;
       plan.ids.resize(keep);
-      if (!plan.weight_codes.empty()) plan.weight_codes.resize(keep);
+      if (!plan.weight_codes.empty()) {
+        plan.weight_codes.resize(keep);
+        plan.codes_by_id.clear();  // it still holds the cut entries' codes
+      }
     }
   }
   weights_.take(plan);

@@ -1,103 +1,133 @@
 #include "plan_builder.h"
 
+#include <cmath>
+
 #include <limits>
 
 namespace winnow::detail {
 
 namespace {
 
-// Bucket buffers are reused from one plan to the next: touching fresh memory
-// costs a page fault per 4 KB, which at N = 10M is half of a plan's time.
-std::vector<std::vector<std::uint64_t>>& bucket_pool() {
-  thread_local std::vector<std::vector<std::uint64_t>> pool;
-  return pool;
+// Bucket storage, one buffer reused from one plan to the next on each thread:
+// touching fresh memory costs a page fault per 4 KB.
+struct BucketBuffer {
+  std::unique_ptr<std::uint64_t[]> data;  // not zero-filled: written before read
+  std::size_t capacity = 0;
+};
+
+BucketBuffer& bucket_buffer() {
+  thread_local BucketBuffer buffer;
+  return buffer;
 }
 
 }  // namespace
 
-PlanBuilder::PlanBuilder(std::uint64_t expected_size, std::uint64_t num_samples, Rng& rng,
-                         bool shuffle)
-    : rng_(rng), shuffle_(shuffle), num_samples_(num_samples) {
-  // About 16k entries (128 KB) per bucket keeps each bucket's shuffle in L2.
-  std::uint64_t count = 1;
-  while (shuffle_ && count < 256 && count * 16384 < expected_size) count *= 2;
-  bucket_mask_ = count - 1;
-  buckets_.swap(bucket_pool());
-  buckets_.resize(std::max<std::size_t>(buckets_.size(), count));
-  const std::uint64_t per_bucket = expected_size / count;
-  for (std::uint64_t b = 0; b < count; ++b) {
-    // resize() on reused storage only touches memory the last plan used.
-    buckets_[b].resize(per_bucket + per_bucket / 16 + 64);
-    next_[b] = buckets_[b].data();
-    end_[b] = buckets_[b].data() + buckets_[b].size();
-  }
+// At most 64 buckets: each write stream touches its own page, and beyond 64
+// the scatter outruns the L1 data TLB (64 entries on the machines measured;
+// 128 buckets made the scatter 3.5x slower). Buckets of up to about 1M entries
+// (8 MB) still shuffle from L2/L3 at N = 10M.
+constexpr std::uint64_t kMaxBuckets = 64;
+constexpr std::uint64_t kBucketTarget = 16384;
+
+PlanStaging start_plan(EpochPlan& plan) {
+  plan.codes_by_id.assign(plan.num_samples, 0);
+  // resize() zero-fills only beyond the recycled plan's old size.
+  plan.ids.resize(std::max<std::size_t>(plan.ids.size(), plan.num_samples + 1));
+  return PlanStaging{plan.codes_by_id.data(), plan.ids.data()};
 }
 
-void PlanBuilder::grow(std::size_t bucket) {
-  std::vector<std::uint64_t>& storage = buckets_[bucket];
-  const auto used = static_cast<std::size_t>(next_[bucket] - storage.data());
-  storage.resize(storage.size() * 2);
-  next_[bucket] = storage.data() + used;
-  end_[bucket] = storage.data() + storage.size();
-}
-
-PlanBuilder::~PlanBuilder() {
-  for (auto& bucket : buckets_) bucket.clear();
-  bucket_pool().swap(buckets_);
-}
-
-void PlanBuilder::note_code(std::uint64_t id, std::uint8_t code) {
-  if (!codes_in_order_) return;
-  if (codes_by_id_.empty()) {
-    codes_by_id_.assign(num_samples_, 0);
-  } else if (id <= last_coded_id_) {
-    codes_in_order_ = false;
-    codes_by_id_.clear();
-    return;
-  }
-  codes_by_id_[id] = code;
-  last_coded_id_ = id;
-}
-
-void PlanBuilder::finish(EpochPlan& plan) {
+void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle) {
   constexpr std::uint64_t kIdMask = kMaxSamples - 1;
-  std::uint64_t total = 0;
-  for (std::uint64_t b = 0; b <= bucket_mask_; ++b) {
-    buckets_[b].resize(static_cast<std::size_t>(next_[b] - buckets_[b].data()));
-    total += buckets_[b].size();
+  const bool any_code = plan.palette.size() > 1;
+  const std::uint64_t* packed = plan.ids.data();
+
+  std::uint64_t count = 1;
+  while (shuffle && count < kMaxBuckets && count * kBucketTarget < kept) count *= 2;
+  const std::uint64_t mask = count - 1;
+  // Bucket sizes are multinomial; mean + 16 sd (plus a floor) never overflows
+  // in practice, and a full bucket falls back to the slow path below.
+  const std::uint64_t mean_size = kept / count;
+  const std::uint64_t want =
+      mean_size + 16 * static_cast<std::uint64_t>(std::sqrt(static_cast<double>(mean_size))) + 256;
+  // Buckets sit in one buffer, a whole number of pages plus one cache line
+  // apart, so their write streams do not all compete for the same cache sets.
+  const std::uint64_t stride = (want + 511) / 512 * 512 + 8;
+  BucketBuffer& buffer = bucket_buffer();
+  if (buffer.capacity < stride * count) {
+    buffer.data.reset(new std::uint64_t[stride * count]);
+    buffer.capacity = stride * count;
   }
-  plan.ids.clear();
-  plan.ids.reserve(total);
-  plan.weight_codes.clear();
-  plan.weight_codes.reserve(any_code_ ? total : 0);
-  for (std::uint64_t b = 0; b <= bucket_mask_; ++b) {
-    std::vector<std::uint64_t>& bucket = buckets_[b];
-    std::uint64_t* p = bucket.data();
-    const std::uint64_t n = bucket.size();
-    if (shuffle_) {
-      for (std::uint64_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng_.below(i)]);
-    }
-    // The bucket is hot in cache: split codes from ids there, then append.
-    if (any_code_) {
-      for (std::uint64_t i = 0; i < n; ++i) {
-        plan.weight_codes.push_back(static_cast<std::uint8_t>(p[i] >> 56));
+  std::uint64_t* first[kMaxBuckets];
+  std::uint64_t* next[kMaxBuckets];
+  std::uint64_t* end[kMaxBuckets];
+  for (std::uint64_t b = 0; b < count; ++b) {
+    first[b] = buffer.data.get() + b * stride;
+    next[b] = first[b];
+    end[b] = first[b] + want;
+  }
+
+  // A local copy of the generator: its state stays in registers, which it
+  // cannot while entry stores might alias it through a reference.
+  Rng rng = shared_rng;
+  std::uint64_t bits = 0;
+  int bits_left = 0;
+  std::vector<std::pair<std::size_t, std::uint64_t>> overflow;  // (bucket, entry), rare
+  for (std::uint64_t k = 0; k < kept; ++k) {
+    std::size_t b = 0;
+    if (mask != 0) {
+      if (bits_left == 0) {  // one draw gives the buckets of eight entries
+        bits = rng.next();
+        bits_left = 8;
       }
+      b = static_cast<std::size_t>(bits & mask);
+      bits >>= 8;
+      --bits_left;
     }
-    for (std::uint64_t i = 0; i < n; ++i) p[i] &= kIdMask;
-    plan.ids.insert(plan.ids.end(), p, p + n);
+    if (next[b] != end[b]) {
+      *next[b]++ = packed[k];
+    } else {
+      overflow.emplace_back(b, packed[k]);
+    }
   }
-  if (any_code_ && codes_in_order_) {
-    plan.codes_by_id.swap(codes_by_id_);
-  } else {
-    plan.codes_by_id.clear();
+
+  plan.ids.resize(kept);
+  plan.weight_codes.resize(any_code ? kept : 0);
+  std::uint64_t* out_ids = plan.ids.data();
+  std::uint8_t* out_codes = plan.weight_codes.data();
+  std::uint64_t out = 0;
+  std::vector<std::uint64_t> spill;
+  for (std::uint64_t b = 0; b < count; ++b) {
+    std::uint64_t* p = first[b];
+    std::uint64_t size = static_cast<std::uint64_t>(next[b] - p);
+    if (!overflow.empty()) {
+      // Rare: this bucket ran out of room; shuffle it from a larger copy.
+      spill.assign(p, p + size);
+      for (const auto& [bucket, entry] : overflow) {
+        if (bucket == b) spill.push_back(entry);
+      }
+      p = spill.data();
+      size = spill.size();
+    }
+    if (shuffle) {
+      for (std::uint64_t i = size; i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
+    }
+    // The bucket is hot in cache: split ids and codes from it there.
+    for (std::uint64_t i = 0; i < size; ++i) out_ids[out + i] = p[i] & kIdMask;
+    if (any_code) {
+      for (std::uint64_t i = 0; i < size; ++i) out_codes[out + i] = static_cast<std::uint8_t>(p[i] >> 56);
+    }
+    out += size;
   }
+  shared_rng = rng;
+  if (!any_code) plan.codes_by_id.clear();
 }
 
 void plan_all(std::uint64_t num_samples, Rng& rng, EpochPlan& plan, bool shuffle) {
-  PlanBuilder builder(num_samples, num_samples, rng, shuffle);
-  for (std::uint64_t id = 0; id < num_samples; ++id) builder.add(id, 0);
-  builder.finish(plan);
+  plan.num_samples = num_samples;
   plan.palette = {1.0f};
+  const PlanStaging staging = start_plan(plan);
+  for (std::uint64_t id = 0; id < num_samples; ++id) staging.packed[id] = id;
+  finish_plan(plan, rng, num_samples, shuffle);
   plan.candidates = 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "winnow/pruning/epoch_plan.h"
@@ -15,71 +16,40 @@ namespace winnow::detail {
 // while the plan is shuffled.
 constexpr std::uint64_t kMaxSamples = std::uint64_t{1} << 56;
 
-// Collects (id, weight code) pairs and shuffles them into an EpochPlan.
+// Building a plan in two steps:
 //
-// The shuffle is Rao-Sandelius: each entry goes to one of B random buckets as
-// it is added, then every bucket is Fisher-Yates shuffled and the buckets are
-// concatenated. That is a uniform random permutation, like one big
-// Fisher-Yates, but each bucket fits in cache: at N = 10M a single shuffle
-// spends most of its time on cache misses.
-class PlanBuilder {
- public:
-  // `rng` draws the buckets; shuffle = false keeps the order of add().
-  // `num_samples` sizes the by-id weight codes (see EpochPlan::codes_by_id).
-  PlanBuilder(std::uint64_t expected_size, std::uint64_t num_samples, Rng& rng,
-              bool shuffle = true);
-  ~PlanBuilder();
-  PlanBuilder(const PlanBuilder&) = delete;
-  PlanBuilder& operator=(const PlanBuilder&) = delete;
-
-  void add(std::uint64_t id, std::uint8_t code) {
-    if (code != 0) {
-      any_code_ = true;
-      note_code(id, code);
-    }
-    const std::uint64_t entry = id | (static_cast<std::uint64_t>(code) << 56);
-    std::size_t bucket = 0;
-    if (bucket_mask_ != 0) {
-      // One 64-bit draw gives the buckets of eight entries.
-      if (bits_left_ == 0) {
-        bits_ = rng_.next();
-        bits_left_ = 8;
-      }
-      bucket = static_cast<std::size_t>(bits_ & bucket_mask_);
-      bits_ >>= 8;
-      --bits_left_;
-    }
-    if (next_[bucket] == end_[bucket]) grow(bucket);
-    *next_[bucket]++ = entry;
-  }
-
-  // Writes the entries into plan.ids, plan.weight_codes (dropped when every
-  // code is 0) and plan.codes_by_id, shuffled unless shuffle = false.
-  void finish(EpochPlan& plan);
-
- private:
-  // Records a non-zero code by id while ids arrive in increasing order (they
-  // do for every built-in policy); otherwise gives up on codes_by_id.
-  void note_code(std::uint64_t id, std::uint8_t code);
-  // Doubles a full bucket's storage (rare: buckets are sized with slack).
-  void grow(std::size_t bucket);
-
-  Rng& rng_;
-  bool shuffle_;
-  std::uint64_t num_samples_;
-  // Storage borrowed from a per-thread pool; add() writes through next_
-  // (the hot path touches only these two small arrays and the bucket).
-  std::vector<std::vector<std::uint64_t>> buckets_;
-  std::uint64_t* next_[256] = {};
-  std::uint64_t* end_[256] = {};
-  std::uint64_t bucket_mask_ = 0;  // B - 1, B a power of two <= 256
-  std::uint64_t bits_ = 0;
-  int bits_left_ = 0;
-  bool any_code_ = false;
-  std::vector<std::uint8_t> codes_by_id_;
-  bool codes_in_order_ = true;
-  std::uint64_t last_coded_id_ = 0;
+//   PlanStaging staging = start_plan(plan);
+//   std::uint64_t kept = 0;
+//   for (id...) if (keep) { staging.codes[id] = code; staging.packed[kept++] = pack(id, code); }
+//   plan.palette = {...};
+//   finish_plan(plan, rng, kept);                 // shuffle into plan.ids
+//
+// `codes` (plan.codes_by_id) gives every sample's weight code, an index into
+// plan.palette (0 for samples not kept); `packed` collects the kept samples.
+// A policy writes both in its one pass over the scores, through plain local
+// pointers: members reached through `this` would be reloaded after every byte
+// store, since a byte store may alias anything.
+//
+// finish_plan() shuffles the kept samples with a Rao-Sandelius shuffle: each
+// goes to one of B random buckets, each bucket is Fisher-Yates shuffled in
+// cache, and the buckets are concatenated. That is a uniform random
+// permutation, like one big Fisher-Yates, without a cache miss per element
+// (at N = 10M a plain shuffle spends most of its time on those).
+struct PlanStaging {
+  std::uint8_t* codes;     // N entries, zeroed
+  std::uint64_t* packed;   // room for N + 1 entries (one spare for branch-free writers)
 };
+
+inline std::uint64_t pack(std::uint64_t id, std::uint8_t code) {
+  return id | (static_cast<std::uint64_t>(code) << 56);
+}
+
+// Prepares the plan's buffers (reusing their memory) for one pass of a policy.
+PlanStaging start_plan(EpochPlan& plan);
+// Shuffles the first `kept` packed entries into plan.ids and plan.weight_codes
+// (left empty when plan.palette has only weight 1); shuffle = false keeps the
+// order of the pass.
+void finish_plan(EpochPlan& plan, Rng& rng, std::uint64_t kept, bool shuffle = true);
 
 // Plans every sample with weight 1: warm-up, annealing and the "full" policy.
 void plan_all(std::uint64_t num_samples, Rng& rng, EpochPlan& plan, bool shuffle = true);

@@ -137,12 +137,15 @@ void write_pruner(const DynamicPruner& p, std::ostream& out) {
   w.pod(p.cursor_);
   w.pod(p.steps_served_);
 
-  w.pod(p.plan_.epoch);
-  w.pod(static_cast<std::uint8_t>(p.plan_.kind));
-  w.pod(p.plan_.candidates);
-  w.vec(p.plan_.ids);
-  w.vec(p.plan_.weight_codes);
-  w.vec(p.plan_.palette);
+  // Without a built plan, the plan's buffers hold nothing worth keeping.
+  static const EpochPlan kNoPlan;
+  const EpochPlan& plan = p.plan_built_ ? p.plan_ : kNoPlan;
+  w.pod(plan.epoch);
+  w.pod(static_cast<std::uint8_t>(plan.kind));
+  w.pod(plan.candidates);
+  w.vec(plan.ids);
+  w.vec(plan.weight_codes);
+  w.vec(plan.palette);
 
   w.pod<std::uint64_t>(p.history_.size());
   for (const EpochStats& e : p.history_) {

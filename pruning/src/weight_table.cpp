@@ -27,8 +27,9 @@ void WeightTable::take(EpochPlan& plan) {
     return;
   }
   palette_ = plan.palette;
+  // The old codes go to the plan, whose buffers the next plan reuses.
   codes_.swap(plan.codes_by_id);
-  std::vector<std::uint8_t>().swap(plan.codes_by_id);  // free the old codes
+  plan.codes_by_id.clear();
 }
 
 void WeightTable::reset_to_one() {

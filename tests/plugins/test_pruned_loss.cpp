@@ -72,7 +72,9 @@ TEST_CASE("device tables refresh weights with each plan and sync scores once per
   // the below-mean (low-id) half must have been pruned.
   CHECK(pruner->history()[1].kind == PlanKind::Pruned);
   CHECK(pruner->history()[1].candidates == 100);
-  CHECK(pruner->history()[1].forward_samples == 150);
+  // All 100 others plus each candidate with probability 0.5 (5 sd: +-25).
+  CHECK(pruner->history()[1].forward_samples >= 125);
+  CHECK(pruner->history()[1].forward_samples <= 175);
 }
 
 TEST_CASE("device tables report invalid ids and losses at the next plan", "[loss]") {

@@ -28,12 +28,13 @@ void EpsilonGreedyPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& pl
   const auto greedy = static_cast<std::uint64_t>(std::llround((1.0 - epsilon_) * static_cast<double>(keep)));
   detail::TopK top(scores.data(), n, greedy);
   detail::ExactSubset explore(keep - greedy, n - greedy);
-  detail::PlanBuilder builder(keep, n, rng);
+  const detail::PlanStaging staging = detail::start_plan(plan);
+  std::uint64_t kept = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    if (top.take(scores[i]) || explore.take(rng)) builder.add(i, 0);
+    if (top.take(scores[i]) || explore.take(rng)) staging.packed[kept++] = i;
   }
-  builder.finish(plan);
   plan.palette = {1.0f};
+  detail::finish_plan(plan, rng, kept);
   plan.candidates = n;
 }
 

@@ -1,5 +1,7 @@
 #include "infobatch_policy.h"
 
+#include <cmath>
+
 #include "../plan_builder.h"
 #include "winnow/error.h"
 
@@ -12,6 +14,18 @@ double read_prune_ratio(ParamReader& reader, const PolicySpec& spec, double fall
                       "of below-mean samples skipped; r -> 1 makes the weight 1/(1-r) explode)",
                       spec.to_string(), r);
   return r;
+}
+
+float candidate_threshold(const ScoreTable& scores) {
+  return static_cast<float>(scores.mean());
+}
+
+std::uint64_t count_candidates(const ScoreTable& scores) {
+  const float threshold = candidate_threshold(scores);
+  const float* s = scores.data();
+  std::uint64_t count = 0;
+  for (std::uint64_t i = 0; i < scores.size(); ++i) count += s[i] < threshold ? 1 : 0;
+  return count;
 }
 
 InfoBatchPolicy::InfoBatchPolicy(const PolicySpec& spec, std::uint64_t /*num_samples*/) {
@@ -27,23 +41,35 @@ PolicySpec InfoBatchPolicy::spec() const {
 void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   const std::uint64_t n = scores.size();
   const float* s = scores.data();
-  const double mean = scores.mean();
+  const float mean = candidate_threshold(scores);
+  // Each candidate is kept with probability 1 - r (the paper's Eq. 3): a
+  // 64-bit draw below keep_below. r = 0 keeps every candidate.
+  const double keep = 1.0 - r_;
+  const bool keep_all = r_ == 0.0;
+  const auto keep_below = static_cast<std::uint64_t>(std::ldexp(keep, 64));
 
+  const detail::PlanStaging staging = detail::start_plan(plan);
+  std::uint8_t* codes = staging.codes;
+  std::uint64_t* packed = staging.packed;
   std::uint64_t candidates = 0;
-  for (std::uint64_t i = 0; i < n; ++i) candidates += s[i] < mean ? 1 : 0;
-  const std::uint64_t kept_candidates = detail::kept_count(candidates, 1.0 - r_, rng);
-
-  detail::PlanBuilder builder(n - candidates + kept_candidates, n, rng);
-  detail::ExactSubset subset(kept_candidates, candidates);
+  std::uint64_t kept = 0;
+  // A local generator stays in registers (byte stores could alias a
+  // reference's state), and the loop is branch-free: whether a sample is a
+  // candidate is a coin flip to the CPU. Weight code 1 marks kept candidates.
+  Rng local = rng;
   for (std::uint64_t i = 0; i < n; ++i) {
-    if (!(s[i] < mean)) {
-      builder.add(i, 0);
-    } else if (subset.take(rng)) {
-      builder.add(i, 1);
-    }
+    const unsigned candidate = s[i] < mean ? 1u : 0u;
+    const unsigned kept_candidate = candidate & ((local.next() < keep_below) | keep_all ? 1u : 0u);
+    codes[i] = static_cast<std::uint8_t>(kept_candidate);
+    packed[kept] = detail::pack(i, static_cast<std::uint8_t>(kept_candidate));
+    kept += (candidate ^ 1u) | kept_candidate;
+    candidates += candidate;
   }
-  plan.palette = {1.0f, static_cast<float>(1.0 / (1.0 - r_))};
-  builder.finish(plan);
+  rng = local;
+  // Without candidates every weight is 1, which needs no per-sample codes.
+  plan.palette = {1.0f};
+  if (candidates > 0) plan.palette.push_back(static_cast<float>(1.0 / keep));
+  detail::finish_plan(plan, rng, kept);
   plan.candidates = candidates;
 }
 

@@ -67,25 +67,23 @@ void InfoBatchQuantilePolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan
   std::vector<std::uint64_t> count(buckets + 1, 0);
   for (std::uint64_t i = 0; i < n; ++i) ++count[bucket_of(s[i])];
   std::vector<detail::ExactSubset> subsets;
-  std::uint64_t planned = count[buckets];
   for (std::size_t b = 0; b < buckets; ++b) {
-    const std::uint64_t kept = detail::kept_count(count[b], keep_[b], rng);
-    subsets.emplace_back(kept, count[b]);
-    planned += kept;
+    subsets.emplace_back(detail::kept_count(count[b], keep_[b], rng), count[b]);
   }
 
-  detail::PlanBuilder builder(planned, n, rng);
+  const detail::PlanStaging staging = detail::start_plan(plan);
+  std::uint64_t kept = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::size_t b = bucket_of(s[i]);
-    if (b == buckets) {
-      builder.add(i, 0);
-    } else if (subsets[b].take(rng)) {
-      builder.add(i, static_cast<std::uint8_t>(b + 1));
+    if (b == buckets || subsets[b].take(rng)) {
+      const auto code = static_cast<std::uint8_t>(b == buckets ? 0 : b + 1);
+      staging.codes[i] = code;
+      staging.packed[kept++] = detail::pack(i, code);
     }
   }
   plan.palette = {1.0f};
   for (double k : keep_) plan.palette.push_back(static_cast<float>(1.0 / k));
-  builder.finish(plan);
+  detail::finish_plan(plan, rng, kept);
   plan.candidates = n - count[buckets];
 }
 

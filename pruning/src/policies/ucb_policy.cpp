@@ -58,12 +58,13 @@ void UcbPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   for (std::uint64_t i = 0; i < n; ++i) bound[i] = scores[i] + c * std::sqrt(spread_[i]);
   const std::uint64_t keep = n - detail::floor_count(n, prune_);
   detail::TopK top(bound.data(), n, keep);
-  detail::PlanBuilder builder(keep, n, rng);
+  const detail::PlanStaging staging = detail::start_plan(plan);
+  std::uint64_t kept = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    if (top.take(bound[i])) builder.add(i, 0);
+    if (top.take(bound[i])) staging.packed[kept++] = i;
   }
-  builder.finish(plan);
   plan.palette = {1.0f};
+  detail::finish_plan(plan, rng, kept);
   plan.candidates = n;
 }
 

@@ -32,22 +32,24 @@ void UniformPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
     keep_count = std::max<std::uint64_t>(1, detail::kept_count(n, keep_, rng));
     weight = 1.0 / keep_;
   } else {
-    // The size infobatch(r) would plan: all samples minus the pruned candidates.
-    const float* s = scores.data();
-    const double mean = scores.mean();
-    std::uint64_t candidates = 0;
-    for (std::uint64_t i = 0; i < n; ++i) candidates += s[i] < mean ? 1 : 0;
+    // The size infobatch(r) would plan, in expectation: all samples minus
+    // the pruned share of the candidates.
+    const std::uint64_t candidates = count_candidates(scores);
     keep_count = n - candidates + detail::kept_count(candidates, 1.0 - r_, rng);
     weight = static_cast<double>(n) / static_cast<double>(keep_count);
   }
-  detail::PlanBuilder builder(keep_count, n, rng);
   detail::ExactSubset subset(keep_count, n);
   const std::uint8_t code = weight == 1.0 ? 0 : 1;
+  const detail::PlanStaging staging = detail::start_plan(plan);
+  std::uint64_t kept = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    if (subset.take(rng)) builder.add(i, code);
+    if (subset.take(rng)) {
+      staging.codes[i] = code;
+      staging.packed[kept++] = detail::pack(i, code);
+    }
   }
   plan.palette = {1.0f, static_cast<float>(weight)};
-  builder.finish(plan);
+  detail::finish_plan(plan, rng, kept);
   plan.candidates = n;
 }
 

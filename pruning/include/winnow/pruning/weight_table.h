@@ -22,7 +22,8 @@ class WeightTable {
 
   // Takes the weights of `plan`; samples the plan skips get weight 1.
   void assign(const EpochPlan& plan);
-  // As assign(), but moves plan.codes_by_id in when the plan has it.
+  // As assign(), but swaps plan.codes_by_id in when the plan has it (the
+  // table's old codes stay in the plan, as a buffer to reuse).
   void take(EpochPlan& plan);
   void reset_to_one();
 
