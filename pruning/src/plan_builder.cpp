@@ -8,15 +8,29 @@ namespace winnow::detail {
 
 namespace {
 
-// Bucket storage, one buffer reused from one plan to the next on each thread:
-// touching fresh memory costs a page fault per 4 KB.
-struct BucketBuffer {
-  std::unique_ptr<std::uint64_t[]> data;  // not zero-filled: written before read
+// Scratch memory reused from one plan to the next on each thread (touching
+// fresh memory costs a page fault per 4 KB), never zero-filled: every slot is
+// written before it is read.
+struct ScratchBuffer {
+  std::unique_ptr<std::uint64_t[]> data;
   std::size_t capacity = 0;
+
+  std::uint64_t* reserve(std::size_t size) {
+    if (capacity < size) {
+      data.reset(new std::uint64_t[size]);
+      capacity = size;
+    }
+    return data.get();
+  }
 };
 
-BucketBuffer& bucket_buffer() {
-  thread_local BucketBuffer buffer;
+ScratchBuffer& staging_buffer() {
+  thread_local ScratchBuffer buffer;
+  return buffer;
+}
+
+ScratchBuffer& bucket_buffer() {
+  thread_local ScratchBuffer buffer;
   return buffer;
 }
 
@@ -31,15 +45,13 @@ constexpr std::uint64_t kBucketTarget = 16384;
 
 PlanStaging start_plan(EpochPlan& plan) {
   plan.codes_by_id.assign(plan.num_samples, 0);
-  // resize() zero-fills only beyond the recycled plan's old size.
-  plan.ids.resize(std::max<std::size_t>(plan.ids.size(), plan.num_samples + 1));
-  return PlanStaging{plan.codes_by_id.data(), plan.ids.data()};
+  return PlanStaging{plan.codes_by_id.data(), staging_buffer().reserve(plan.num_samples + 1)};
 }
 
 void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle) {
   constexpr std::uint64_t kIdMask = kMaxSamples - 1;
   const bool any_code = plan.palette.size() > 1;
-  const std::uint64_t* packed = plan.ids.data();
+  const std::uint64_t* packed = staging_buffer().data.get();
 
   std::uint64_t count = 1;
   while (shuffle && count < kMaxBuckets && count * kBucketTarget < kept) count *= 2;
@@ -52,16 +64,12 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
   // Buckets sit in one buffer, a whole number of pages plus one cache line
   // apart, so their write streams do not all compete for the same cache sets.
   const std::uint64_t stride = (want + 511) / 512 * 512 + 8;
-  BucketBuffer& buffer = bucket_buffer();
-  if (buffer.capacity < stride * count) {
-    buffer.data.reset(new std::uint64_t[stride * count]);
-    buffer.capacity = stride * count;
-  }
+  std::uint64_t* buckets = bucket_buffer().reserve(stride * count);
   std::uint64_t* first[kMaxBuckets];
   std::uint64_t* next[kMaxBuckets];
   std::uint64_t* end[kMaxBuckets];
   for (std::uint64_t b = 0; b < count; ++b) {
-    first[b] = buffer.data.get() + b * stride;
+    first[b] = buckets + b * stride;
     next[b] = first[b];
     end[b] = first[b] + want;
   }
@@ -90,11 +98,11 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
     }
   }
 
-  plan.ids.resize(kept);
-  plan.weight_codes.resize(any_code ? kept : 0);
-  std::uint64_t* out_ids = plan.ids.data();
-  std::uint8_t* out_codes = plan.weight_codes.data();
-  std::uint64_t out = 0;
+  // Appended bucket by bucket: resize() would first zero-fill the whole plan.
+  plan.ids.clear();
+  plan.ids.reserve(kept);
+  plan.weight_codes.clear();
+  plan.weight_codes.reserve(any_code ? kept : 0);
   std::vector<std::uint64_t> spill;
   for (std::uint64_t b = 0; b < count; ++b) {
     std::uint64_t* p = first[b];
@@ -111,12 +119,14 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
     if (shuffle) {
       for (std::uint64_t i = size; i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
     }
-    // The bucket is hot in cache: split ids and codes from it there.
-    for (std::uint64_t i = 0; i < size; ++i) out_ids[out + i] = p[i] & kIdMask;
+    // The bucket is hot in cache: split codes and ids there, then append.
     if (any_code) {
-      for (std::uint64_t i = 0; i < size; ++i) out_codes[out + i] = static_cast<std::uint8_t>(p[i] >> 56);
+      const std::size_t at = plan.weight_codes.size();
+      plan.weight_codes.insert(plan.weight_codes.end(), size, 0);
+      for (std::uint64_t i = 0; i < size; ++i) plan.weight_codes[at + i] = static_cast<std::uint8_t>(p[i] >> 56);
     }
-    out += size;
+    for (std::uint64_t i = 0; i < size; ++i) p[i] &= kIdMask;
+    plan.ids.insert(plan.ids.end(), p, p + size);
   }
   shared_rng = rng;
   if (!any_code) plan.codes_by_id.clear();
