@@ -2,6 +2,8 @@
 // neighbours and a scratch directory.
 #pragma once
 
+#include "support/temp_dir.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -139,32 +141,7 @@ inline std::vector<Neighbour> brute_force(const std::vector<float>& base,
   return all;
 }
 
-// A fresh directory under the system temp dir, removed on destruction.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("winnow-index-test-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter.fetch_add(1)));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path_),
-                                                  std::filesystem::directory_iterator()));
-  }
-
- private:
-  std::filesystem::path path_;
-};
+// A fresh directory for one test (tests/support/temp_dir.h).
+using ScratchDir = winnow::test::TempDir;
 
 }  // namespace winnow::index::test

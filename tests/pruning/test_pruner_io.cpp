@@ -1,24 +1,17 @@
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "support/temp_dir.h"
 #include "test_helpers.h"
 #include "winnow/error.h"
 #include "winnow/pruning/pruner_io.h"
 
 using namespace winnow;
-namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_file(const std::string& name) {
-  return fs::temp_directory_path() / ("winnow_test_" + std::to_string(::getpid()) + "_" + name);
-}
 
 // Serves batches of the current epoch and feeds back synthetic losses.
 void serve(DynamicPruner& pruner, std::uint64_t batch, std::uint64_t batches, std::uint64_t salt,
@@ -56,15 +49,16 @@ TEST_CASE("a run resumed mid-epoch makes exactly the plans of an uninterrupted o
     run_epochs(reference, 4, 8, uninterrupted);
 
     std::vector<std::uint64_t> resumed_ids;
-    const fs::path path = temp_file("resume.wnpr");
+    test::TempDir dir;
+    const std::string path = dir.file("resume.wnpr");
     {
       DynamicPruner first(777, 8, policy, 42);
       run_epochs(first, 0, 3, resumed_ids);
       first.begin_epoch();
       serve(first, 50, 4, 3, resumed_ids);
-      first.save(path.string());
+      first.save(path);
     }
-    DynamicPruner resumed = DynamicPruner::load(path.string());
+    DynamicPruner resumed = DynamicPruner::load(path);
     CHECK(resumed.epoch() == 3);
     CHECK(resumed.position() == 200);
     serve(resumed, 50, 1000, 3, resumed_ids);
@@ -73,7 +67,6 @@ TEST_CASE("a run resumed mid-epoch makes exactly the plans of an uninterrupted o
     CHECK(resumed_ids == uninterrupted);
     CHECK(resumed.totals().forward_samples == reference.totals().forward_samples);
     CHECK(resumed.policy_spec() == reference.policy_spec());
-    fs::remove(path);
   }
 }
 
@@ -115,15 +108,12 @@ TEST_CASE("damaged state files are rejected with a clear error", "[io]") {
 }
 
 TEST_CASE("saving replaces the file atomically and leaves no temporary behind", "[io]") {
-  const fs::path path = temp_file("atomic.wnpr");
+  test::TempDir dir;
+  const std::string path = dir.file("atomic.wnpr");
   DynamicPruner a(50, 3, "infobatch", 1);
-  a.save(path.string());
+  a.save(path);
   DynamicPruner b(80, 3, "uniform", 2);
-  b.save(path.string());
-  CHECK(DynamicPruner::load(path.string()).num_samples() == 80);
-  for (const auto& entry : fs::directory_iterator(path.parent_path())) {
-    CHECK(entry.path().filename().string().find(path.filename().string() + ".tmp") ==
-          std::string::npos);
-  }
-  fs::remove(path);
+  b.save(path);
+  CHECK(DynamicPruner::load(path).num_samples() == 80);
+  CHECK(dir.entries() == 1);
 }

@@ -1,19 +1,9 @@
 #include "winnow/torch/indexed_dataset.h"
 
-#include <sstream>
-
+#include "tensor_shape.h"
 #include "winnow/error.h"
 
 namespace winnow {
-namespace {
-
-std::string shape_of(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
-
-}  // namespace
 
 at::Tensor ids_to_tensor(const std::vector<std::size_t>& ids, std::size_t size) {
   at::Tensor tensor = at::empty({static_cast<std::int64_t>(ids.size())}, at::kLong);
@@ -32,8 +22,8 @@ IndexedTensorDataset::IndexedTensorDataset(at::Tensor data, at::Tensor targets)
                           targets_.dim() >= 1 && data_.size(0) == targets_.size(0),
                       "IndexedTensorDataset: data {} and targets {} must have the same first "
                       "dimension (one row per sample)",
-                      data_.defined() ? shape_of(data_) : "undefined",
-                      targets_.defined() ? shape_of(targets_) : "undefined");
+                      detail::shape_of(data_),
+                      detail::shape_of(targets_));
 }
 
 IndexedBatch IndexedTensorDataset::get_batch(std::vector<std::size_t> ids) {

@@ -1,17 +1,10 @@
 #include "winnow/torch/pruned_loss.h"
 
-#include <sstream>
-
+#include "tensor_shape.h"
 #include "winnow/error.h"
 
 namespace winnow {
 namespace {
-
-std::string shape_of(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
 
 void check_shapes(const at::Tensor& loss, const at::Tensor& ids) {
   WINNOW_THROW_IF_NOT(loss.defined(), "PrunedLoss: the loss tensor is undefined");
@@ -19,13 +12,13 @@ void check_shapes(const at::Tensor& loss, const at::Tensor& ids) {
                       "PrunedLoss: the loss is already reduced to a scalar; pass the "
                       "per-sample loss (reduction 'none'), shape [B]");
   WINNOW_THROW_IF_NOT(loss.dim() == 1, "PrunedLoss: the per-sample loss must have shape [B], got {}",
-                      shape_of(loss));
+                      detail::shape_of(loss));
   WINNOW_THROW_IF_NOT(at::isFloatingType(loss.scalar_type()),
                       "PrunedLoss: the loss must be a floating-point tensor");
   WINNOW_THROW_IF_NOT(ids.defined() && ids.dim() == 1 && !at::isFloatingType(ids.scalar_type()) &&
                           ids.scalar_type() != at::kBool,
                       "PrunedLoss: ids must be a 1-D integer tensor, got {}",
-                      ids.defined() ? shape_of(ids) : "undefined");
+                      detail::shape_of(ids));
   WINNOW_THROW_IF_NOT(ids.size(0) == loss.size(0),
                       "PrunedLoss: {} losses but {} ids; each sample needs its id", loss.size(0),
                       ids.size(0));
