@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Trains an MLP on Fashion-MNIST with winnow's dynamic data pruning, in plain PyTorch.
+
+The Python twin of examples/train_fashion_mnist.cpp (same model, optimiser,
+schedule and data): a DataLoader fed by winnow.Sampler, batches that carry
+their sample ids through winnow.IndexedDataset, and Sampler.update for the
+weighted loss.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_fashion_mnist.py --policy infobatch
+"""
+import argparse
+import gzip
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+import winnow
+
+DEFAULT_DATA = os.environ.get("WINNOW_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+MEAN, STD = 0.2860, 0.3530  # the training set's pixel mean and standard deviation
+
+
+def read_idx(path, magic):
+    """A gzipped (or plain) IDX file as a numpy uint8 array."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    found = int.from_bytes(data[0:4], "big")
+    if found != magic:
+        sys.exit(f"'{path}' is not an IDX file of the expected kind (magic {found:#010x})")
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(magic & 0xFF)]
+    offset = 4 + 4 * len(dims)
+    return np.frombuffer(data, dtype=np.uint8, offset=offset).reshape(dims)
+
+
+def find(data_dir, stem):
+    for name in (stem, stem + ".gz"):
+        path = os.path.join(data_dir, name)
+        if os.path.exists(path):
+            return path
+    sys.exit(f"no {stem}(.gz) in '{data_dir}' (install dataset-fashion-mnist or pass --data)")
+
+
+def load_split(data_dir, prefix):
+    images = read_idx(find(data_dir, f"{prefix}-images-idx3-ubyte"), 0x00000803)
+    labels = read_idx(find(data_dir, f"{prefix}-labels-idx1-ubyte"), 0x00000801)
+    x = (torch.from_numpy(images.astype(np.float32) / 255.0) - MEAN) / STD
+    return x.reshape(len(x), -1), torch.from_numpy(labels.astype(np.int64))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy", default="infobatch",
+                        help="full, infobatch, uniform, infobatch-quantile, ucb, epsilon-greedy "
+                             "or a full spec such as 'infobatch(r=0.6,delta=0.85)'")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--prune-ratio", type=float, default=0.5)
+    parser.add_argument("--delta", type=float, default=0.875)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    parser.add_argument("--data", default=DEFAULT_DATA, help="folder with the Fashion-MNIST IDX files")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    train_x, train_y = load_split(args.data, "train")
+    test_x, test_y = load_split(args.data, "t10k")
+    n = len(train_x)
+
+    sampler = winnow.Sampler(n, args.epochs, policy=args.policy, prune_ratio=args.prune_ratio,
+                             delta=args.delta, seed=args.seed)
+    loader = DataLoader(winnow.IndexedDataset(TensorDataset(train_x, train_y)),
+                        batch_size=args.batch_size, sampler=sampler, num_workers=args.workers)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
+                                weight_decay=5e-4)
+    print(f"train_fashion_mnist.py: mlp, policy {sampler.policy_spec}, {n} samples, "
+          f"{args.epochs} epochs, {args.threads} thread(s)", file=sys.stderr)
+
+    start = time.perf_counter()
+    for epoch in range(args.epochs):
+        # Cosine decay by epoch: pruned epochs make fewer steps.
+        lr = 0.5 * args.lr * (1.0 + math.cos(math.pi * epoch / args.epochs))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        sampler.set_epoch(epoch)
+        loss_sum = torch.zeros(())
+        for ids, (x, y) in loader:
+            per_sample = F.cross_entropy(model(x), y, reduction="none")
+            loss = sampler.update(ids, per_sample)  # records scores; weighted mean
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            loss_sum += per_sample.detach().sum()
+        stats = sampler.history()[-1]
+        served = stats["forward_samples"]
+        print(f"epoch {epoch + 1:>3}/{args.epochs} [{stats['kind']:<9}] samples {served:>6} "
+              f"({100.0 * served / n:5.1f}%)  loss {loss_sum.item() / served:.4f}  "
+              f"elapsed {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    wall = time.perf_counter() - start
+
+    model.eval()
+    with torch.no_grad():
+        correct = sum(int((model(test_x[i:i + 1000]).argmax(1) == test_y[i:i + 1000]).sum())
+                      for i in range(0, len(test_x), 1000))
+    accuracy = correct / len(test_x)
+    totals = sampler.totals()
+    print(f"mlp {sampler.policy_spec} seed {args.seed}: test accuracy {accuracy:.4f}, forward "
+          f"samples {totals['forward_samples']} of {totals['full_forward_samples']} (saved "
+          f"{100.0 * totals['saved_fraction']:.1f}%), train {wall:.1f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""winnow: dynamic data pruning (InfoBatch and friends) for PyTorch training loops.
+
+    import winnow
+    sampler = winnow.Sampler(len(dataset), num_epochs, policy="infobatch")
+    loader = DataLoader(winnow.IndexedDataset(dataset), batch_size=128, sampler=sampler)
+    for epoch in range(num_epochs):
+        for ids, (x, y) in loader:
+            per_sample = F.cross_entropy(model(x), y, reduction="none")
+            loss = sampler.update(ids, per_sample)   # records scores, weighted mean
+            loss.backward(); ...
+
+The pruning itself (scores, policies, epoch plans, statistics, save format) is
+winnow's C++ core, reached through the `_winnow` extension; this package is
+the thin torch layer over it.
+"""
+
+from ._winnow import DynamicPruner, Error, policy_names
+from .data import IndexedDataset
+from .sampler import Sampler, policy_spec
+
+Error.__module__ = "winnow"  # shown as winnow.Error; a ValueError
+
+__all__ = ["DynamicPruner", "Error", "IndexedDataset", "Sampler", "policy_names", "policy_spec"]
+__version__ = "0.1.0"

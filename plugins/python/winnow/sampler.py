@@ -1,0 +1,311 @@
+"""Sampler: a torch.utils.data.Sampler serving winnow's epoch plans."""
+
+import math
+import weakref
+
+import torch.utils.data
+
+from ._winnow import DynamicPruner
+from .loss import DeviceTables, check_inputs, host_update
+
+_FORMAT = "winnow.Sampler/1"
+
+
+def policy_spec(policy="infobatch", prune_ratio=0.5, delta=0.875):
+    """The core's spec string for a policy name and the two common knobs.
+
+    ``prune_ratio`` is ``r`` for infobatch and uniform (the share of below-mean
+    samples skipped, not a share of the data set) and the hard-pruned share for
+    ucb and epsilon-greedy. A policy given with parameters, e.g.
+    ``"infobatch(r=0.3,delta=0.9)"``, and ``"full"`` are used as written.
+    """
+    if "(" in policy or policy == "full":
+        return policy
+    if policy in ("infobatch", "uniform"):
+        return f"{policy}(r={prune_ratio!r},delta={delta!r})"
+    if policy in ("ucb", "epsilon-greedy"):
+        return f"{policy}(prune={prune_ratio!r},delta={delta!r})"
+    return f"{policy}(delta={delta!r})"
+
+
+class Sampler(torch.utils.data.Sampler):
+    """Serves one pruned training run, epoch by epoch, to a DataLoader.
+
+        sampler = winnow.Sampler(len(ds), num_epochs, policy="infobatch")
+        loader = DataLoader(winnow.IndexedDataset(ds), batch_size=128, sampler=sampler)
+        for epoch in range(num_epochs):
+            for ids, (x, y) in loader:
+                loss = sampler.update(ids, F.cross_entropy(model(x), y, reduction="none"))
+
+    - ``iter(sampler)`` begins the next epoch and yields its plan (ints).
+    - ``len(sampler)`` is the coming epoch's length, exact before iteration
+      starts (the plan is built then; building is idempotent until served).
+    - ``steps_per_epoch(bs)`` / ``total_steps(bs)`` size schedulers; the run
+      total is an upper bound until every epoch is planned, so a OneCycleLR
+      sized with it never overflows.
+    - ``update(ids, per_sample_loss)`` records scores and returns the weighted
+      mean loss (never modifies its input; autograd and autocast are fine).
+    - ``state_dict()`` / ``load_state_dict()`` resume mid-epoch with the same
+      remaining ids and the same later plans; the sampler pickles.
+
+    The sampler itself lives in the main process (DataLoader workers only get
+    the dataset), so it works with any ``num_workers`` and start method.
+    """
+
+    _CHUNK = 1024  # ids taken from the core at a time
+
+    def __init__(self, num_samples, num_epochs, policy="infobatch", prune_ratio=0.5,
+                 delta=0.875, seed=0, *, device_tables=None):
+        # torch's Sampler.__init__ only wants a data_source it ignores.
+        self._core = DynamicPruner(int(num_samples), int(num_epochs),
+                                   policy_spec(policy, prune_ratio, delta), int(seed))
+        self._device_tables = device_tables
+        self._setup()
+
+    def _setup(self):
+        self._tables = None      # DeviceTables once a device loss was seen
+        self._active = None      # token of the iterator serving the current epoch
+        self._position = 0       # ids of the current plan handed out
+        self._generation = self._core.plan_generation
+        self._resume = None      # restored mid-epoch: position to continue from
+
+    # --- the core -------------------------------------------------------------
+    @property
+    def pruner(self):
+        """The C++ DynamicPruner (winnow._winnow) behind this sampler."""
+        return self._core
+
+    def _begin(self):
+        """Builds (or keeps) the coming epoch's plan; returns its length."""
+        size = self._core.begin_epoch()
+        if self._core.plan_generation != self._generation:
+            self._generation = self._core.plan_generation
+            self._position = 0
+        return size
+
+    # --- torch Sampler ------------------------------------------------------
+    def __len__(self):
+        if self._resume is not None:
+            return self._core.plan_size() - self._resume
+        if self._active is not None:
+            return self._core.plan_size()  # the epoch being served
+        return self._begin()
+
+    def __iter__(self):
+        token = object()
+        head = None
+        if self._resume is not None:
+            start, self._resume = self._resume, None
+            head = self._core.plan_ids()[start:self._core.position]
+            self._position = start
+        else:
+            self._begin()
+        self._active = token
+        return self._serve(token, head)
+
+    def _serve(self, token, head):
+        core = self._core
+        try:
+            if head is not None:
+                for i in head.tolist():
+                    if self._active is not token:
+                        return
+                    self._position += 1
+                    yield i
+            while self._active is token:
+                chunk = core.next_batch(self._CHUNK)
+                if chunk is None:
+                    return
+                for i in chunk.tolist():
+                    if self._active is not token:
+                        return
+                    self._position += 1
+                    yield i
+        finally:
+            if self._active is token:
+                self._active = None
+
+    # --- epochs and steps ---------------------------------------------------------
+    def _served_epoch(self):
+        """The epoch last begun (served in part or in full), or None."""
+        core = self._core
+        if self._resume is not None or core.position > 0 or core.epoch_finished:
+            return core.epoch
+        return core.epoch - 1 if core.epoch > 0 else None
+
+    def _coming_epoch(self):
+        core = self._core
+        if self._resume is not None:
+            return core.epoch
+        if core.position > 0 or core.epoch_finished:
+            return core.epoch + 1
+        return core.epoch
+
+    def set_epoch(self, epoch):
+        """Checks the epoch index; winnow serves epochs in order by itself.
+
+        Accepts the coming epoch (the usual call before each epoch) and the one
+        last begun; anything else raises ValueError (use load_state_dict to go
+        back to a saved point).
+        """
+        epoch = int(epoch)
+        coming, served = self._coming_epoch(), self._served_epoch()
+        if epoch == coming or epoch == served:
+            return
+        last = "no epoch served yet" if served is None else f"epoch {served} was begun last"
+        raise ValueError(f"set_epoch({epoch}): this sampler serves epoch {coming} next ({last}); "
+                         f"winnow plans epochs in order from the scores it has seen and cannot "
+                         f"skip or repeat one. Call set_epoch({coming}) or nothing; to go back, "
+                         f"load_state_dict() a saved state")
+
+    @property
+    def epoch(self):
+        """The epoch the next iteration serves."""
+        return self._coming_epoch()
+
+    def steps_per_epoch(self, batch_size, drop_last=False):
+        """Batches of the coming epoch (exact: its plan is built now)."""
+        batch_size = _positive(batch_size, "steps_per_epoch")
+        n = len(self)
+        return n // batch_size if drop_last else -(-n // batch_size)
+
+    def total_steps(self, batch_size):
+        """Batches of the whole run: exact for planned epochs, an upper bound (all
+        data) for the rest, so a step-based schedule sized with it never overflows."""
+        return self._core.total_planned_steps(_positive(batch_size, "total_steps"))
+
+    # --- the loss step ------------------------------------------------------------
+    def update(self, ids, per_sample_loss):
+        """Records the raw per-sample losses of `ids` as scores and returns the
+        weighted mean loss, mean(w_i * l_i), with the current plan's weights."""
+        ids = check_inputs(per_sample_loss, ids)
+        tables = self._tables_for(per_sample_loss.device)
+        if tables is None:
+            return host_update(self._core, per_sample_loss, ids)
+        return tables.update(self._core, per_sample_loss, ids)
+
+    def _tables_for(self, device):
+        if self._tables is not None:
+            if self._tables.device != device and device.type != "cpu":
+                raise ValueError(f"update: this sampler keeps its scores on {self._tables.device}; "
+                                 f"got a loss on {device}")
+            return self._tables
+        wanted = self._device_tables
+        if wanted is None:
+            wanted = device.type != "cpu"
+        if not wanted:
+            return None
+        self._tables = DeviceTables(device)
+        ref = weakref.ref(self)
+
+        def pull():
+            sampler = ref()
+            if sampler is not None and sampler._tables is not None:
+                sampler._tables.pull(sampler._core)
+
+        self._core.set_score_sync(pull)
+        return self._tables
+
+    def weights(self, ids):
+        """The current plan's loss weights of `ids` (numpy float32)."""
+        return self._core.weights(_as_ids(ids))
+
+    def scores(self):
+        """Every sample's score (numpy float32 copy, device scores included)."""
+        self._core.sync_scores()
+        return self._core.scores()
+
+    # --- statistics ---------------------------------------------------------------
+    @property
+    def num_samples(self):
+        return self._core.num_samples
+
+    @property
+    def num_epochs(self):
+        return self._core.num_epochs
+
+    @property
+    def policy_spec(self):
+        return self._core.policy_spec()
+
+    def history(self):
+        """Per finished epoch: epoch, kind, planned/forward/full_forward samples,
+        candidates, saved_fraction."""
+        return self._core.history()
+
+    def totals(self):
+        """Run totals: epochs, forward_samples, full_forward_samples, saved_fraction."""
+        return self._core.totals()
+
+    # --- checkpoints ----------------------------------------------------------------
+    def state_dict(self, consumed=None):
+        """The whole sampler state: the core's bytes and the position in the epoch.
+
+        The position is the number of the current epoch's ids handed out. A
+        DataLoader reads ahead, so when saving mid-epoch from a training loop
+        pass ``consumed`` (samples of this epoch the loop actually trained on)
+        to resume exactly there.
+        """
+        position = self._resume if self._resume is not None else self._position
+        if self._resume is None and self._core.position == 0:
+            position = 0
+        if consumed is not None:
+            consumed = int(consumed)
+            if not 0 <= consumed <= position:
+                raise ValueError(f"state_dict(consumed={consumed}): only {position} ids of this "
+                                 f"epoch were handed out")
+            position = consumed
+        return {"format": _FORMAT, "pruner": self._core.to_bytes(), "position": position}
+
+    def load_state_dict(self, state):
+        """Restores a state_dict(); the next iteration continues where it was saved."""
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            raise ValueError("load_state_dict: not a winnow.Sampler state_dict")
+        data = bytes(state["pruner"])
+        restored = DynamicPruner.from_bytes(data, "state_dict")
+        if restored.num_samples != self._core.num_samples:
+            raise ValueError(f"load_state_dict: the state holds a pruner for "
+                             f"{restored.num_samples} samples, this sampler serves "
+                             f"{self._core.num_samples}")
+        position = int(state["position"])
+        if not 0 <= position <= restored.position:
+            raise ValueError(f"load_state_dict: position {position} is outside the served part "
+                             f"(0..{restored.position}) of the saved epoch")
+        self._core.restore(data, "state_dict")  # keeps a device score-sync hook
+        self._restored(position)
+
+    def _restored(self, position):
+        core = self._core
+        self._active = None
+        self._generation = core.plan_generation
+        self._position = position
+        self._resume = position if core.position > 0 and position < core.plan_size() else None
+
+    def __getstate__(self):
+        return {"state": self.state_dict(), "device_tables": self._device_tables}
+
+    def __setstate__(self, state):
+        s = state["state"]
+        self._core = DynamicPruner.from_bytes(bytes(s["pruner"]), "pickle")
+        self._device_tables = state["device_tables"]
+        self._setup()
+        self._restored(int(s["position"]))
+
+    def __repr__(self):
+        return (f"winnow.Sampler({self.num_samples} samples, {self.num_epochs} epochs, "
+                f"policy {self.policy_spec!r}, next epoch {self.epoch})")
+
+
+def _positive(value, what):
+    value = int(value)
+    if value <= 0:
+        raise ValueError(f"{what}: batch_size must be positive, got {value}")
+    return value
+
+
+def _as_ids(ids):
+    import numpy as np
+
+    if isinstance(ids, torch.Tensor):
+        return ids.detach().to("cpu", torch.int64).contiguous().numpy()
+    return np.asarray(ids)
