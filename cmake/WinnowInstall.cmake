@@ -15,6 +15,9 @@ endif()
 if(TARGET winnow_index)
   install(EXPORT winnowIndexTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
 endif()
+if(TARGET winnow_curation)
+  install(EXPORT winnowCurationTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
+endif()
 
 configure_package_config_file(cmake/winnowConfig.cmake.in
   ${PROJECT_BINARY_DIR}/winnowConfig.cmake

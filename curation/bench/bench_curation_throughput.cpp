@@ -1,0 +1,138 @@
+// bench_curation_throughput: per-sample cost of the ingest building blocks on
+// one core, streaming `--n` Fashion-MNIST train images one at a time:
+// embed -> index search (k candidates) -> near-duplicate verification of the
+// candidates -> label quality and gain from the same search -> index add.
+// Reports samples/s of the whole chain and microseconds per stage.
+//
+//   bench_curation_throughput --embedder "pixels(pool=2,dim=64)"
+//     --index "hnsw(M=16,efConstruction=40,efSearch=32)" --batch 256 --json tp.json
+#include <algorithm>
+
+#include <CLI/CLI.hpp>
+
+#include "bench_util.h"
+#include "winnow/curation/embedder.h"
+#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/information_gain.h"
+#include "winnow/curation/label_quality.h"
+#include "winnow/curation/near_duplicate_finder.h"
+#include "winnow/index/vector_index_factory.h"
+
+using namespace winnow::curation;
+using namespace winnow::curation::bench;
+
+int main(int argc, char** argv) {
+  CLI::App app{"throughput of the curation building blocks"};
+  std::string images = kFashionDir + "/train-images-idx3-ubyte.gz";
+  std::string labels_path = kFashionDir + "/train-labels-idx1-ubyte.gz";
+  std::string embedder_spec = "pixels(pool=2,dim=64)";
+  std::string index_config = "hnsw(M=16,efConstruction=40,efSearch=32)";
+  std::string json_path;
+  std::size_t limit = 60000;
+  int k = 10;
+  double min_candidate = 0.95;
+  std::size_t batch = 1;
+  app.add_option("--images", images, "IDX images file");
+  app.add_option("--labels", labels_path, "IDX labels file");
+  app.add_option("--embedder", embedder_spec, "embedder spec");
+  app.add_option("--index", index_config, "vector index config");
+  app.add_option("--n", limit, "samples to stream");
+  app.add_option("--k", k, "neighbours per search");
+  app.add_option("--min-candidate", min_candidate, "index cosine below which candidates are not verified");
+  app.add_option("--batch", batch,
+                 "index adds are batched this many samples at a time (searches see the index "
+                 "as of the last batch; FAISS 1.7.3's HNSW add costs O(index size) per call)");
+  app.add_option("--json", json_path, "also write the JSON here");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto start = Clock::now();
+  std::vector<ManifestRecord> records = import_idx(images, labels_path, "train");
+  const std::size_t n = std::min(limit, records.size());
+  std::vector<int> labels(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    labels[i] = std::stoi(*records[i].label);
+  }
+  const double load_s = seconds_since(start);
+
+  EmbedderOptions eopt;
+  eopt.width = records[0].width;
+  eopt.height = records[0].height;
+  const auto embedder = make_embedder(embedder_spec, eopt);
+  auto index = winnow::index::make_vector_index(index_config, embedder->dim());
+  const ImageNearDuplicateVerifier verifier;
+  NearDuplicateFinderOptions fopt;
+  fopt.candidates = k;
+  fopt.min_candidate_similarity = min_candidate;
+  const NearDuplicateFinder finder(*index, verifier, fopt);
+  LabelQualityOptions lopt;
+  lopt.k = k;
+  const LabelQuality lq(lopt);
+  const RecordLookup rec_lookup = [&](std::int64_t id) { return &records[static_cast<std::size_t>(id)]; };
+  const LabelLookup label_lookup = [&](std::int64_t id) -> std::optional<int> {
+    return labels[static_cast<std::size_t>(id)];
+  };
+
+  std::vector<float> vec(embedder->dim());
+  double t_embed = 0, t_search = 0, t_verify = 0, t_score = 0, t_add = 0;
+  std::size_t dups = 0, flagged = 0, verified = 0;
+  double gain_sum = 0;
+  std::vector<std::int64_t> pending_ids;
+  std::vector<float> pending;
+  const double cpu0 = thread_cpu_seconds();
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto a = Clock::now();
+    embedder->embed(records[i], vec.data());
+    auto b = Clock::now();
+    t_embed += std::chrono::duration<double>(b - a).count();
+    winnow::index::SearchResults res{1, 0, {}, {}};
+    if (index->size() > 0) {
+      res = index->search(1, vec.data(), k);
+    }
+    a = Clock::now();
+    t_search += std::chrono::duration<double>(a - b).count();
+    const NearDuplicateMatch m = finder.verify(res, 0, records[i], rec_lookup);
+    dups += m.found;
+    verified += static_cast<std::size_t>(m.candidates_checked);
+    b = Clock::now();
+    t_verify += std::chrono::duration<double>(b - a).count();
+    flagged += lq.score(res, 0, labels[i], label_lookup).flagged;
+    gain_sum += information_gain(res, 0);
+    a = Clock::now();
+    t_score += std::chrono::duration<double>(a - b).count();
+    pending_ids.push_back(static_cast<std::int64_t>(i));
+    pending.insert(pending.end(), vec.begin(), vec.end());
+    if (pending_ids.size() >= batch || i + 1 == n) {
+      index->add(pending_ids, pending);
+      pending_ids.clear();
+      pending.clear();
+    }
+    t_add += seconds_since(a);
+  }
+  const double run_s = seconds_since(t0);
+  const double run_cpu = thread_cpu_seconds() - cpu0;
+  const double us = 1e6 / double(n);
+  nlohmann::json out = {
+      {"benchmark", "curation_throughput"},
+      {"samples", n},
+      {"embedder", embedder->spec()},
+      {"index", index->config()},
+      {"verifier", verifier.name()},
+      {"k", k},
+      {"batch", batch},
+      {"min_candidate_similarity", min_candidate},
+      {"samples_per_s", double(n) / run_s},
+      {"samples_per_cpu_s", double(n) / run_cpu},
+      {"us_per_sample",
+       {{"embed", t_embed * us}, {"search", t_search * us}, {"verify", t_verify * us},
+        {"label_quality_and_gain", t_score * us}, {"index_add", t_add * us}}},
+      {"candidates_verified_per_sample", double(verified) / double(n)},
+      {"near_duplicates_found", dups},
+      {"label_flags", flagged},
+      {"mean_gain", gain_sum / double(n)},
+      {"load_s", load_s},
+      {"run_s", run_s},
+      {"run_cpu_s", run_cpu},
+  };
+  return emit(out, json_path);
+}

@@ -1,0 +1,83 @@
+// Verifying near-duplicate candidates with a content-level similarity.
+//
+// The index proposes candidates by cosine similarity of embeddings; a
+// verifier then compares the contents themselves, with a measure chosen to
+// survive the edits a re-submitted sample typically has.
+//
+// Images (ImageNearDuplicateVerifier): the maximum, over shifts (dx, dy) in
+// [-max_shift, max_shift]^2, of the Pearson correlation of the overlapping
+// pixels. Pearson ignores brightness and contrast changes (an affine change
+// of the grey levels); the shifts absorb small translations. Two constant
+// images have similarity 1 when their grey levels are equal, otherwise 0;
+// a constant and a non-constant image have 0.
+//
+// Text (TextNearDuplicateVerifier): Jaccard similarity of the sets of
+// character (codepoint) shingles of length n, compared as XXH3-64 hashes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "winnow/curation/manifest_record.h"
+
+namespace winnow::curation {
+
+class NearDuplicateVerifier {
+ public:
+  virtual ~NearDuplicateVerifier() = default;
+  // e.g. "image-pearson(max_shift=1)".
+  virtual std::string name() const = 0;
+  // Pairs with similarity() >= threshold() are near duplicates.
+  virtual double threshold() const = 0;
+  // Similarity of two records' contents in [-1, 1] (images) or [0, 1] (text).
+  // Throws winnow::Error naming the keys when the records cannot be compared.
+  virtual double similarity(const ManifestRecord& a, const ManifestRecord& b) const = 0;
+};
+
+struct ImageVerifierOptions {
+  int max_shift = 1;
+  double threshold = 0.99;  // default chosen from bench_near_duplicates (docs/curation.md)
+};
+
+class ImageNearDuplicateVerifier final : public NearDuplicateVerifier {
+ public:
+  explicit ImageNearDuplicateVerifier(ImageVerifierOptions options = {});
+  std::string name() const override;
+  double threshold() const override { return options_.threshold; }
+  double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
+
+  // The measure on raw images of the same size.
+  static double shifted_pearson(const std::uint8_t* a, const std::uint8_t* b, std::size_t width,
+                                std::size_t height, int max_shift);
+
+ private:
+  ImageVerifierOptions options_;
+};
+
+struct TextVerifierOptions {
+  int shingle = 5;          // codepoints per shingle
+  double threshold = 0.8;   // Jaccard
+};
+
+class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
+ public:
+  explicit TextNearDuplicateVerifier(TextVerifierOptions options = {});
+  std::string name() const override;
+  double threshold() const override { return options_.threshold; }
+  double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
+
+  // Sorted, unique shingle hashes of a text.
+  static std::vector<std::uint64_t> shingles(const std::string& text, int n);
+  static double jaccard(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
+
+ private:
+  TextVerifierOptions options_;
+};
+
+// Width and height of a pixels record: the given ones, or a square side when
+// neither is given and the pixel count is a perfect square. Throws otherwise.
+void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& height);
+
+}  // namespace winnow::curation

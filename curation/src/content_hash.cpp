@@ -1,0 +1,109 @@
+#include "winnow/curation/content_hash.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+// Header-only xxhash: no link dependency for installed consumers. GCC 12
+// reports false -Warray-bounds positives inside its inlined update loop.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "winnow/error.h"
+
+namespace winnow::curation {
+
+namespace {
+
+std::uint64_t seed_of(ContentKind kind) {
+  switch (kind) {
+    case ContentKind::path:
+      return 0;
+    case ContentKind::text:
+      return 1;
+    case ContentKind::pixels:
+      return 2;
+  }
+  return 0;
+}
+
+std::string to_hex(const XXH128_hash_t& hash) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  static const char* digits = "0123456789abcdef";
+  std::string out(32, '0');
+  for (std::size_t i = 0; i < 16; ++i) {
+    out[2 * i] = digits[canonical.digest[i] >> 4];
+    out[2 * i + 1] = digits[canonical.digest[i] & 0xF];
+  }
+  return out;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+struct StateFree {
+  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+};
+
+}  // namespace
+
+const char* to_string(ContentKind kind) {
+  switch (kind) {
+    case ContentKind::path:
+      return "path";
+    case ContentKind::text:
+      return "text";
+    case ContentKind::pixels:
+      return "pixels";
+  }
+  return "unknown";
+}
+
+std::string content_hash(ContentKind kind, const void* data, std::size_t size) {
+  return to_hex(XXH3_128bits_withSeed(data, size, seed_of(kind)));
+}
+
+std::string file_content_hash(const std::string& path) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  WINNOW_THROW_IF_NOT(file != nullptr, "cannot open file '{}': {}", path, std::strerror(errno));
+  std::unique_ptr<XXH3_state_t, StateFree> state(XXH3_createState());
+  WINNOW_THROW_IF_NOT(state != nullptr, "cannot hash file '{}': out of memory", path);
+  XXH3_128bits_reset_withSeed(state.get(), seed_of(ContentKind::path));
+  std::vector<unsigned char> buffer(1 << 16);
+  for (;;) {
+    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
+    if (n > 0) {
+      XXH3_128bits_update(state.get(), buffer.data(), n);
+    }
+    if (n < buffer.size()) {
+      WINNOW_THROW_IF_NOT(!std::ferror(file.get()), "cannot read file '{}': {}", path,
+                          std::strerror(errno));
+      break;
+    }
+  }
+  return to_hex(XXH3_128bits_digest(state.get()));
+}
+
+std::string record_content_hash(const ManifestRecord& record) {
+  switch (record.kind) {
+    case ContentKind::path:
+      return file_content_hash(record.resolved_path.empty() ? record.path : record.resolved_path);
+    case ContentKind::text:
+      return content_hash(ContentKind::text, record.text.data(), record.text.size());
+    case ContentKind::pixels:
+      return content_hash(ContentKind::pixels, record.pixels.data(), record.pixels.size());
+  }
+  return {};
+}
+
+std::uint64_t hash64(std::string_view data, std::uint64_t seed) {
+  return XXH3_64bits_withSeed(data.data(), data.size(), seed);
+}
+
+}  // namespace winnow::curation
+
+#pragma GCC diagnostic pop
