@@ -6,9 +6,20 @@
 //   train_fashion_mnist --model mlp --policy infobatch --epochs 15 --json run.json
 //
 // Progress goes to stderr (one line per epoch); --json writes the results.
+//
+// Data-parallel on CPU processes (c10d / Gloo), W processes sharing an init file:
+//
+//   train_fashion_mnist --world-size 2 --rank 0 --init /tmp/init &
+//   train_fashion_mnist --world-size 2 --rank 1 --init /tmp/init
+//
+// Every rank builds the same plan and trains its shard (DistributedPrunedLoss
+// keeps the score tables identical); gradients are averaged with one
+// allreduce per step (LibTorch 1.13 has no C++ DDP module). Only rank 0
+// writes --json.
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +32,9 @@
 #include "winnow/torch/indexed_dataset.h"
 #include "winnow/torch/plan_sampler.h"
 #include "winnow/torch/pruned_loss.h"
+#ifdef WINNOW_TORCH_HAS_DISTRIBUTED
+#include "winnow/torch/distributed_pruned_loss.h"
+#endif
 
 namespace {
 
@@ -46,6 +60,9 @@ struct Options {
   std::int64_t train_limit = 0;
   std::string data_dir = ex::default_fashion_mnist_dir();
   std::string device = "cpu";
+  int world_size = 1;
+  int rank = 0;
+  std::string init;  // c10d::FileStore path shared by the ranks
 };
 
 // The policy spec for the command-line flags: --prune-ratio is r for the
@@ -88,12 +105,59 @@ int run(const Options& o) {
   const ex::LabelledImages test = ex::load_fashion_mnist(o.data_dir, ex::Split::Test);
   const auto n = static_cast<std::uint64_t>(train.images.size(0));
 
-  auto pruner = std::make_shared<winnow::DynamicPruner>(n, o.epochs, policy_spec(o), o.seed);
+  winnow::PrunerOptions pruner_options;
+  pruner_options.num_samples = n;
+  pruner_options.num_epochs = o.epochs;
+  pruner_options.policy = policy_spec(o);
+  pruner_options.seed = o.seed;
+  pruner_options.world_size = static_cast<std::uint64_t>(o.world_size);
+  pruner_options.rank = static_cast<std::uint64_t>(o.rank);
+  auto pruner = std::make_shared<winnow::DynamicPruner>(pruner_options);
   winnow::PlanSampler sampler(pruner);
   auto loader = torch::data::make_data_loader(
       winnow::IndexedTensorDataset(train.images, train.labels), sampler,
       torch::data::DataLoaderOptions().batch_size(static_cast<std::size_t>(o.batch_size)).workers(o.workers));
-  winnow::PrunedLoss pruned_loss(pruner, device);
+  // The loss helper, and after backward the gradient averaging across ranks.
+  std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> pruned_loss;
+  std::function<void(torch::nn::Module&)> average_gradients = [](torch::nn::Module&) {};
+  const bool distributed = o.world_size > 1;
+  if (!distributed) {
+    pruned_loss = [helper = std::make_shared<winnow::PrunedLoss>(pruner, device)](
+                      const at::Tensor& l, const at::Tensor& ids) { return (*helper)(l, ids); };
+  } else {
+#ifdef WINNOW_TORCH_HAS_DISTRIBUTED
+    WINNOW_THROW_IF_NOT(device.is_cpu(), "--world-size {}: data-parallel runs use Gloo on the CPU",
+                        o.world_size);
+    WINNOW_THROW_IF_NOT(!o.init.empty(), "--world-size {} needs --init FILE (shared by the ranks)",
+                        o.world_size);
+    auto group = winnow::make_gloo_group(o.init, o.world_size, o.rank);
+    pruned_loss = [helper = std::make_shared<winnow::DistributedPrunedLoss>(pruner, group)](
+                      const at::Tensor& l, const at::Tensor& ids) { return (*helper)(l, ids); };
+    average_gradients = [group, world = o.world_size](torch::nn::Module& module) {
+      // One allreduce of all gradients, flattened into one buffer.
+      std::vector<at::Tensor> grads;
+      for (auto& p : module.parameters()) {
+        if (p.grad().defined()) grads.push_back(p.grad());
+      }
+      if (grads.empty()) return;
+      std::vector<at::Tensor> flat{torch::cat([&] {
+        std::vector<at::Tensor> views;
+        for (auto& g : grads) views.push_back(g.reshape({-1}));
+        return views;
+      }())};
+      group->allreduce(flat)->wait();
+      flat[0].div_(world);
+      std::int64_t offset = 0;
+      for (auto& g : grads) {
+        g.copy_(flat[0].narrow(0, offset, g.numel()).view_as(g));
+        offset += g.numel();
+      }
+    };
+#else
+    WINNOW_THROW("--world-size {}: this build has no c10d/Gloo support (install libgloo-dev)",
+                 o.world_size);
+#endif
+  }
 
   auto model = ex::make_classifier(o.model);
   model->to(device);
@@ -102,7 +166,12 @@ int run(const Options& o) {
 
   std::cerr << "train_fashion_mnist: " << o.model << ", policy " << pruner->policy_spec() << ", "
             << n << " samples, " << o.epochs << " epochs, " << o.threads << " thread(s), "
-            << device << "\n";
+            << device;
+  if (distributed) {
+    std::cerr << ", rank " << o.rank << " of " << o.world_size << " (" << pruner->steps_this_epoch(
+        static_cast<std::uint64_t>(o.batch_size)) << " steps in epoch 1)";
+  }
+  std::cerr << "\n";
   nlohmann::json per_epoch = nlohmann::json::array();
   double loss_seconds = 0.0;
   const auto start = Clock::now();
@@ -114,6 +183,7 @@ int run(const Options& o) {
       static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
     }
     at::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
+    std::uint64_t steps = 0;
     for (winnow::IndexedBatch& batch : *loader) {
       const auto logits = model->forward(batch.data.to(device));
       const auto per_sample = torch::nn::functional::cross_entropy(
@@ -124,19 +194,28 @@ int run(const Options& o) {
       loss_seconds += seconds_since(loss_start);
       optimizer.zero_grad();
       loss.backward();
+      average_gradients(*model);
       optimizer.step();
+      ++steps;
       loss_sum += per_sample.detach().sum();
     }
     const winnow::EpochStats& stats = pruner->history().back();
-    const double mean_loss = loss_sum.item<double>() / static_cast<double>(stats.forward_samples);
+    // forward_samples counts every rank's samples; this rank served 1/W of them.
+    const std::uint64_t local_samples = stats.forward_samples / static_cast<std::uint64_t>(o.world_size);
+    const double mean_loss = loss_sum.item<double>() / static_cast<double>(local_samples);
     const double elapsed = seconds_since(start);
-    std::cerr << fmt::format("epoch {:>3}/{} [{:<9}] samples {:>6} ({:5.1f}%)  loss {:.4f}  elapsed {:.1f}s\n",
+    std::cerr << fmt::format("{}epoch {:>3}/{} [{:<9}] samples {:>6} ({:5.1f}%)  loss {:.4f}  elapsed {:.1f}s",
+                             distributed ? fmt::format("rank {}: ", o.rank) : std::string(),
                              epoch + 1, o.epochs, winnow::to_string(stats.kind), stats.forward_samples,
                              100.0 * static_cast<double>(stats.forward_samples) / static_cast<double>(n),
                              mean_loss, elapsed);
+    if (distributed) std::cerr << fmt::format("  plan {} -> {} per rank, {} steps, plan hash {:016x}", stats.planned_samples, local_samples, steps, pruner->plan_hash());
+    std::cerr << "\n";
     per_epoch.push_back({{"epoch", epoch},
                          {"kind", winnow::to_string(stats.kind)},
                          {"forward_samples", stats.forward_samples},
+                         {"planned_samples", stats.planned_samples},
+                         {"steps_per_rank", steps},
                          {"full_forward_samples", stats.full_forward_samples},
                          {"train_loss", mean_loss},
                          {"lr", lr},
@@ -158,6 +237,7 @@ int run(const Options& o) {
       {"lr", o.lr},
       {"device", device.str()},
       {"train_samples", n},
+      {"world_size", o.world_size},
       {"test_accuracy", accuracy},
       {"forward_samples", totals.forward_samples},
       {"full_forward_samples", totals.full_forward_samples},
@@ -167,12 +247,13 @@ int run(const Options& o) {
       {"sampler_seconds", sampler.seconds_spent() + loss_seconds},
       {"per_epoch", per_epoch},
   };
+  if (distributed) std::cout << "rank " << o.rank << ": ";
   std::cout << fmt::format("{} {} seed {}: test accuracy {:.4f}, forward samples {} of {} (saved {:.1f}%), "
                            "train {:.1f}s, in winnow {:.2f}s\n",
                            o.model, pruner->policy_spec(), o.seed, accuracy, totals.forward_samples,
                            totals.full_forward_samples, 100.0 * totals.saved_fraction(), wall_seconds,
                            result["sampler_seconds"].get<double>());
-  if (!o.json.empty()) {
+  if (!o.json.empty() && o.rank == 0) {
     std::ofstream file(o.json);
     WINNOW_THROW_IF_NOT(file.good(), "cannot write --json file '{}'", o.json);
     file << result.dump(2) << "\n";
@@ -199,7 +280,14 @@ int main(int argc, char** argv) {
   app.add_option("--train-limit", o.train_limit, "use only the first N training images (0: all)");
   app.add_option("--data", o.data_dir, "folder with the Fashion-MNIST IDX files");
   app.add_option("--device", o.device, "cpu or cuda");
+  app.add_option("--world-size", o.world_size, "data-parallel processes (c10d/Gloo on the CPU)")->check(CLI::PositiveNumber);
+  app.add_option("--rank", o.rank, "this process's rank, 0 to world-size - 1")->check(CLI::NonNegativeNumber);
+  app.add_option("--init", o.init, "c10d FileStore path shared by the ranks (remove it before a new run)");
   CLI11_PARSE(app, argc, argv);
+  if (o.rank >= o.world_size) {
+    std::cerr << "train_fashion_mnist: --rank " << o.rank << " is out of range for --world-size " << o.world_size << "\n";
+    return 1;
+  }
   try {
     return run(o);
   } catch (const winnow::Error& e) {

@@ -40,12 +40,27 @@ const PrunerOptions& checked(const PrunerOptions& o) {
                       "DynamicPruner: fixed-step mode (step_budget {}) needs a positive "
                       "batch_size",
                       o.step_budget);
+  WINNOW_THROW_IF_NOT(o.world_size >= 1, "DynamicPruner: world_size must be at least 1, got 0");
+  WINNOW_THROW_IF_NOT(o.rank < o.world_size,
+                      "DynamicPruner: rank {} is out of range for world_size {} (ranks are 0 "
+                      "to world_size - 1)",
+                      o.rank, o.world_size);
   return o;
 }
 
 std::unique_ptr<Policy> make_checked_policy(const PrunerOptions& o) {
   return PolicyRegistry::instance().make(policy_part(PolicySpec::parse(o.policy)),
                                          o.num_samples);
+}
+
+PrunerOptions basic_options(std::uint64_t num_samples, std::uint64_t num_epochs,
+                            const std::string& policy, std::uint64_t seed) {
+  PrunerOptions options;
+  options.num_samples = num_samples;
+  options.num_epochs = num_epochs;
+  options.policy = policy;
+  options.seed = seed;
+  return options;
 }
 
 // floor(fraction * count), robust to products such as 0.29 * 100 = 28.999...
@@ -64,7 +79,7 @@ DynamicPruner::DynamicPruner(const PrunerOptions& options)
 
 DynamicPruner::DynamicPruner(std::uint64_t num_samples, std::uint64_t num_epochs,
                              const std::string& policy, std::uint64_t seed)
-    : DynamicPruner(PrunerOptions{num_samples, num_epochs, policy, seed}) {}
+    : DynamicPruner(basic_options(num_samples, num_epochs, policy, seed)) {}
 
 DynamicPruner::~DynamicPruner() = default;
 DynamicPruner::DynamicPruner(DynamicPruner&&) noexcept = default;
@@ -119,10 +134,12 @@ void DynamicPruner::build_plan() {
   WINNOW_THROW_IF_NOT(!plan.ids.empty(), "policy '{}' planned an empty epoch {}",
                       policy_spec(), epoch_);
   if (fixed_step()) {
-    // The stream ends exactly at the budget: cut the last pass short.
+    // The stream ends exactly at the budget: cut the last pass short (each
+    // of the W ranks serves `left` more batches).
     const std::uint64_t left = options_.step_budget - steps_served_;
-    if (plan.steps(options_.batch_size) > left) {
-      const std::uint64_t keep = left * options_.batch_size;
+    const std::uint64_t w = options_.world_size;
+    if (steps_for(steps_for(plan.size(), w), options_.batch_size) > left) {
+      const std::uint64_t keep = left * options_.batch_size * w;
       plan.ids.resize(keep);
       if (!plan.weight_codes.empty()) {
         plan.weight_codes.resize(keep);
@@ -132,11 +149,34 @@ void DynamicPruner::build_plan() {
   }
   weights_.take(plan);
   plan_ = std::move(plan);
+  build_shard();
   plan_built_ = true;
   epoch_finished_ = false;
   cursor_ = 0;
   ++plan_generation_;
 }
+
+std::uint64_t DynamicPruner::shard_size() const {
+  return sharded() ? shard_.size() : plan_.size();
+}
+
+void DynamicPruner::build_shard() {
+  shard_.clear();
+  if (!sharded()) return;
+  // Positions [r*L, (r+1)*L) of the plan extended by wrap-around to W*L.
+  const std::uint64_t p = plan_.size();
+  const std::uint64_t l = steps_for(p, options_.world_size);
+  shard_.resize(l);
+  const std::uint64_t start = options_.rank * l;
+  for (std::uint64_t j = 0; j < l; ++j) shard_[j] = plan_.ids[(start + j) % p];
+}
+
+const std::vector<std::uint64_t>& DynamicPruner::shard() {
+  plan();
+  return sharded() ? shard_ : plan_.ids;
+}
+
+std::uint64_t DynamicPruner::plan_hash() { return winnow::plan_hash(plan()); }
 
 void DynamicPruner::advance_epoch() {
   ++epoch_;
@@ -176,13 +216,15 @@ std::optional<PlanBatch> DynamicPruner::next_batch(std::uint64_t batch_size) {
     advance_epoch();
     build_plan();
   }
-  const std::uint64_t count = std::min<std::uint64_t>(batch_size, plan_.size() - cursor_);
-  PlanBatch batch{plan_.ids.data() + cursor_, static_cast<std::size_t>(count), cursor_, epoch_};
+  const std::uint64_t size = shard_size();
+  const std::uint64_t* ids = sharded() ? shard_.data() : plan_.ids.data();
+  const std::uint64_t count = std::min<std::uint64_t>(batch_size, size - cursor_);
+  PlanBatch batch{ids + cursor_, static_cast<std::size_t>(count), cursor_, epoch_};
   cursor_ += count;
   ++steps_served_;
   // Statistics are complete as soon as the last batch is out; the plan and
   // its weights stay until the next epoch begins, so late updates are fine.
-  if (cursor_ == plan_.size()) finish_epoch();
+  if (cursor_ == size) finish_epoch();
   return batch;
 }
 
@@ -193,7 +235,7 @@ void DynamicPruner::finish_epoch() {
   stats.epoch = epoch_;
   stats.kind = plan_.kind;
   stats.planned_samples = plan_.size();
-  stats.forward_samples = cursor_;
+  stats.forward_samples = cursor_ * options_.world_size;  // all ranks, in lockstep
   stats.full_forward_samples = num_samples();
   stats.candidates = plan_.candidates;
   history_.push_back(stats);
@@ -223,7 +265,8 @@ float DynamicPruner::weight(std::uint64_t id) const {
 }
 
 std::uint64_t DynamicPruner::steps_this_epoch(std::uint64_t batch_size) {
-  return plan().steps(batch_size);
+  plan();
+  return steps_for(shard_size(), batch_size);
 }
 
 std::uint64_t DynamicPruner::total_planned_steps(std::uint64_t batch_size) {
@@ -236,15 +279,16 @@ std::uint64_t DynamicPruner::total_planned_steps(std::uint64_t batch_size) {
     return options_.step_budget;
   }
   std::uint64_t total = 0;
-  for (const EpochStats& e : history_) total += steps_for(e.forward_samples, batch_size);
+  const std::uint64_t w = options_.world_size;
+  for (const EpochStats& e : history_) total += steps_for(e.forward_samples / w, batch_size);
   std::uint64_t next_unplanned = epoch_;
   if (plan_built_) {
-    if (!epoch_finished_) total += plan_.steps(batch_size);
+    if (!epoch_finished_) total += steps_for(shard_size(), batch_size);
     next_unplanned = epoch_ + 1;
   }
   const std::uint64_t later =
       options_.num_epochs > next_unplanned ? options_.num_epochs - next_unplanned : 0;
-  return total + later * steps_for(num_samples(), batch_size);
+  return total + later * steps_for(steps_for(num_samples(), w), batch_size);
 }
 
 RunStats DynamicPruner::totals() const {
@@ -254,7 +298,7 @@ RunStats DynamicPruner::totals() const {
     run.forward_samples += e.forward_samples;
     run.full_forward_samples += e.full_forward_samples;
   }
-  if (plan_built_ && !epoch_finished_) run.forward_samples += cursor_;
+  if (plan_built_ && !epoch_finished_) run.forward_samples += cursor_ * options_.world_size;
   if (fixed_step()) run.full_forward_samples = options_.num_epochs * num_samples();
   return run;
 }
@@ -278,5 +322,16 @@ void DynamicPruner::restore(DynamicPruner&& restored) {
 void DynamicPruner::save(const std::string& path) const { save_pruner(*this, path); }
 
 DynamicPruner DynamicPruner::load(const std::string& path) { return load_pruner(path); }
+
+DynamicPruner DynamicPruner::load_for_rank(const std::string& path, std::uint64_t world_size,
+                                           std::uint64_t rank) {
+  DynamicPruner pruner = load_pruner(path);
+  WINNOW_THROW_IF_NOT(pruner.world_size() == world_size && pruner.rank() == rank,
+                      "pruner state '{}' was saved by rank {} of {} ranks, but is loaded by "
+                      "rank {} of {}; each rank must resume from its own file with the same "
+                      "world size",
+                      path, pruner.rank(), pruner.world_size(), rank, world_size);
+  return pruner;
+}
 
 }  // namespace winnow

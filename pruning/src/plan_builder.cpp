@@ -1,8 +1,8 @@
 #include "plan_builder.h"
 
 #include <cmath>
-
 #include <limits>
+#include <memory>
 
 namespace winnow::detail {
 

@@ -23,7 +23,7 @@ namespace winnow {
 namespace {
 
 constexpr char kMagic[4] = {'W', 'N', 'P', 'R'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 // Writes little-endian PODs and keeps a running checksum of every byte.
 class Writer {
@@ -129,6 +129,8 @@ void write_pruner(const DynamicPruner& p, std::ostream& out) {
   w.pod(o.initial_score);
   w.pod(o.step_budget);
   w.pod(o.batch_size);
+  w.pod(o.world_size);
+  w.pod(o.rank);
   w.str(p.policy_spec());
 
   w.pod(p.epoch_);
@@ -171,8 +173,9 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   WINNOW_THROW_IF_NOT(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
                       "'{}' is not a winnow pruner state file (bad magic)", source);
   const auto version = r.pod<std::uint32_t>("the version");
-  WINNOW_THROW_IF_NOT(version == kVersion,
-                      "pruner state '{}': format version {} is not supported (this build reads {})",
+  WINNOW_THROW_IF_NOT(version == 1 || version == kVersion,
+                      "pruner state '{}': format version {} is not supported (this build reads 1 "
+                      "to {})",
                       source, version, kVersion);
   PrunerOptions o;
   o.num_samples = r.pod<std::uint64_t>("num_samples");
@@ -181,6 +184,14 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   o.initial_score = r.pod<float>("initial_score");
   o.step_budget = r.pod<std::uint64_t>("step_budget");
   o.batch_size = r.pod<std::uint64_t>("batch_size");
+  if (version >= 2) {
+    o.world_size = r.pod<std::uint64_t>("world_size");
+    o.rank = r.pod<std::uint64_t>("rank");
+    WINNOW_THROW_IF_NOT(o.world_size >= 1 && o.rank < o.world_size,
+                        "pruner state '{}': implausible rank {} of world_size {} (corrupted "
+                        "file?)",
+                        source, o.rank, o.world_size);
+  }
   o.policy = r.str("the policy spec");
   const std::uint64_t n = o.num_samples;
   WINNOW_THROW_IF_NOT(n > 0 && n <= (std::uint64_t{1} << 56),
@@ -246,6 +257,10 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   pruner.history_ = std::move(history);
   if (plan_built) pruner.weights_.assign(plan);
   pruner.plan_ = std::move(plan);
+  if (plan_built) pruner.build_shard();
+  WINNOW_THROW_IF_NOT(!plan_built || cursor <= pruner.shard_size(),
+                      "pruner state '{}': position {} beyond this rank's shard of {}", source,
+                      cursor, pruner.shard_size());
   pruner.plan_generation_ = plan_built ? 1 : 0;
   return pruner;
 }
@@ -271,6 +286,17 @@ void save_pruner(const DynamicPruner& pruner, const std::string& path) {
     std::remove(temp.c_str());
     WINNOW_THROW("cannot move pruner state into place at '{}': {}", path, reason);
   }
+}
+
+std::uint64_t plan_hash(const EpochPlan& plan) {
+  XXH64_state_t state;
+  XXH64_reset(&state, 0);
+  const std::uint64_t size = plan.ids.size();
+  XXH64_update(&state, &size, sizeof(size));
+  XXH64_update(&state, plan.ids.data(), plan.ids.size() * sizeof(std::uint64_t));
+  XXH64_update(&state, plan.weight_codes.data(), plan.weight_codes.size());
+  XXH64_update(&state, plan.palette.data(), plan.palette.size() * sizeof(float));
+  return XXH64_digest(&state);
 }
 
 DynamicPruner load_pruner(const std::string& path) {

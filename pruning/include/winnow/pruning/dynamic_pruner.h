@@ -17,6 +17,21 @@
 //     batches for iteration-based trainers; plans (passes) follow each other,
 //     annealing starts at step floor(delta * step_budget), and the saving is
 //     the budget cut: 1 - step_budget*batch / (num_epochs * N).
+//
+// Data-parallel training (world_size W > 1, this pruner is rank r): every
+// rank builds the identical global plan of P entries (same seed, same
+// scores: each rank records every sample trained on any rank, see
+// DistributedPrunedLoss) and serves only its shard. The plan is extended by
+// wrap-around to W*L entries, L = ceil(P / W), and rank r serves positions
+// [r*L, (r+1)*L) of it, as torch's DistributedSampler does: all ranks run the
+// same number of steps, and the W*L - P (< W) padding entries repeat the
+// plan's first entries, so up to W-1 samples are trained twice per epoch.
+// next_batch(), steps_this_epoch(), total_planned_steps(), position() and
+// steps_served() are per rank; statistics are global (planned_samples = P,
+// forward_samples = samples served by all ranks together = W * served by
+// this rank, padding included). In fixed-step mode step_budget is the number
+// of steps of each rank; a pass is cut at step_budget * batch_size * W
+// global entries.
 #pragma once
 
 #include <cstddef>
@@ -43,9 +58,12 @@ struct PrunerOptions {
   float initial_score = 1.0f;
   std::uint64_t step_budget = 0;     // > 0: fixed-step mode
   std::uint64_t batch_size = 0;      // required in fixed-step mode
+  std::uint64_t world_size = 1;      // data-parallel ranks sharing one plan (>= 1)
+  std::uint64_t rank = 0;            // this pruner's rank, < world_size
 };
 
-// A batch of the current plan: positions [first, first + size).
+// A batch of the current plan: positions [first, first + size) of this rank's
+// shard (of the plan itself when world_size is 1).
 struct PlanBatch {
   const std::uint64_t* ids = nullptr;
   std::size_t size = 0;
@@ -69,8 +87,13 @@ class DynamicPruner {
   // moves to the next; returns its plan. Idempotent while nothing is served,
   // so calling it to size a scheduler before the loader calls it is safe.
   const EpochPlan& begin_epoch();
-  // The current epoch's plan, built on first use.
+  // The current epoch's global plan (identical on all ranks), built on first use.
   const EpochPlan& plan();
+  // This rank's shard of the current plan: L = ceil(P / W) ids, see above.
+  const std::vector<std::uint64_t>& shard();
+  // XXH64 of the current plan (ids, weight codes, palette): ranks compare it
+  // to check that they serve the same plan.
+  std::uint64_t plan_hash();
   // The next batch of the current plan; nullopt once the plan is served (the
   // epoch is then finished) or, in fixed-step mode, once the budget is spent.
   std::optional<PlanBatch> next_batch(std::uint64_t batch_size);
@@ -96,6 +119,8 @@ class DynamicPruner {
   std::uint64_t num_epochs() const { return options_.num_epochs; }
   std::uint64_t epoch() const { return epoch_; }
   std::uint64_t seed() const { return options_.seed; }
+  std::uint64_t world_size() const { return options_.world_size; }
+  std::uint64_t rank() const { return options_.rank; }
   double delta() const { return delta_; }
   bool fixed_step() const { return options_.step_budget > 0; }
   std::uint64_t steps_served() const { return steps_served_; }
@@ -138,6 +163,9 @@ class DynamicPruner {
   // --- persistence (see pruner_io.h) -----------------------------------------
   void save(const std::string& path) const;
   static DynamicPruner load(const std::string& path);
+  // Loads and checks that the file was saved by rank `rank` of `world_size`.
+  static DynamicPruner load_for_rank(const std::string& path, std::uint64_t world_size,
+                                     std::uint64_t rank);
 
  private:
   friend void write_pruner(const DynamicPruner&, std::ostream&);
@@ -146,6 +174,9 @@ class DynamicPruner {
   PlanKind next_kind() const;
   void build_plan();
   void advance_epoch();
+  void build_shard();
+  std::uint64_t shard_size() const;
+  bool sharded() const { return options_.world_size > 1; }
 
   PrunerOptions options_;
   double delta_ = kDefaultDelta;
@@ -157,7 +188,8 @@ class DynamicPruner {
   bool plan_built_ = false;
   bool epoch_finished_ = false;
   EpochPlan plan_;
-  std::uint64_t cursor_ = 0;        // positions of plan_ served
+  std::vector<std::uint64_t> shard_;  // this rank's shard (empty when W = 1)
+  std::uint64_t cursor_ = 0;        // positions of this rank's shard served
   std::uint64_t steps_served_ = 0;  // batches served in the whole run
   std::vector<EpochStats> history_;
   ScoreSync score_sync_;
