@@ -1,0 +1,160 @@
+// IngestPipeline: one dataset's curation service core. It owns the SQLite
+// MetadataStore, the vector index persisted beside it and the embedder, and
+// decides every sample of a manifest (one ingest batch) in order:
+//
+//   1. validation     a Rejection from the reader, an embedder failure or a key
+//                     already in the dataset -> rejected (with the reason)
+//   2. exact dedup    same content hash as a stored sample or an earlier one of
+//                     the batch -> duplicate_exact (duplicate_of = original)
+//   3. near dedup     index candidates (accepted samples, plus the accepted
+//                     samples of this batch not yet searched), verified on the
+//                     contents -> duplicate_near (similarity + thresholds)
+//   4. label quality  kNN agreement of the sample's label with its k nearest
+//                     accepted neighbours -> label_issue when flagged (only with
+//                     a label, at least min_label_neighbours labelled
+//                     neighbours, and at least label_k accepted samples of that
+//                     label already: a class arriving late can still get in)
+//   5. gain           mean cosine distance to the 4 nearest accepted
+//                     neighbours, before insertion
+//   otherwise accepted; accepted samples join the index in micro-batches.
+//
+// Every decision carries a reason and a details_json object with the
+// thresholds, similarities and neighbour counts used.
+//
+// Durability and rebuilds: the store schema has no vector column, so the
+// pipeline keeps its own side table in the same database file,
+//   curation_vectors(sample_id PK -> samples.id, embedding BLOB,
+//                    kind TEXT, width INT, height INT, content BLOB),
+// holding the embedding (dim float32, little-endian) and the content (text
+// bytes or pixels) of every accepted sample. It is written in the same
+// transaction as the batch's samples and finish_batch, so the batch is all or
+// nothing. The index file (<db>.index) is only a cache: open_or_rebuild
+// rebuilds it from this table when it is missing, stale (fingerprint =
+// number and last id of accepted samples with a vector), corrupt or of another
+// config. The stored contents let near duplicates of samples from earlier
+// batches be verified (path records keep only their resolved path; they are
+// deduplicated exactly, not near).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "winnow/curation/embedder.h"
+#include "winnow/curation/label_quality.h"
+#include "winnow/curation/manifest_reader.h"
+#include "winnow/curation/near_duplicate_finder.h"
+#include "winnow/curation/near_duplicate_verifier.h"
+#include "winnow/index/vector_index.h"
+#include "winnow/index/vector_index_io.h"
+#include "winnow/store/metadata_store.h"
+
+namespace winnow::curation {
+
+// The dataset's configuration, recorded in meta by init and read back on open.
+struct CurationConfig {
+  std::string embedder = "pixels(width=28,height=28,fourier=6)";
+  std::string index = "flat";
+  int candidates = 10;                    // near-dup candidates from the index
+  double min_candidate_similarity = 0.98; // index cosine below this: not verified
+  double candidate_margin = 2.0;          // verify only within this of the best cosine (2: all)
+  double image_threshold = 0.99;          // shifted Pearson
+  int image_max_shift = 1;
+  double text_threshold = 0.8;            // Jaccard of shingles
+  int text_shingle = 5;
+  int label_k = 15;
+  double label_flag_below = 0.1;
+  int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
+  int micro_batch = 256;         // records embedded, searched and indexed together
+
+  std::string to_json() const;
+  // Throws winnow::Error naming the bad field.
+  static CurationConfig from_json(const std::string& json);
+  void validate() const;
+};
+
+struct BatchReport {
+  std::int64_t batch_id = 0;
+  std::string name;
+  bool skipped = false;  // the manifest (checksum) was already done
+  StatusCounts counts;   // of this batch (the stored ones when skipped)
+  double seconds = 0.0;
+};
+
+struct IndexInfo {
+  std::string type;
+  std::string config;
+  std::size_t vectors = 0;
+  std::string file;
+  bool rebuilt = false;  // at open
+  std::string rebuild_reason;
+};
+
+class IngestPipeline {
+ public:
+  // Creates (or re-initialises an empty) database with `config`; throws
+  // winnow::Error when the file already holds samples with another config.
+  static void init(const std::string& db_path, const CurationConfig& config);
+
+  // Opens an initialised database (winnow::Error if it is missing or was
+  // never initialised) and its index, rebuilding the index when needed.
+  explicit IngestPipeline(const std::string& db_path);
+  ~IngestPipeline();
+
+  // Ingests one manifest as one batch. A checksum already done is skipped.
+  // Throws winnow::Error on a store/index failure; the batch is marked
+  // failed and nothing of it is kept.
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           std::vector<ManifestEntry> entries);
+
+  // Recomputes the gain of every accepted sample against the current index
+  // (excluding itself); returns how many were updated.
+  std::size_t regain();
+
+  MetadataStore& store() { return *store_; }
+  const CurationConfig& config() const { return config_; }
+  const Embedder& embedder() const { return *embedder_; }
+  IndexInfo index_info() const;
+  const std::string& index_path() const { return index_path_; }
+
+  // Label text <-> stored integer label (integers map to themselves; other
+  // names get ids recorded in meta).
+  std::string label_name(std::int64_t label) const;
+
+ private:
+  struct Pending;
+  struct Work;
+
+  void open_index();
+  index::IndexFingerprint fingerprint();
+  std::int64_t label_id(const std::string& name, bool& names_changed);
+  std::unique_ptr<ManifestRecord> load_content(std::int64_t id);
+
+  std::string db_path_;
+  std::string index_path_;
+  std::unique_ptr<MetadataStore> store_;
+  CurationConfig config_;
+  std::unique_ptr<Embedder> embedder_;
+  std::unique_ptr<index::VectorIndex> index_;
+  IndexInfo open_info_;
+  std::unique_ptr<ImageNearDuplicateVerifier> image_verifier_;
+  std::unique_ptr<TextNearDuplicateVerifier> text_verifier_;
+  std::unordered_map<std::int64_t, int> accepted_labels_;  // id -> label (labelled only)
+  std::map<std::string, std::int64_t> label_names_;        // non-integer label names
+  std::unordered_map<std::int64_t, std::int64_t> label_counts_;  // accepted samples per label
+};
+
+// Hex checksum of a file (the manifest's batch identity).
+std::string file_checksum(const std::string& path);
+
+// Reads a whole manifest (records and rejections); throws winnow::Error if the
+// file cannot be read.
+std::vector<ManifestEntry> read_manifest(const std::string& path,
+                                         const ManifestReaderOptions& options = {});
+
+}  // namespace winnow::curation

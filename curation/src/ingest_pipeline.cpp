@@ -1,0 +1,720 @@
+#include "winnow/curation/ingest_pipeline.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <unordered_set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/content_hash.h"
+#include "winnow/curation/information_gain.h"
+#include "winnow/error.h"
+#include "winnow/index/simd_distance.h"
+#include "winnow/index/vector_index_factory.h"
+#include "winnow/store/statement.h"
+#include "winnow/store/transaction.h"
+
+namespace winnow::curation {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kConfigKey = "curation.config";
+constexpr const char* kLabelNamesKey = "curation.label_names";
+constexpr const char* kIndexFileKey = "index.file";
+constexpr const char* kIndexTypeKey = "index.type";
+// Ids of this batch's accepted samples not yet in the index: kPendingBase + item.
+constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
+
+constexpr const char* kCreateVectors =
+    "CREATE TABLE IF NOT EXISTS curation_vectors ("
+    " sample_id INTEGER PRIMARY KEY REFERENCES samples(id),"
+    " embedding BLOB NOT NULL, kind TEXT NOT NULL, width INTEGER NOT NULL,"
+    " height INTEGER NOT NULL, content BLOB NOT NULL)";
+constexpr const char* kAcceptedVectors =
+    "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+    " WHERE s.status = 'accepted' ORDER BY v.sample_id";
+
+// A raw prepared statement for the BLOB columns (the store's Statement binds text only).
+class RawStatement {
+ public:
+  RawStatement(Database& db, const char* sql) : db_(db) {
+    int rc = sqlite3_prepare_v2(db.handle(), sql, -1, &stmt_, nullptr);
+    if (rc != SQLITE_OK) db.fail(rc, std::string("preparing ") + sql);
+  }
+  ~RawStatement() { sqlite3_finalize(stmt_); }
+  RawStatement(const RawStatement&) = delete;
+  RawStatement& operator=(const RawStatement&) = delete;
+  sqlite3_stmt* get() { return stmt_; }
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    db_.fail(rc, std::string("running ") + sqlite3_sql(stmt_));
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+ private:
+  Database& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::optional<std::int64_t> parse_int(const std::string& s) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// --- config ------------------------------------------------------------------
+
+std::string CurationConfig::to_json() const {
+  json j = {{"embedder", embedder},
+            {"index", index},
+            {"candidates", candidates},
+            {"min_candidate_similarity", min_candidate_similarity},
+            {"candidate_margin", candidate_margin},
+            {"image_threshold", image_threshold},
+            {"image_max_shift", image_max_shift},
+            {"text_threshold", text_threshold},
+            {"text_shingle", text_shingle},
+            {"label_k", label_k},
+            {"label_flag_below", label_flag_below},
+            {"min_label_neighbours", min_label_neighbours},
+            {"micro_batch", micro_batch}};
+  return j.dump();
+}
+
+CurationConfig CurationConfig::from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  WINNOW_THROW_IF_NOT(j.is_object(), "curation config is not a JSON object: {}", text);
+  CurationConfig c;
+  auto get = [&](const char* key, auto& field) {
+    if (!j.contains(key)) return;
+    try {
+      j.at(key).get_to(field);
+    } catch (const std::exception& e) {
+      WINNOW_THROW("curation config: field '{}' has the wrong type: {}", key, e.what());
+    }
+  };
+  get("embedder", c.embedder);
+  get("index", c.index);
+  get("candidates", c.candidates);
+  get("min_candidate_similarity", c.min_candidate_similarity);
+  get("candidate_margin", c.candidate_margin);
+  get("image_threshold", c.image_threshold);
+  get("image_max_shift", c.image_max_shift);
+  get("text_threshold", c.text_threshold);
+  get("text_shingle", c.text_shingle);
+  get("label_k", c.label_k);
+  get("label_flag_below", c.label_flag_below);
+  get("min_label_neighbours", c.min_label_neighbours);
+  get("micro_batch", c.micro_batch);
+  c.validate();
+  return c;
+}
+
+void CurationConfig::validate() const {
+  WINNOW_THROW_IF_NOT(candidates >= 1 && candidates <= 1000,
+                      "candidates={} must be in [1, 1000]", candidates);
+  WINNOW_THROW_IF_NOT(std::isfinite(min_candidate_similarity) && min_candidate_similarity <= 1.0,
+                      "min_candidate_similarity={} must be finite and <= 1",
+                      min_candidate_similarity);
+  WINNOW_THROW_IF_NOT(std::isfinite(candidate_margin) && candidate_margin >= 0.0,
+                      "candidate_margin={} must be finite and >= 0", candidate_margin);
+  WINNOW_THROW_IF_NOT(label_k >= 1 && label_k <= 1000, "label_k={} must be in [1, 1000]", label_k);
+  WINNOW_THROW_IF_NOT(std::isfinite(label_flag_below) && label_flag_below >= 0.0 &&
+                          label_flag_below <= 1.0,
+                      "label_flag_below={} must be in [0, 1]", label_flag_below);
+  WINNOW_THROW_IF_NOT(min_label_neighbours >= 0, "min_label_neighbours={} must be >= 0",
+                      min_label_neighbours);
+  WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
+                      "micro_batch={} must be in [1, 65536]", micro_batch);
+  // The verifiers, embedder and index validate their own parameters.
+  ImageNearDuplicateVerifier image({image_max_shift, image_threshold});
+  TextNearDuplicateVerifier text({text_shingle, text_threshold});
+  auto e = make_embedder(embedder);
+  index::make_vector_index(index, e->dim());
+}
+
+// --- helpers -------------------------------------------------------------------
+
+std::string file_checksum(const std::string& path) { return file_content_hash(path); }
+
+std::vector<ManifestEntry> read_manifest(const std::string& path,
+                                         const ManifestReaderOptions& options) {
+  ManifestReader reader(path, options);
+  std::vector<ManifestEntry> entries;
+  ManifestEntry entry;
+  while (reader.next(entry)) entries.push_back(std::move(entry));
+  return entries;
+}
+
+// --- open ----------------------------------------------------------------------
+
+void IngestPipeline::init(const std::string& db_path, const CurationConfig& config) {
+  config.validate();
+  MetadataStore store(db_path);
+  store.database().exec(kCreateVectors);
+  auto existing = store.get_meta(kConfigKey);
+  if (existing && store.count_by_status().total() > 0) {
+    CurationConfig old = CurationConfig::from_json(*existing);
+    WINNOW_THROW_IF_NOT(old.to_json() == config.to_json(),
+                        "{}: already holds samples curated with config {}; it cannot change to {}",
+                        db_path, old.to_json(), config.to_json());
+  }
+  store.set_meta(kConfigKey, config.to_json());
+  store.set_meta(kIndexFileKey, std::filesystem::path(db_path).filename().string() + ".index");
+  store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
+}
+
+IngestPipeline::IngestPipeline(const std::string& db_path) : db_path_(db_path) {
+  WINNOW_THROW_IF_NOT(std::filesystem::exists(db_path),
+                      "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
+                      db_path);
+  store_ = std::make_unique<MetadataStore>(db_path);
+  auto cfg = store_->get_meta(kConfigKey);
+  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' was never initialised (run `winnow init`)",
+                      db_path);
+  config_ = CurationConfig::from_json(*cfg);
+  store_->database().exec(kCreateVectors);
+  auto file = store_->get_meta(kIndexFileKey);
+  std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
+  index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
+  embedder_ = make_embedder(config_.embedder);
+  image_verifier_ = std::make_unique<ImageNearDuplicateVerifier>(
+      ImageVerifierOptions{config_.image_max_shift, config_.image_threshold});
+  text_verifier_ = std::make_unique<TextNearDuplicateVerifier>(
+      TextVerifierOptions{config_.text_shingle, config_.text_threshold});
+  if (auto names = store_->get_meta(kLabelNamesKey)) {
+    json j = json::parse(*names, nullptr, false);
+    WINNOW_THROW_IF_NOT(j.is_object(), "{}: meta {} is not a JSON object", db_path, kLabelNamesKey);
+    for (auto& [k, v] : j.items()) label_names_[k] = v.get<std::int64_t>();
+  }
+  open_index();
+}
+
+IngestPipeline::~IngestPipeline() = default;
+
+index::IndexFingerprint IngestPipeline::fingerprint() {
+  Statement& st = store_->database().cached(
+      "SELECT count(*), coalesce(max(v.sample_id), -1) FROM curation_vectors v"
+      " JOIN samples s ON s.id = v.sample_id WHERE s.status = 'accepted'");
+  st.bind_all();
+  WINNOW_THROW_IF_NOT(st.step(), "{}: counting accepted vectors returned no row", db_path_);
+  index::IndexFingerprint fp{static_cast<std::uint64_t>(st.column_int64(0)), st.column_int64(1)};
+  st.reset();
+  return fp;
+}
+
+void IngestPipeline::open_index() {
+  const std::size_t dim = embedder_->dim();
+  auto stmt = std::make_shared<RawStatement>(store_->database(), kAcceptedVectors);
+  const std::string db = db_path_;
+  auto done = std::make_shared<bool>(false);
+  auto source = [stmt, done, dim, db](index::VectorBatch& batch) {
+    // (SQLite restarts a finished statement on the next step: stop for good.)
+    while (!*done && batch.ids.size() < 4096) {
+      if (!stmt->step()) {
+        *done = true;
+        break;
+      }
+      const std::int64_t id = sqlite3_column_int64(stmt->get(), 0);
+      const void* blob = sqlite3_column_blob(stmt->get(), 1);
+      const int bytes = sqlite3_column_bytes(stmt->get(), 1);
+      WINNOW_THROW_IF_NOT(static_cast<std::size_t>(bytes) == dim * sizeof(float),
+                          "{}: stored embedding of sample {} has {} bytes, expected {}", db, id,
+                          bytes, dim * sizeof(float));
+      batch.ids.push_back(id);
+      const float* f = static_cast<const float*>(blob);
+      batch.vectors.insert(batch.vectors.end(), f, f + dim);
+    }
+    return !batch.ids.empty();
+  };
+  auto result = index::open_or_rebuild(index_path_, config_.index, dim, fingerprint(), source);
+  stmt->reset();
+  index_ = std::move(result.index);
+  open_info_ = index_info();
+  open_info_.rebuilt = result.rebuilt;
+  open_info_.rebuild_reason = result.rebuilt ? std::string(index::to_string(result.reason)) +
+                                                   (result.detail.empty() ? "" : ": " + result.detail)
+                                             : "";
+  accepted_labels_.clear();
+  label_counts_.clear();
+  for (const AcceptedSample& s : store_->accepted_samples()) {
+    if (s.label) {
+      accepted_labels_[s.id] = static_cast<int>(*s.label);
+      ++label_counts_[*s.label];
+    }
+  }
+}
+
+IndexInfo IngestPipeline::index_info() const {
+  IndexInfo info = open_info_;
+  if (index_) {
+    info.type = index_->type();
+    info.config = index_->config();
+    info.vectors = index_->size();
+  }
+  info.file = index_path_;
+  return info;
+}
+
+std::int64_t IngestPipeline::label_id(const std::string& name, bool& names_changed) {
+  if (auto v = parse_int(name)) return *v;
+  auto it = label_names_.find(name);
+  if (it != label_names_.end()) return it->second;
+  const std::int64_t id = -static_cast<std::int64_t>(label_names_.size()) - 1;
+  label_names_[name] = id;
+  names_changed = true;
+  return id;
+}
+
+std::string IngestPipeline::label_name(std::int64_t label) const {
+  if (label < 0) {
+    for (const auto& [name, id] : label_names_) {
+      if (id == label) return name;
+    }
+  }
+  return std::to_string(label);
+}
+
+std::unique_ptr<ManifestRecord> IngestPipeline::load_content(std::int64_t id) {
+  RawStatement st(store_->database(),
+                  "SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?");
+  sqlite3_bind_int64(st.get(), 1, id);
+  if (!st.step()) return nullptr;
+  std::string kind(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0)));
+  auto r = std::make_unique<ManifestRecord>();
+  r->key = std::to_string(id);
+  const auto* data = static_cast<const char*>(sqlite3_column_blob(st.get(), 3));
+  const int bytes = sqlite3_column_bytes(st.get(), 3);
+  if (kind == "pixels") {
+    r->kind = ContentKind::pixels;
+    r->width = static_cast<std::size_t>(sqlite3_column_int64(st.get(), 1));
+    r->height = static_cast<std::size_t>(sqlite3_column_int64(st.get(), 2));
+    r->pixels.assign(data, data + bytes);
+  } else if (kind == "text") {
+    r->kind = ContentKind::text;
+    r->text.assign(data, data + bytes);
+  } else {
+    return nullptr;  // path records: content not kept
+  }
+  return r;
+}
+
+// --- ingest --------------------------------------------------------------------
+
+// One entry of the batch, decided, waiting to be written (or written).
+struct IngestPipeline::Pending {
+  NewSample sample;
+  const ManifestRecord* record = nullptr;  // accepted: its content
+  std::vector<float> embedding;            // accepted only
+  bool accepted = false;
+  std::int64_t id = -1;  // store id once flushed
+};
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         std::vector<ManifestEntry> entries) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BatchReport report;
+  report.name = name;
+  BatchRecord batch = store_->register_batch(name, checksum);
+  report.batch_id = batch.id;
+  if (batch.state == BatchState::done) {
+    report.skipped = true;
+    report.counts = batch.counts;
+    report.seconds = seconds_since(t0);
+    return report;
+  }
+  batch = store_->start_batch(batch.id);
+
+  const std::size_t dim = embedder_->dim();
+  const int K = std::max({config_.candidates, config_.label_k, kGainNeighbours});
+  NearDuplicateFinderOptions fopt;
+  fopt.candidates = config_.candidates;
+  fopt.min_candidate_similarity = config_.min_candidate_similarity;
+  LabelQuality label_quality({config_.label_k, 1.0, config_.label_flag_below});
+
+  try {
+    Transaction tx(store_->database());
+    NearDuplicateFinder image_finder(*index_, *image_verifier_, fopt);
+    NearDuplicateFinder text_finder(*index_, *text_verifier_, fopt);
+    RawStatement insert_vector(store_->database(),
+                               "INSERT INTO curation_vectors(sample_id, embedding, kind, width,"
+                               " height, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+
+    std::vector<Pending> items;
+    items.reserve(entries.size());
+    std::size_t flushed = 0;
+    std::unordered_map<std::string, std::size_t> hash_to_item;
+    std::unordered_set<std::string> batch_keys;
+    std::unordered_map<std::int64_t, std::size_t> id_to_item;  // flushed items by store id
+    std::unordered_map<std::int64_t, std::unique_ptr<ManifestRecord>> content_cache;
+    bool names_changed = false;
+
+    auto flush = [&]() {
+      if (flushed == items.size()) return;
+      std::vector<NewSample> samples;
+      samples.reserve(items.size() - flushed);
+      for (std::size_t i = flushed; i < items.size(); ++i) samples.push_back(items[i].sample);
+      std::vector<std::int64_t> ids = store_->insert_samples(samples);
+      std::vector<std::int64_t> add_ids;
+      std::vector<float> add_vectors;
+      for (std::size_t i = flushed; i < items.size(); ++i) {
+        Pending& p = items[i];
+        p.id = ids[i - flushed];
+        id_to_item[p.id] = i;
+        if (!p.accepted) continue;
+        add_ids.push_back(p.id);
+        add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
+        if (p.sample.label) {
+          accepted_labels_[p.id] = static_cast<int>(*p.sample.label);
+          ++label_counts_[*p.sample.label];
+        }
+        const ManifestRecord& r = *p.record;
+        const char* kind = to_string(r.kind);
+        const std::string* bytes = nullptr;
+        std::string holder;
+        if (r.kind == ContentKind::text) {
+          bytes = &r.text;
+        } else if (r.kind == ContentKind::pixels) {
+          holder.assign(r.pixels.begin(), r.pixels.end());
+          bytes = &holder;
+        } else {
+          bytes = &r.resolved_path;
+        }
+        std::size_t w = r.width, h = r.height;
+        if (r.kind == ContentKind::pixels && (w == 0 || h == 0)) image_shape(r, w, h);
+        insert_vector.reset();
+        sqlite3_bind_int64(insert_vector.get(), 1, p.id);
+        sqlite3_bind_blob(insert_vector.get(), 2, p.embedding.data(),
+                          static_cast<int>(p.embedding.size() * sizeof(float)), SQLITE_STATIC);
+        sqlite3_bind_text(insert_vector.get(), 3, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(insert_vector.get(), 4, static_cast<std::int64_t>(w));
+        sqlite3_bind_int64(insert_vector.get(), 5, static_cast<std::int64_t>(h));
+        sqlite3_bind_blob(insert_vector.get(), 6, bytes->data(), static_cast<int>(bytes->size()),
+                          SQLITE_TRANSIENT);
+        insert_vector.step();
+      }
+      if (!add_ids.empty()) index_->add(add_ids, add_vectors);
+      flushed = items.size();
+    };
+    // The store id of an item, flushing first when it is not written yet.
+    auto item_id = [&](std::size_t i) {
+      if (i >= flushed) flush();
+      return items[i].id;
+    };
+
+    auto record_lookup = [&](std::int64_t id) -> const ManifestRecord* {
+      if (id >= kPendingBase) return items[static_cast<std::size_t>(id - kPendingBase)].record;
+      auto it = id_to_item.find(id);
+      if (it != id_to_item.end()) return items[it->second].record;
+      auto c = content_cache.find(id);
+      if (c == content_cache.end()) c = content_cache.emplace(id, load_content(id)).first;
+      return c->second.get();
+    };
+    auto label_lookup = [&](std::int64_t id) -> std::optional<int> {
+      if (id >= kPendingBase) {
+        const auto& l = items[static_cast<std::size_t>(id - kPendingBase)].sample.label;
+        return l ? std::optional<int>(static_cast<int>(*l)) : std::nullopt;
+      }
+      auto it = accepted_labels_.find(id);
+      return it == accepted_labels_.end() ? std::nullopt : std::optional<int>(it->second);
+    };
+
+    const std::size_t chunk = static_cast<std::size_t>(config_.micro_batch);
+    std::vector<float> chunk_vectors;
+    std::vector<std::string> embed_errors;
+    std::vector<int> chunk_row;  // entry in chunk -> row of the chunk search, -1 if none
+    std::vector<std::size_t> recent;  // accepted items since the chunk's index search
+    std::vector<std::pair<float, std::int64_t>> merged;
+
+    for (std::size_t begin = 0; begin < entries.size(); begin += chunk) {
+      const std::size_t end = std::min(entries.size(), begin + chunk);
+      // Embed the chunk's records and search the index once for all of them.
+      chunk_vectors.clear();
+      embed_errors.assign(end - begin, std::string());
+      chunk_row.assign(end - begin, -1);
+      int rows = 0;
+      for (std::size_t e = begin; e < end; ++e) {
+        if (!entries[e].ok()) continue;
+        chunk_vectors.resize(static_cast<std::size_t>(rows + 1) * dim);
+        try {
+          embedder_->embed(*entries[e].record, chunk_vectors.data() + rows * dim);
+          chunk_row[e - begin] = rows++;
+        } catch (const winnow::Error& err) {
+          embed_errors[e - begin] = err.what();
+          chunk_vectors.resize(static_cast<std::size_t>(rows) * dim);
+        }
+      }
+      index::SearchResults found;
+      const bool searched = rows > 0 && index_->size() > 0;
+      if (searched) found = index_->search(static_cast<std::size_t>(rows), chunk_vectors.data(), K);
+      recent.clear();
+
+      for (std::size_t e = begin; e < end; ++e) {
+        const ManifestEntry& entry = entries[e];
+        Pending p;
+        NewSample& s = p.sample;
+        s.batch_id = batch.id;
+        json details = json::object();
+        auto reject = [&](const std::string& key, std::size_t line, const std::string& reason,
+                          const std::string& hash) {
+          s.external_key = key;
+          if (s.external_key.empty() || batch_keys.count(s.external_key) ||
+              store_->find_by_external_key(s.external_key)) {
+            s.external_key = fmt::format("{}#rejected-b{}-l{}", key, batch.id, line);
+          }
+          s.content_hash = hash.empty() ? fmt::format("rejected:b{}:l{}", batch.id, line) : hash;
+          s.decision = {SampleStatus::rejected, std::nullopt, reason,
+                        json{{"line", line}, {"key", key}}.dump()};
+        };
+        if (!entry.ok()) {
+          const Rejection& r = *entry.rejection;
+          reject(r.key, r.line, r.reason, "");
+          batch_keys.insert(s.external_key);
+          items.push_back(std::move(p));
+          continue;
+        }
+        const ManifestRecord& rec = *entry.record;
+        // Labels: the record's label, else the majority of its annotations.
+        for (const Annotation& a : rec.annotations) {
+          s.annotations.push_back({a.annotator, label_id(a.label, names_changed)});
+        }
+        if (rec.label) {
+          s.label = label_id(*rec.label, names_changed);
+        } else if (!s.annotations.empty()) {
+          std::map<std::int64_t, int> votes;
+          for (const NewAnnotation& a : s.annotations) ++votes[a.label];
+          int best = -1;
+          for (const auto& [l, v] : votes) {
+            if (v > best) best = v, s.label = l;  // ties: the smallest label
+          }
+        }
+        s.source = rec.source;
+        std::string hash = rec.content_hash.empty() ? record_content_hash(rec) : rec.content_hash;
+
+        if (batch_keys.count(rec.key) || store_->find_by_external_key(rec.key)) {
+          reject(rec.key, rec.line, fmt::format("key '{}' is already in the dataset", rec.key),
+                 hash);
+          s.annotations.clear();
+          batch_keys.insert(s.external_key);
+          items.push_back(std::move(p));
+          continue;
+        }
+        s.external_key = rec.key;
+        s.content_hash = hash;
+        batch_keys.insert(rec.key);
+
+        // Exact duplicate: the stored original, else the batch's first copy.
+        std::optional<std::int64_t> original;
+        if (auto stored = store_->find_by_content_hash(hash)) {
+          original = stored->id;
+        } else if (auto it = hash_to_item.find(hash); it != hash_to_item.end()) {
+          original = item_id(it->second);
+        }
+        hash_to_item.emplace(hash, items.size());
+        if (original) {
+          s.decision = {SampleStatus::duplicate_exact, original,
+                        fmt::format("same content hash as sample {}", *original),
+                        json{{"content_hash", hash}, {"line", rec.line}}.dump()};
+          items.push_back(std::move(p));
+          continue;
+        }
+        const int row = chunk_row[e - begin];
+        if (row < 0) {
+          reject(rec.key, rec.line, "cannot embed: " + embed_errors[e - begin], hash);
+          s.external_key = rec.key;  // the key is free: it was checked above
+          s.annotations.clear();
+          items.push_back(std::move(p));
+          continue;
+        }
+        const float* v = chunk_vectors.data() + static_cast<std::size_t>(row) * dim;
+
+        // Neighbours: the chunk search merged with this batch's recent accepts.
+        merged.clear();
+        if (searched) {
+          for (std::size_t r = 0; r < found.k; ++r) {
+            if (found.id(row, r) < 0) break;
+            merged.emplace_back(found.similarity(row, r), found.id(row, r));
+          }
+        }
+        for (std::size_t i : recent) {
+          merged.emplace_back(index::inner_product(v, items[i].embedding.data(), dim),
+                              kPendingBase + static_cast<std::int64_t>(i));
+        }
+        const std::size_t keep = std::min<std::size_t>(merged.size(), static_cast<std::size_t>(K));
+        std::partial_sort(merged.begin(), merged.begin() + keep, merged.end(),
+                          [](const auto& a, const auto& b) { return a.first > b.first; });
+        index::SearchResults nn;
+        nn.num_queries = 1;
+        nn.k = static_cast<std::size_t>(K);
+        nn.ids.assign(nn.k, -1);
+        nn.similarities.assign(nn.k, -std::numeric_limits<float>::infinity());
+        for (std::size_t r = 0; r < keep; ++r) {
+          nn.similarities[r] = merged[r].first;
+          nn.ids[r] = merged[r].second;
+        }
+        const double gain = information_gain(nn, 0);
+        s.gain = gain;
+        details["gain"] = gain;
+        details["gain_k"] = kGainNeighbours;
+        details["neighbours"] = keep;
+
+        // Near duplicates (pixels and text records).
+        const NearDuplicateFinder* finder = rec.kind == ContentKind::pixels ? &image_finder
+                                            : rec.kind == ContentKind::text ? &text_finder
+                                                                            : nullptr;
+        if (finder != nullptr && keep > 0) {
+          // Only candidates within candidate_margin of the best index cosine are
+          // verified (a re-submitted copy is almost always the top candidate).
+          index::SearchResults cand = nn;
+          const float floor_sim = cand.similarity(0, 0) - static_cast<float>(config_.candidate_margin);
+          for (std::size_t r = 1; r < cand.k; ++r) {
+            if (cand.ids[r] >= 0 && cand.similarities[r] < floor_sim) {
+              cand.ids[r] = -1;
+              cand.similarities[r] = -std::numeric_limits<float>::infinity();
+            }
+          }
+          NearDuplicateMatch m = finder->verify(cand, 0, rec, record_lookup);
+          details["near_duplicate"] = {
+              {"threshold", m.threshold},
+              {"min_candidate_similarity", m.min_candidate_similarity},
+              {"candidate_margin", config_.candidate_margin},
+              {"candidates", m.candidates},
+              {"candidates_checked", m.candidates_checked},
+              {"best_similarity", m.similarity},
+              {"best_candidate_similarity", m.candidate_similarity}};
+          if (m.found) {
+            const std::int64_t dup =
+                m.id >= kPendingBase ? item_id(static_cast<std::size_t>(m.id - kPendingBase)) : m.id;
+            details["near_duplicate"]["duplicate_of"] = dup;
+            s.decision = {SampleStatus::duplicate_near, dup,
+                          fmt::format("similarity {:.4f} to sample {} >= threshold {}",
+                                      m.similarity, dup, m.threshold),
+                          details.dump()};
+            items.push_back(std::move(p));
+            continue;
+          }
+        }
+
+        // Label quality from the labelled neighbours.
+        if (s.label) {
+          LabelQualityResult q =
+              label_quality.score(nn, 0, static_cast<int>(*s.label), label_lookup);
+          details["label_quality"] = {{"quality", q.quality},
+                                      {"neighbours", q.neighbours},
+                                      {"k", q.k},
+                                      {"flag_below", q.flag_below},
+                                      {"min_neighbours", config_.min_label_neighbours}};
+          if (q.suggested_label) {
+            details["label_quality"]["suggested_label"] = label_name(*q.suggested_label);
+          }
+          s.label_quality = q.quality;
+          // A label with fewer than label_k accepted samples cannot be judged
+          // yet (otherwise a class that arrives late could never get in).
+          const std::int64_t support = label_counts_[*s.label];
+          details["label_quality"]["label_support"] = support;
+          if (q.flagged && q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
+              support >= config_.label_k) {
+            s.decision = {SampleStatus::label_issue, std::nullopt,
+                          fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})",
+                                      q.quality, q.flag_below, q.neighbours,
+                                      q.suggested_label ? label_name(*q.suggested_label) : "-"),
+                          details.dump()};
+            items.push_back(std::move(p));
+            continue;
+          }
+        }
+
+        s.decision = {SampleStatus::accepted, std::nullopt,
+                      fmt::format("accepted (gain {:.4f})", gain), details.dump()};
+        p.accepted = true;
+        p.record = &rec;
+        p.embedding.assign(v, v + dim);
+        recent.push_back(items.size());
+        items.push_back(std::move(p));
+      }
+      flush();  // the chunk's samples join the store and the index
+    }
+    flush();
+    if (names_changed) {
+      json names = json::object();
+      for (const auto& [n, id] : label_names_) names[n] = id;
+      store_->set_meta(kLabelNamesKey, names.dump());
+    }
+    batch = store_->finish_batch(batch.id);
+    tx.commit();
+  } catch (const std::exception& e) {
+    // The transaction rolled back: restore the index and labels from disk.
+    store_->fail_batch(batch.id, e.what());
+    open_index();
+    throw;
+  }
+  index::save_vector_index(*index_, index_path_, fingerprint());
+  report.counts = batch.counts;
+  report.seconds = seconds_since(t0);
+  return report;
+}
+
+std::size_t IngestPipeline::regain() {
+  const std::size_t dim = embedder_->dim();
+  RawStatement st(store_->database(), kAcceptedVectors);
+  std::vector<SampleScore> gains;
+  std::vector<std::int64_t> ids;
+  std::vector<float> queries;
+  auto run = [&]() {
+    if (ids.empty()) return;
+    index::SearchResults r = index_->search(ids.size(), queries.data(), kGainNeighbours + 1);
+    for (std::size_t q = 0; q < ids.size(); ++q) {
+      index::SearchResults own;
+      own.num_queries = 1;
+      own.k = kGainNeighbours;
+      own.ids.assign(own.k, -1);
+      own.similarities.assign(own.k, -std::numeric_limits<float>::infinity());
+      std::size_t n = 0;
+      for (std::size_t k = 0; k < r.k && n < own.k; ++k) {
+        if (r.id(q, k) < 0 || r.id(q, k) == ids[q]) continue;
+        own.ids[n] = r.id(q, k);
+        own.similarities[n++] = r.similarity(q, k);
+      }
+      gains.push_back({ids[q], information_gain(own, 0)});
+    }
+    ids.clear();
+    queries.clear();
+  };
+  while (st.step()) {
+    ids.push_back(sqlite3_column_int64(st.get(), 0));
+    const auto* f = static_cast<const float*>(sqlite3_column_blob(st.get(), 1));
+    WINNOW_THROW_IF_NOT(static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 1)) ==
+                            dim * sizeof(float),
+                        "{}: stored embedding of sample {} has the wrong size", db_path_,
+                        ids.back());
+    queries.insert(queries.end(), f, f + dim);
+    if (ids.size() == 1024) run();
+  }
+  st.reset();
+  run();
+  store_->set_gains(gains);
+  return gains.size();
+}
+
+}  // namespace winnow::curation

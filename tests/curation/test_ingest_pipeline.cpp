@@ -1,0 +1,225 @@
+// The ingest pipeline and the `winnow` CLI over a real SQLite file and a real
+// index file in a temporary directory.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "curation_test_helpers.h"
+#include "support/temp_dir.h"
+#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/error.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace winnow;
+using namespace winnow::curation;
+using winnow::curation::test::edited_copy;
+using winnow::curation::test::fashion_test;
+
+std::string pixels_line(const ManifestRecord& r, const std::string& key, const std::string& label) {
+  json j = {{"key", key}, {"pixels", r.pixels}, {"width", r.width}, {"height", r.height},
+            {"label", label}, {"source", "fashion"}};
+  return j.dump();
+}
+
+std::string write_file(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const auto& l : lines) f << l << "\n";
+  return path;
+}
+
+// The first `n` test images of class `label`.
+std::vector<const ManifestRecord*> of_class(const std::string& label, std::size_t n) {
+  std::vector<const ManifestRecord*> out;
+  for (const ManifestRecord& r : fashion_test()) {
+    if (r.label == label) out.push_back(&r);
+    if (out.size() == n) break;
+  }
+  return out;
+}
+
+BatchReport ingest_file(IngestPipeline& p, const std::string& path) {
+  return p.ingest_batch(path, file_checksum(path), read_manifest(path));
+}
+
+}  // namespace
+
+TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+
+  auto trousers = of_class("1", 41);  // 40 accepted + 1 mislabelled
+  auto sneakers = of_class("7", 40);
+  REQUIRE(trousers.size() == 41);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < 40; ++i) {  // interleaved: both classes have neighbours early
+    lines.push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
+    lines.push_back(pixels_line(*sneakers[i], "s" + std::to_string(i), "7"));
+  }
+  lines.push_back(pixels_line(*trousers[3], "exact-copy", "1"));                          // duplicate_exact
+  lines.push_back(pixels_line(edited_copy(*trousers[5], 1, 0, 1.0, 0.0, 1), "shifted", "1"));  // duplicate_near
+  lines.push_back(pixels_line(*trousers[40], "mislabelled", "7"));                        // label_issue
+  lines.push_back("{not json");                                                           // rejected
+  lines.push_back(R"({"pixels":[1,2,3,4],"label":1})");                                   // rejected: no key
+  const std::string manifest = write_file(dir.file("m1.jsonl"), lines);
+
+  {
+    IngestPipeline p(db);
+    CHECK(p.index_info().rebuilt);  // no index file yet
+    BatchReport r = ingest_file(p, manifest);
+    CHECK_FALSE(r.skipped);
+    CHECK(r.counts[SampleStatus::accepted] == 80);
+    CHECK(r.counts[SampleStatus::duplicate_exact] == 1);
+    CHECK(r.counts[SampleStatus::duplicate_near] == 1);
+    CHECK(r.counts[SampleStatus::label_issue] == 1);
+    CHECK(r.counts[SampleStatus::rejected] == 2);
+    CHECK(p.index_info().vectors == 80);
+
+    auto exact = p.store().find_by_external_key("exact-copy");
+    REQUIRE(exact);
+    CHECK(exact->duplicate_of == p.store().find_by_external_key("t3")->id);
+    auto near = p.store().find_by_external_key("shifted");
+    REQUIRE(near);
+    CHECK(near->status == SampleStatus::duplicate_near);
+    CHECK(near->duplicate_of == p.store().find_by_external_key("t5")->id);
+    auto events = p.store().events_of(near->id);
+    REQUIRE(events.size() == 1);
+    json details = json::parse(events[0].details_json);
+    CHECK(details["near_duplicate"]["threshold"].get<double>() == 0.99);
+    CHECK(details["near_duplicate"]["best_similarity"].get<double>() >= 0.99);
+    auto bad = p.store().find_by_external_key("mislabelled");
+    REQUIRE(bad);
+    CHECK(bad->status == SampleStatus::label_issue);
+    CHECK(*bad->label_quality < 0.1);
+
+    // The same manifest again: skipped, nothing recorded twice.
+    BatchReport again = ingest_file(p, manifest);
+    CHECK(again.skipped);
+    CHECK(again.batch_id == r.batch_id);
+    CHECK(p.store().count_by_status().total() == 85);
+  }
+
+  // Index file deleted: rebuilt from the stored vectors; a shifted copy of a
+  // first-batch image is still found (contents are kept for verification).
+  REQUIRE(std::filesystem::remove(db + ".index"));
+  {
+    IngestPipeline p(db);
+    CHECK(p.index_info().rebuilt);
+    CHECK(p.index_info().rebuild_reason.rfind("missing", 0) == 0);
+    CHECK(p.index_info().vectors == 80);
+    const std::string m2 = write_file(
+        dir.file("m2.jsonl"),
+        {pixels_line(edited_copy(*sneakers[7], 0, 1, 1.0, 0.0, 2), "shifted-2", "7"),
+         pixels_line(*sneakers[9], "exact-2", "7"), pixels_line(*trousers[3], "t3", "1")});
+    BatchReport r = ingest_file(p, m2);
+    CHECK(r.counts[SampleStatus::duplicate_near] == 1);
+    CHECK(r.counts[SampleStatus::duplicate_exact] == 1);
+    CHECK(r.counts[SampleStatus::rejected] == 1);  // key t3 already present
+    CHECK(p.store().find_by_external_key("shifted-2")->duplicate_of ==
+          p.store().find_by_external_key("s7")->id);
+    CHECK(p.regain() == 80);
+  }
+  {
+    IngestPipeline p(db);
+    CHECK_FALSE(p.index_info().rebuilt);  // saved after the batch, fingerprint matches
+    CHECK(p.store().count_by_status().total() == 88);
+  }
+}
+
+TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("text.db");
+  CurationConfig config;
+  config.embedder = "hashed-ngrams(n=3,dim=256)";
+  IngestPipeline::init(db, config);
+  IngestPipeline p(db);
+  const std::string m = write_file(
+      dir.file("t.jsonl"),
+      {R"({"key":"a","text":"The quick brown fox jumps over the lazy dog near the river bank today."})",
+       R"({"key":"b","text":"Completely different sentence about databases and vector indexes."})",
+       R"({"key":"c","text":"The quick brown fox jumps over the lazy dog near the river bank today."})",
+       R"({"key":"d","text":"The quick brown fox jumps over the lazy dog near the river bank today!"})",
+       R"({"key":"e","pixels":[1,2,3,4]})"});
+  BatchReport r = ingest_file(p, m);
+  CHECK(r.counts[SampleStatus::accepted] == 2);
+  CHECK(r.counts[SampleStatus::duplicate_exact] == 1);
+  CHECK(r.counts[SampleStatus::duplicate_near] == 1);
+  CHECK(r.counts[SampleStatus::rejected] == 1);  // pixels cannot be embedded as text
+  CHECK(p.store().find_by_external_key("d")->duplicate_of == p.store().find_by_external_key("a")->id);
+}
+
+TEST_CASE("ingest pipeline: an uninitialised database is refused", "[ingest]") {
+  winnow::test::TempDir dir;
+  CHECK_THROWS_AS(IngestPipeline(dir.file("missing.db")), winnow::Error);
+}
+
+namespace {
+
+struct Run {
+  int rc = -1;
+  std::string out;
+};
+
+Run run_cli(const winnow::test::TempDir& dir, const std::string& args) {
+  const std::string out = dir.file("cli.out");
+  const std::string cmd = std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2> " +
+                          dir.file("cli.err");
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream f(out);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  r.out = ss.str();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("winnow CLI: init, ingest, status --json, export, exit codes", "[ingest][cli]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("cli.db");
+  const std::string m = write_file(
+      dir.file("m.jsonl"),
+      {R"({"key":"a","text":"alpha beta gamma delta epsilon zeta eta theta","label":"x","source":"s1"})",
+       R"({"key":"b","text":"alpha beta gamma delta epsilon zeta eta theta","label":"x","source":"s1"})",
+       R"({"key":"c","text":"a totally unrelated line of text about cooking pasta","source":"s2"})",
+       "{oops"});
+  CHECK(run_cli(dir, "init --db " + db + " --embedder 'hashed-ngrams(n=3,dim=128)'").rc == 0);
+  CHECK(run_cli(dir, "ingest --db " + db + " " + m).rc == 0);
+  CHECK(run_cli(dir, "ingest --db " + db + " " + m).rc == 0);  // skipped
+  Run st = run_cli(dir, "status --db " + db + " --json");
+  REQUIRE(st.rc == 0);
+  json j = json::parse(st.out);
+  CHECK(j["total"] == 4);
+  CHECK(j["accepted"] == 2);
+  CHECK(j["duplicate_exact"] == 1);
+  CHECK(j["rejected"] == 1);
+  CHECK(j["sources"]["s1"]["total"] == 2);
+  CHECK(j["index"]["vectors"] == 2);
+  CHECK(j["index"]["type"] == "flat");
+  CHECK(j["last_batch"]["state"] == "done");
+  Run ex = run_cli(dir, "export --db " + db + " --status accepted");
+  CHECK(ex.rc == 0);
+  CHECK(std::count(ex.out.begin(), ex.out.end(), '\n') == 2);
+  Run csv = run_cli(dir, "export --db " + db + " --format csv");
+  CHECK(csv.rc == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 5);
+  CHECK(run_cli(dir, "regain --db " + db).rc == 0);
+  CHECK(run_cli(dir, "export --db " + db + " --status bogus").rc == 1);
+  CHECK(run_cli(dir, "ingest --db " + db + " " + dir.file("missing.jsonl")).rc == 1);
+  CHECK(run_cli(dir, "status --db " + dir.file("nope.db")).rc == 1);
+  CHECK(run_cli(dir, "frobnicate").rc == 1);
+  CHECK(run_cli(dir, "status --help").rc == 0);
+}
