@@ -21,11 +21,8 @@ enum class Split { Train, Test };
 std::string default_fashion_mnist_dir();
 
 // Loads one split; `limit` > 0 keeps only the first `limit` samples. Throws
-// winnow::Error naming the file on a missing, truncated or malformed file.
+// winnow::Error naming the file on a missing, truncated or malformed file
+// (the IDX parsing is winnow::curation's importer).
 LabelledImages load_fashion_mnist(const std::string& dir, Split split, std::int64_t limit = 0);
-
-// Raw IDX readers: images as uint8 [N, rows, cols], labels as uint8 [N].
-at::Tensor read_idx_images(const std::string& path);
-at::Tensor read_idx_labels(const std::string& path);
 
 }  // namespace winnow::examples
