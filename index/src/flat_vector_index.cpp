@@ -26,15 +26,6 @@ void check_dim(std::size_t dim) {
                       kMaxDim, dim);
 }
 
-SearchResults padded_results(std::size_t num_queries, std::size_t k) {
-  SearchResults r;
-  r.num_queries = num_queries;
-  r.k = k;
-  r.ids.assign(num_queries * k, -1);
-  r.similarities.assign(num_queries * k, -std::numeric_limits<float>::infinity());
-  return r;
-}
-
 }  // namespace
 
 struct FlatVectorIndex::Impl {
@@ -67,7 +58,7 @@ void FlatVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float
 
 SearchResults FlatVectorIndex::do_search(std::size_t num_queries, const float* normalized,
                                          std::size_t k) const {
-  SearchResults out = padded_results(num_queries, k);
+  SearchResults out = SearchResults::padded(num_queries, k);
   const auto total = static_cast<std::size_t>(impl_->flat->ntotal);
   const std::size_t kk = std::min(k, total);
   if (kk == 0) {
@@ -110,18 +101,7 @@ SearchResults FlatVectorIndex::do_search(std::size_t num_queries, const float* n
   std::vector<faiss::Index::idx_t> labels(num_queries * kk);
   impl_->flat->search(static_cast<faiss::Index::idx_t>(num_queries), normalized,
                       static_cast<faiss::Index::idx_t>(kk), distances.data(), labels.data());
-  for (std::size_t q = 0; q < num_queries; ++q) {
-    std::size_t j = 0;
-    for (std::size_t r = 0; r < kk; ++r) {
-      const faiss::Index::idx_t internal = labels[q * kk + r];
-      if (internal < 0) {
-        continue;
-      }
-      out.ids[q * k + j] = impl_->ids.external(internal);
-      out.similarities[q * k + j] = distances[q * kk + r];
-      ++j;
-    }
-  }
+  impl_->ids.collect_hits(labels.data(), distances.data(), kk, out);
   return out;
 }
 

@@ -122,11 +122,7 @@ void HnswVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float
 
 SearchResults HnswVectorIndex::do_search(std::size_t num_queries, const float* normalized,
                                          std::size_t k) const {
-  SearchResults out;
-  out.num_queries = num_queries;
-  out.k = k;
-  out.ids.assign(num_queries * k, -1);
-  out.similarities.assign(num_queries * k, -std::numeric_limits<float>::infinity());
+  SearchResults out = SearchResults::padded(num_queries, k);
   const auto total = static_cast<std::size_t>(impl_->index->ntotal);
   const std::size_t kk = std::min(k, total);
   if (kk == 0 || impl_->ids.live_count() == 0) {
@@ -169,18 +165,7 @@ SearchResults HnswVectorIndex::do_search(std::size_t num_queries, const float* n
                          &search_params);
   }
 
-  for (std::size_t q = 0; q < num_queries; ++q) {
-    std::size_t j = 0;
-    for (std::size_t r = 0; r < kk; ++r) {
-      const faiss_idx_t internal = labels[q * kk + r];
-      if (internal < 0 || impl_->ids.is_dead(internal)) {
-        continue;
-      }
-      out.ids[q * k + j] = impl_->ids.external(internal);
-      out.similarities[q * k + j] = distances[q * kk + r];
-      ++j;
-    }
-  }
+  impl_->ids.collect_hits(labels.data(), distances.data(), kk, out);
   return out;
 }
 

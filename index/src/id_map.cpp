@@ -127,5 +127,21 @@ IdMap IdMap::read(ByteReader& in) {
   return map;
 }
 
+void IdMap::collect_hits(const std::int64_t* labels, const float* similarities,
+                         std::size_t per_query, SearchResults& out) const {
+  for (std::size_t q = 0; q < out.num_queries; ++q) {
+    std::size_t j = 0;
+    for (std::size_t r = 0; r < per_query; ++r) {
+      const std::int64_t internal = labels[q * per_query + r];
+      if (internal < 0 || is_dead(internal)) {
+        continue;
+      }
+      out.ids[q * out.k + j] = external(internal);
+      out.similarities[q * out.k + j] = similarities[q * per_query + r];
+      ++j;
+    }
+  }
+}
+
 }  // namespace winnow::index::detail
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "byte_io.h"
+#include "winnow/index/vector_index.h"
 
 namespace winnow::index::detail {
 
@@ -47,6 +48,12 @@ class IdMap {
   // Removes rows for good and renumbers the later ones down, like
   // IndexFlatCodes::remove_ids does. `sorted_internal` is ascending, unique.
   void erase(const std::vector<std::int64_t>& sorted_internal);
+
+  // Copies FAISS search output (`per_query` labels and similarities for each
+  // of out.num_queries queries) into `out` as external ids, best first,
+  // skipping empty slots (label -1) and tombstones.
+  void collect_hits(const std::int64_t* labels, const float* similarities,
+                    std::size_t per_query, SearchResults& out) const;
 
   std::vector<std::int64_t> live_external() const;
   std::vector<std::int64_t> live_internal() const;

@@ -1,6 +1,7 @@
 #include "winnow/index/vector_index.h"
 
 #include <cmath>
+#include <limits>
 
 #include "winnow/error.h"
 
@@ -40,6 +41,15 @@ std::size_t SearchResults::count(std::size_t query) const {
     ++n;
   }
   return n;
+}
+
+SearchResults SearchResults::padded(std::size_t num_queries, std::size_t k) {
+  SearchResults r;
+  r.num_queries = num_queries;
+  r.k = k;
+  r.ids.assign(num_queries * k, -1);
+  r.similarities.assign(num_queries * k, -std::numeric_limits<float>::infinity());
+  return r;
 }
 
 void VectorIndex::add(std::size_t n, const std::int64_t* ids, const float* vectors) {

@@ -42,6 +42,8 @@ struct SearchResults {
   }
   // Number of real (non-padding) results in a query's row.
   std::size_t count(std::size_t query) const;
+  // Results with every slot padding (id -1, similarity -inf), to be filled.
+  static SearchResults padded(std::size_t num_queries, std::size_t k);
 };
 
 class VectorIndex {
