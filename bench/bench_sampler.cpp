@@ -9,45 +9,20 @@
 //   peak_rss_mb            peak resident memory of the whole process
 //
 //   bench_sampler --n 10000000 --epochs 5 --policy infobatch --json out.json
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "winnow/pruning/dynamic_pruner.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// CPU time of this thread: less disturbed than wall time when other
-// processes share the two cores (both are reported).
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double load_average() {
-  double load[1] = {0.0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using namespace winnow::bench;
 
 // A skewed, loss-like value for (id, epoch): most samples small, a long tail,
 // drifting down with the epoch as training would.
@@ -58,12 +33,6 @@ float synthetic_loss(std::uint64_t id, std::uint64_t epoch) {
   x ^= x >> 29;
   const double u = static_cast<double>(x >> 11) * 0x1.0p-53;
   return static_cast<float>(-std::log1p(-u) / (1.0 + 0.2 * static_cast<double>(epoch)));
-}
-
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
 }  // namespace
@@ -149,15 +118,9 @@ int main(int argc, char** argv) {
         {"peak_rss_mb", peak_rss_mb()},
         {"load_average_1min", load_average()},
     };
-    std::cout << out.dump(2) << "\n";
-    if (!json_path.empty()) {
-      std::ofstream file(json_path);
-      if (!file) throw std::runtime_error("cannot write " + json_path);
-      file << out.dump(2) << "\n";
-    }
+    return emit(out, json_path);
   } catch (const std::exception& e) {
     std::cerr << "bench_sampler: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }

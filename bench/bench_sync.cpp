@@ -47,14 +47,6 @@ Timing summarize(std::vector<double> v) {
   return t;
 }
 
-at::Tensor gather(c10d::ProcessGroup& group, const at::Tensor& local) {
-  std::vector<at::Tensor> in{local};
-  std::vector<std::vector<at::Tensor>> out(1);
-  for (int r = 0; r < group.getSize(); ++r) out[0].push_back(at::empty_like(local));
-  group.allgather(out, in)->wait();
-  return out[0][0];
-}
-
 nlohmann::json measure(int world, std::int64_t batch, int steps, std::uint64_t samples,
                        const std::string& dir) {
   const std::string init = dir + "/bench_sync_" + std::to_string(world) + "_" +
@@ -78,9 +70,10 @@ nlohmann::json measure(int world, std::int64_t batch, int steps, std::uint64_t s
       const int warmup = 20;
       for (int s = 0; s < warmup + steps; ++s) {
         auto t0 = Clock::now();
-        gather(*group, torch::full({1}, batch, torch::kLong));
-        gather(*group, ids);
-        gather(*group, losses);
+        // The three collectives of a DistributedPrunedLoss step, alone.
+        winnow::all_gather(*group, torch::full({1}, batch, torch::kLong));
+        winnow::all_gather(*group, ids);
+        winnow::all_gather(*group, losses);
         auto t1 = Clock::now();
         loss(losses, ids);
         auto t2 = Clock::now();

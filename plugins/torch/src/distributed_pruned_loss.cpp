@@ -9,10 +9,6 @@
 #include "winnow/error.h"
 
 namespace winnow {
-namespace {
-
-// All-gathers a 1-D tensor of the same length from every rank; returns the
-// rank-ordered concatenation.
 at::Tensor all_gather(c10d::ProcessGroup& group, const at::Tensor& local) {
   const int world = group.getSize();
   std::vector<at::Tensor> input{local};
@@ -22,8 +18,6 @@ at::Tensor all_gather(c10d::ProcessGroup& group, const at::Tensor& local) {
   group.allgather(output, input)->wait();
   return at::cat(output[0]);
 }
-
-}  // namespace
 
 c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_file,
                                                        int world_size, int rank,

@@ -44,6 +44,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_f
                                                        int world_size, int rank,
                                                        const std::string& hostname = "127.0.0.1");
 
+// All-gathers a 1-D tensor of the same length from every rank of `group` and
+// returns their rank-ordered concatenation (blocking).
+at::Tensor all_gather(c10d::ProcessGroup& group, const at::Tensor& local);
+
 class DistributedPrunedLoss {
  public:
   // The group's size and rank must match the pruner's world_size and rank.
