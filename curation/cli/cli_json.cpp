@@ -1,0 +1,68 @@
+#include "cli_json.h"
+
+#include <optional>
+#include <string>
+
+namespace winnow::cli {
+
+using nlohmann::json;
+
+json counts_json(const StatusCounts& c) {
+  json j = json::object();
+  for (SampleStatus s : kAllSampleStatuses) j[std::string(to_string(s))] = c[s];
+  j["total"] = c.total();
+  return j;
+}
+
+json batch_json(const BatchRecord& b) {
+  json j = {{"id", b.id},
+            {"file", b.file_name},
+            {"checksum", b.checksum},
+            {"state", std::string(to_string(b.state))},
+            {"attempts", b.attempts},
+            {"counts", counts_json(b.counts)},
+            {"created_at", b.created_at}};
+  if (b.started_at) j["started_at"] = *b.started_at;
+  if (b.finished_at) j["finished_at"] = *b.finished_at;
+  if (!b.error.empty()) j["error"] = b.error;
+  return j;
+}
+
+json batch_report_json(const curation::BatchReport& r) {
+  json j = {{"batch", r.batch_id},
+            {"file", r.name},
+            {"skipped", r.skipped},
+            {"counts", counts_json(r.counts)},
+            {"seconds", r.seconds}};
+  if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
+  return j;
+}
+
+json status_json(curation::IngestPipeline& pipeline) {
+  MetadataStore& store = pipeline.store();
+  json j = counts_json(store.count_by_status());
+  json sources = json::object();
+  for (const auto& [name, c] : store.count_by_source()) {
+    sources[name.empty() ? "(unknown)" : name] = counts_json(c);
+  }
+  j["sources"] = sources;
+  const curation::IndexInfo info = pipeline.index_info();
+  j["index"] = {{"type", info.type},
+                {"config", info.config},
+                {"vectors", info.vectors},
+                {"file", info.file},
+                {"rebuilt_on_open", info.rebuilt}};
+  if (info.rebuilt) j["index"]["rebuild_reason"] = info.rebuild_reason;
+  j["embedder"] = pipeline.embedder().spec();
+  std::optional<BatchRecord> last;
+  for (BatchState s :
+       {BatchState::pending, BatchState::running, BatchState::done, BatchState::failed}) {
+    for (const BatchRecord& b : store.batches_in_state(s)) {
+      if (!last || b.id > last->id) last = b;
+    }
+  }
+  j["last_batch"] = last ? batch_json(*last) : json(nullptr);
+  return j;
+}
+
+}  // namespace winnow::cli
