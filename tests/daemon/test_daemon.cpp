@@ -1,0 +1,373 @@
+// `winnow serve` end to end: the real daemon process on a real inbox folder
+// and SQLite file, killed with SIGKILL mid-batch and restarted, stopped with
+// SIGTERM, fed malformed manifests, and asked for its status over HTTP.
+#include <catch2/catch.hpp>
+
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.h"
+#include "winnow/curation/content_hash.h"
+#include "winnow/curation/idx_importer.h"
+#include "winnow/store/metadata_store.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
+
+// Polls `done` every 20 ms for up to `seconds`; true once it holds.
+bool wait_until(const std::function<bool()>& done, double seconds = 120.0) {
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// The `winnow` CLI as a child process, stdout/stderr into files of `dir`.
+class Winnow {
+ public:
+  Winnow(const fs::path& dir, std::vector<std::string> args, const std::string& tag) {
+    out_ = (dir / (tag + ".out")).string();
+    err_ = (dir / (tag + ".err")).string();
+    args.insert(args.begin(), WINNOW_CLI_PATH);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int rc = posix_spawn(&pid_, WINNOW_CLI_PATH, &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start " + std::string(WINNOW_CLI_PATH));
+  }
+  ~Winnow() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  // The exit code (128 + signal when killed), or nullopt after `seconds`.
+  std::optional<int> wait(double seconds = 300.0) {
+    int status = 0;
+    const bool exited = wait_until(
+        [&] {
+          const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+          return r == pid_;
+        },
+        seconds);
+    if (!exited) return std::nullopt;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string err() const { return slurp(err_); }
+  std::string out() const { return slurp(out_); }
+
+ private:
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  pid_t pid_ = -1;
+  std::string out_, err_;
+};
+
+int run_cli(const fs::path& dir, std::vector<std::string> args) {
+  Winnow w(dir, std::move(args), "cli");
+  auto rc = w.wait();
+  INFO(w.err());
+  REQUIRE(rc);
+  return *rc;
+}
+
+std::optional<json> read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+// Writes a manifest the way the inbox protocol asks: hidden name, then rename.
+void drop(const fs::path& inbox, const std::string& name, const std::string& content) {
+  const fs::path tmp = inbox / ("." + name + ".tmp");
+  std::ofstream(tmp, std::ios::binary) << content;
+  fs::rename(tmp, inbox / name);
+}
+
+// Fashion-MNIST records [begin, end) of `images` as a pixels manifest.
+std::string pixel_manifest(const std::vector<winnow::curation::ManifestRecord>& images,
+                           std::size_t begin, std::size_t end, const std::string& key_prefix,
+                           const std::string& source) {
+  std::string out;
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& r = images[i];
+    json j = {{"key", key_prefix + std::to_string(i)},
+              {"pixels", r.pixels},
+              {"width", r.width},
+              {"height", r.height},
+              {"label", *r.label},
+              {"source", source}};
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+std::size_t files_in(const fs::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+const std::vector<winnow::curation::ManifestRecord>& fashion_test() {
+  static const auto records = winnow::curation::import_idx(
+      kFashion + "t10k-images-idx3-ubyte.gz", kFashion + "t10k-labels-idx1-ubyte.gz", "test");
+  return records;
+}
+
+const std::vector<winnow::curation::ManifestRecord>& fashion_train_slice() {
+  static const auto records = [] {
+    auto all = winnow::curation::import_idx(kFashion + "train-images-idx3-ubyte.gz",
+                                            kFashion + "train-labels-idx1-ubyte.gz", "train");
+    all.resize(6000);
+    return all;
+  }();
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once", "[daemon]") {
+  winnow::test::TempDir dir;
+  const fs::path inbox = dir.path() / "inbox";
+  fs::create_directories(inbox);
+  const std::string db = dir.file("data.db");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db}) == 0);
+  const auto& train = fashion_train_slice();
+  const auto& test = fashion_test();
+
+  const std::string a = pixel_manifest(train, 0, 3000, "a-", "vendor-a");
+  const std::string b = pixel_manifest(test, 0, test.size(), "b-", "vendor-b");
+  // C: new images plus 200 re-submissions of A's images under new keys.
+  std::string c = pixel_manifest(train, 3000, 5000, "c-", "vendor-c") +
+                  pixel_manifest(train, 0, 200, "c-copy-", "vendor-c");
+  const auto expected_total = static_cast<std::int64_t>(3000 + test.size() + 2200);
+
+  std::vector<std::string> serve = {"serve", "--db", db, "--inbox", inbox.string(),
+                                    "--no-http", "--poll-ms", "100"};
+  {
+    Winnow daemon(dir.path(), serve, "serve1");
+    drop(inbox, "a.jsonl", a);
+    REQUIRE(wait_until([&] { return fs::exists(inbox / "processed" / "a.jsonl"); }));
+
+    // B is ingested in one transaction: kill the daemon while it is open.
+    drop(inbox, "b.jsonl", b);
+    const std::string b_checksum =
+        winnow::curation::file_content_hash((inbox / "b.jsonl").string());
+    winnow::MetadataStore reader(db);
+    REQUIRE(wait_until([&] {
+      auto batch = reader.find_batch_by_checksum(b_checksum);
+      return batch && batch->state == winnow::BatchState::running;
+    }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    daemon.signal(SIGKILL);
+    REQUIRE(daemon.wait() == 128 + SIGKILL);
+    // Killed mid-batch: the manifest is still claimed and nothing of B committed.
+    REQUIRE(fs::exists(inbox / "processing" / "b.jsonl"));
+    CHECK(reader.find_batch_by_checksum(b_checksum)->state == winnow::BatchState::running);
+    CHECK(reader.count_by_status().total() == 3000);
+  }
+  // While it is down: C arrives, and A again under another name.
+  drop(inbox, "c.jsonl", c);
+  drop(inbox, "a-again.jsonl", a);
+
+  serve.push_back("--once");
+  Winnow daemon(dir.path(), serve, "serve2");
+  const auto rc = daemon.wait();
+  INFO(daemon.err());
+  REQUIRE(rc == 0);
+  const json summary = json::parse(daemon.out());
+  CHECK(summary["manifests"]["ingested"] == 2);  // B (redone) and C
+  CHECK(summary["manifests"]["skipped"] == 1);   // A again
+  CHECK(summary["manifests"]["failed"] == 0);
+
+  CHECK(files_in(inbox / "processing") == 0);
+  CHECK(files_in(inbox / "processed") == 4);
+  CHECK(files_in(inbox) == 0);
+
+  winnow::MetadataStore store(db);
+  const winnow::StatusCounts counts = store.count_by_status();
+  CHECK(counts.total() == expected_total);
+  CHECK(counts[winnow::SampleStatus::duplicate_exact] >= 200);
+  std::set<std::string> keys;
+  store.for_each_sample([&](const winnow::SampleRecord& s) { keys.insert(s.external_key); });
+  CHECK(static_cast<std::int64_t>(keys.size()) == expected_total);  // no key twice
+  const auto done = store.batches_in_state(winnow::BatchState::done);
+  REQUIRE(done.size() == 3);
+  CHECK(store.batches_in_state(winnow::BatchState::running).empty());
+  for (const auto& batch : done) {
+    CHECK(batch.attempts == (batch.file_name == "b.jsonl" ? 2 : 1));
+  }
+
+  // The index (rebuilt or saved) holds exactly the accepted samples.
+  {
+    Winnow status(dir.path(), {"status", "--db", db, "--json"}, "status");
+    REQUIRE(status.wait() == 0);
+    const json st = json::parse(status.out());
+    CHECK(st["total"] == expected_total);
+    CHECK(st["index"]["vectors"] == counts[winnow::SampleStatus::accepted]);
+  }
+  const auto heartbeat = read_json(db + ".serve.json");
+  REQUIRE(heartbeat);
+  CHECK((*heartbeat)["state"] == "stopped");
+}
+
+TEST_CASE("SIGTERM lets the running batch finish, then the daemon exits with 0", "[daemon]") {
+  winnow::test::TempDir dir;
+  const fs::path inbox = dir.path() / "inbox";
+  fs::create_directories(inbox);
+  const std::string db = dir.file("data.db");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db}) == 0);
+  Winnow daemon(dir.path(),
+                {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--poll-ms", "100"},
+                "serve");
+  drop(inbox, "m.jsonl", pixel_manifest(fashion_test(), 0, 5000, "t-", "s"));
+  const std::string checksum = winnow::curation::file_content_hash((inbox / "m.jsonl").string());
+  winnow::MetadataStore reader(db);
+  REQUIRE(wait_until([&] {
+    auto batch = reader.find_batch_by_checksum(checksum);
+    return batch && batch->state == winnow::BatchState::running;
+  }));
+  daemon.signal(SIGTERM);
+  const auto rc = daemon.wait();
+  INFO(daemon.err());
+  REQUIRE(rc == 0);
+  CHECK(fs::exists(inbox / "processed" / "m.jsonl"));
+  CHECK(reader.find_batch_by_checksum(checksum)->state == winnow::BatchState::done);
+  CHECK(reader.count_by_status().total() == 5000);
+  CHECK((*read_json(db + ".serve.json"))["state"] == "stopped");
+}
+
+TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines are rejected",
+          "[daemon]") {
+  winnow::test::TempDir dir;
+  const fs::path inbox = dir.path() / "inbox";
+  fs::create_directories(inbox);
+  const std::string db = dir.file("text.db");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) == 0);
+  drop(inbox, "good.jsonl",
+       "{\"key\":\"g1\",\"text\":\"the first good record\",\"label\":\"a\"}\n"
+       "{\"key\":\"g2\",\"text\":\"a second, different record\",\"label\":\"b\"}\n");
+  REQUIRE(run_cli(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http",
+                               "--once"}) == 0);
+  winnow::MetadataStore store(db);
+  REQUIRE(store.count_by_status()[winnow::SampleStatus::accepted] == 2);
+
+  std::string garbage("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  drop(inbox, "garbage.jsonl", garbage);
+  std::string huge = "{\"key\":\"h\",\"text\":\"" + std::string(17u << 20, 'x') + "\"}\n";
+  drop(inbox, "mixed.jsonl",
+       "{\"key\":\"m1\",\"text\":\"fine record number one\"}\n"
+       "{not json\n"
+       "{\"text\":\"no key\"}\n"
+       "{\"key\":\"m2\"}\n"
+       "{\"key\":\"m3\",\"pixels\":[1,2,300]}\n"
+       "{\"key\":\"m4\",\"text\":\"t\",\"embedding\":[1e999]}\n"
+       "{\"key\":\"m5\",\"path\":\"/nonexistent/file.png\"}\n"
+       "{\"key\":\"g1\",\"text\":\"a key already in the dataset\"}\n" +
+           huge + "{\"key\":\"m6\",\"text\":\"fine record number six\"}\n");
+  Winnow daemon(dir.path(),
+                {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--once"}, "serve");
+  REQUIRE(daemon.wait() == 0);
+  const json summary = json::parse(daemon.out());
+  CHECK(summary["manifests"]["failed"] == 1);
+  CHECK(summary["manifests"]["ingested"] == 1);
+
+  CHECK(fs::exists(inbox / "failed" / "garbage.jsonl"));
+  std::ifstream reason(inbox / "failed" / "garbage.jsonl.reason.txt");
+  std::string why((std::istreambuf_iterator<char>(reason)), std::istreambuf_iterator<char>());
+  CHECK_THAT(why, Catch::Contains("garbage.jsonl"));
+  CHECK(fs::exists(inbox / "processed" / "mixed.jsonl"));
+
+  const winnow::StatusCounts counts = store.count_by_status();
+  CHECK(counts[winnow::SampleStatus::accepted] == 4);   // g1, g2, m1, m6
+  CHECK(counts[winnow::SampleStatus::rejected] == 8);   // every bad line, with a reason
+  std::vector<std::int64_t> rejected;
+  store.for_each_sample([&](const winnow::SampleRecord& s) { rejected.push_back(s.id); },
+                        winnow::SampleStatus::rejected);
+  for (std::int64_t id : rejected) {
+    const auto events = store.events_of(id);
+    REQUIRE_FALSE(events.empty());
+    CHECK_FALSE(events.front().reason.empty());
+  }
+  CHECK(store.find_by_external_key("g1")->status == winnow::SampleStatus::accepted);
+}
+
+TEST_CASE("the status endpoint listens on loopback and serves JSON and Prometheus metrics",
+          "[daemon]") {
+  winnow::test::TempDir dir;
+  const fs::path inbox = dir.path() / "inbox";
+  fs::create_directories(inbox);
+  const std::string db = dir.file("text.db");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) == 0);
+  Winnow daemon(dir.path(),
+                {"serve", "--db", db, "--inbox", inbox.string(), "--http-port", "0", "--poll-ms",
+                 "100"},
+                "serve");
+  drop(inbox, "m.jsonl",
+       "{\"key\":\"k1\",\"text\":\"some text to keep\"}\n"
+       "{\"key\":\"k2\",\"text\":\"some text to keep\"}\n");
+  std::optional<json> heartbeat;
+  REQUIRE(wait_until([&] {
+    heartbeat = read_json(db + ".serve.json");
+    return heartbeat && heartbeat->contains("http") && (*heartbeat)["manifests"]["ingested"] == 1;
+  }));
+  CHECK((*heartbeat)["http"]["host"] == "127.0.0.1");
+  const int port = (*heartbeat)["http"]["port"];
+
+  httplib::Client client("127.0.0.1", port);
+  auto status = client.Get("/status");
+  REQUIRE(status);
+  CHECK(status->status == 200);
+  const json st = json::parse(status->body);
+  CHECK(st["dataset"]["total"] == 2);
+  CHECK(st["dataset"]["duplicate_exact"] == 1);
+  CHECK(st["state"] == "idle");
+
+  auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+  CHECK_THAT(metrics->body, Catch::Contains("# TYPE winnow_samples gauge"));
+  CHECK_THAT(metrics->body, Catch::Contains("winnow_samples{status=\"accepted\"} 1\n"));
+  CHECK_THAT(metrics->body, Catch::Contains("winnow_manifests_total{outcome=\"ingested\"} 1\n"));
+  CHECK(client.Get("/nothing-here")->status == 404);
+
+  daemon.signal(SIGTERM);
+  CHECK(daemon.wait() == 0);
+}
