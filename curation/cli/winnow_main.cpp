@@ -10,11 +10,17 @@
 
 #include "command.h"
 #include "winnow/error.h"
+#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
+#include "winnow/torch/torchscript_embedder.h"
+#endif
 
 namespace {
 
 int run(int argc, char** argv) {
   using namespace winnow::cli;
+#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
+  winnow::torch::register_torchscript_embedder();  // --embedder torchscript:PATH
+#endif
   CLI::App app{"winnow: curate a labelled data set (SQLite store + vector index)"};
   app.require_subcommand(1);
   const std::vector<Command> commands = {

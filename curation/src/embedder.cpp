@@ -1,5 +1,7 @@
 #include "winnow/curation/embedder.h"
 
+#include "embedder_registry.h"
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -332,6 +334,11 @@ std::vector<float> Embedder::embed(const ManifestRecord& record) const {
 }
 
 std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderOptions& options) {
+  if (auto made = make_registered_embedder(spec, options)) return made;
+  WINNOW_THROW_IF_NOT(spec.rfind("torchscript", 0) != 0,
+                      "embedder spec '{}': torchscript embedders need winnow built with LibTorch "
+                      "(the winnow_torchscript_embedder adapter)",
+                      spec);
   ParsedSpec p = parse_spec(spec);
   if (p.name == "provided") {
     const std::size_t dim = take(p, "dim", options.input_dim);

@@ -20,12 +20,18 @@
 //                            (hash mod dim) and a sign (top bit); the counts
 //                            are L2-normalised. Texts shorter than n count as
 //                            one n-gram.
+//   torchscript:PATH         any TorchScript module mapping a float batch of
+//                            grey images [B, 1, H, W] (values 0-1) to
+//                            vectors [B, D]; only when the LibTorch adapter
+//                            (plugins/torch, winnow_torchscript_embedder) is
+//                            linked and registered (see register_embedder)
 // embed() throws winnow::Error naming the record's key when the record cannot
 // be embedded (wrong content kind, wrong size, constant image, empty text...);
 // the pipeline turns that into a rejection.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,5 +60,12 @@ struct EmbedderOptions {
 
 // Throws winnow::Error naming the bad part of the spec.
 std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderOptions& options = {});
+
+// A family of embedders that lives outside curation (e.g. the TorchScript one,
+// which needs LibTorch): make_embedder hands it every spec whose name (the
+// text before '(' or ':') is `name`. Registering a name twice replaces it.
+using EmbedderMaker =
+    std::function<std::unique_ptr<Embedder>(const std::string& spec, const EmbedderOptions&)>;
+void register_embedder(const std::string& name, EmbedderMaker make);
 
 }  // namespace winnow::curation
