@@ -7,6 +7,17 @@ their sample ids through winnow.IndexedDataset, and Sampler.update for the
 weighted loss.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/train_fashion_mnist.py --policy infobatch
+
+Data-parallel, one process per rank, Gloo on the CPU (torchrun sets RANK,
+WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the model is wrapped in DDP, the
+sampler picks its rank from torch.distributed and serves that rank's shard of
+the one plan all ranks build, and update() keeps every rank's scores equal):
+
+    PYTHONPATH=build/python torchrun --standalone --nproc_per_node=2 \
+        examples/python/train_fashion_mnist.py --policy infobatch
+
+(Debian's torch 1.13 torchrun needs `--redirects 9:0 --tee 9:0` under Python
+3.11, see docs/distributed.md.)
 """
 import argparse
 import gzip
@@ -17,7 +28,9 @@ import time
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 
 import winnow
@@ -68,23 +81,40 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     parser.add_argument("--data", default=DEFAULT_DATA, help="folder with the Fashion-MNIST IDX files")
+    parser.add_argument("--verify-plan", action="store_true",
+                        help="data-parallel: check once per epoch that all ranks built the same plan")
     args = parser.parse_args()
 
+    # Under torchrun (WORLD_SIZE set): one rank of a Gloo process group.
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if distributed:
+        dist.init_process_group("gloo")
+    rank = dist.get_rank() if distributed else 0
+    world_size = dist.get_world_size() if distributed else 1
+
+    def log(*parts, **kwargs):  # rank 0 speaks for all
+        if rank == 0:
+            print(*parts, **kwargs)
+
     torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
+    torch.manual_seed(args.seed)  # the same initial weights on every rank
     train_x, train_y = load_split(args.data, "train")
     test_x, test_y = load_split(args.data, "t10k")
     n = len(train_x)
 
+    # With torch.distributed initialized the sampler serves this rank's shard.
     sampler = winnow.Sampler(n, args.epochs, policy=args.policy, prune_ratio=args.prune_ratio,
-                             delta=args.delta, seed=args.seed)
+                             delta=args.delta, seed=args.seed, verify_plan=args.verify_plan)
     loader = DataLoader(winnow.IndexedDataset(TensorDataset(train_x, train_y)),
                         batch_size=args.batch_size, sampler=sampler, num_workers=args.workers)
     model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    # DDP averages gradients over ranks; each rank's loss is its own batch's weighted mean.
+    trained = DistributedDataParallel(model) if distributed else model
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
                                 weight_decay=5e-4)
-    print(f"train_fashion_mnist.py: mlp, policy {sampler.policy_spec}, {n} samples, "
-          f"{args.epochs} epochs, {args.threads} thread(s)", file=sys.stderr)
+    log(f"train_fashion_mnist.py: mlp, policy {sampler.policy_spec}, {n} samples, "
+        f"{args.epochs} epochs, {world_size} rank(s) x {args.threads} thread(s), batch "
+        f"{args.batch_size} per rank", file=sys.stderr)
 
     start = time.perf_counter()
     for epoch in range(args.epochs):
@@ -95,18 +125,22 @@ def main():
         sampler.set_epoch(epoch)
         loss_sum = torch.zeros(())
         for ids, (x, y) in loader:
-            per_sample = F.cross_entropy(model(x), y, reduction="none")
+            per_sample = F.cross_entropy(trained(x), y, reduction="none")
             loss = sampler.update(ids, per_sample)  # records scores; weighted mean
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             loss_sum += per_sample.detach().sum()
         stats = sampler.history()[-1]
-        served = stats["forward_samples"]
-        print(f"epoch {epoch + 1:>3}/{args.epochs} [{stats['kind']:<9}] samples {served:>6} "
-              f"({100.0 * served / n:5.1f}%)  loss {loss_sum.item() / served:.4f}  "
-              f"elapsed {time.perf_counter() - start:.1f}s", file=sys.stderr)
+        served = stats["forward_samples"]  # all ranks together
+        log(f"epoch {epoch + 1:>3}/{args.epochs} [{stats['kind']:<9}] samples {served:>6} "
+            f"({100.0 * served / n:5.1f}%)  loss {loss_sum.item() * world_size / served:.4f}  "
+            f"elapsed {time.perf_counter() - start:.1f}s", file=sys.stderr)
     wall = time.perf_counter() - start
+    if distributed:
+        dist.destroy_process_group()
+    if rank != 0:
+        return
 
     model.eval()
     with torch.no_grad():
@@ -114,8 +148,8 @@ def main():
                       for i in range(0, len(test_x), 1000))
     accuracy = correct / len(test_x)
     totals = sampler.totals()
-    print(f"mlp {sampler.policy_spec} seed {args.seed}: test accuracy {accuracy:.4f}, forward "
-          f"samples {totals['forward_samples']} of {totals['full_forward_samples']} (saved "
+    print(f"mlp {sampler.policy_spec} seed {args.seed} ranks {world_size}: test accuracy "
+          f"{accuracy:.4f}, forward samples {totals['forward_samples']} of {totals['full_forward_samples']} (saved "
           f"{100.0 * totals['saved_fraction']:.1f}%), train {wall:.1f}s")
 
 

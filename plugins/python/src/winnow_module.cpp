@@ -119,7 +119,7 @@ PYBIND11_MODULE(_winnow, m) {
                             "One pruning run: scores, epoch plans, batches, weights, statistics.")
       .def(py::init([](std::uint64_t num_samples, std::uint64_t num_epochs, const std::string& policy,
                        std::uint64_t seed, float initial_score, std::uint64_t step_budget,
-                       std::uint64_t batch_size) {
+                       std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank) {
              winnow::PrunerOptions o;
              o.num_samples = num_samples;
              o.num_epochs = num_epochs;
@@ -128,11 +128,15 @@ PYBIND11_MODULE(_winnow, m) {
              o.initial_score = initial_score;
              o.step_budget = step_budget;
              o.batch_size = batch_size;
+             o.world_size = world_size;
+             o.rank = rank;
              return DynamicPruner(o);
            }),
            py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
            py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
-           py::arg("batch_size") = 0)
+           py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0,
+           "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
+           "same global plan as every rank and serves its shard (see shard_ids).")
       // --- epoch lifecycle ---
       .def("begin_epoch", [](DynamicPruner& p) { return p.begin_epoch().size(); },
            "Builds the coming epoch's plan (idempotent until some of it is served); returns its "
@@ -146,6 +150,18 @@ PYBIND11_MODULE(_winnow, m) {
              return copy_ids(plan.ids.data(), plan.ids.size());
            },
            "A copy of the current plan's ids, in visiting order (int64).")
+      .def("shard_ids",
+           [](DynamicPruner& p) {
+             const std::vector<std::uint64_t>& shard = p.shard();
+             return copy_ids(shard.data(), shard.size());
+           },
+           "A copy of this rank's shard of the current plan (int64): ceil(P / W) ids, the plan "
+           "wrapped around; the plan itself when world_size is 1.")
+      .def("shard_size", [](DynamicPruner& p) { return p.shard().size(); },
+           "Length of this rank's shard of the current plan (built on first use).")
+      .def("plan_hash", &DynamicPruner::plan_hash,
+           "XXH64 of the current plan (ids, weight codes, palette), equal on ranks that serve "
+           "the same plan.")
       .def("plan_weights",
            [](DynamicPruner& p) {
              const winnow::EpochPlan& plan = p.plan();
@@ -232,6 +248,8 @@ PYBIND11_MODULE(_winnow, m) {
       .def_property_readonly("num_epochs", &DynamicPruner::num_epochs)
       .def_property_readonly("epoch", &DynamicPruner::epoch)
       .def_property_readonly("seed", &DynamicPruner::seed)
+      .def_property_readonly("world_size", &DynamicPruner::world_size)
+      .def_property_readonly("rank", &DynamicPruner::rank)
       .def_property_readonly("delta", &DynamicPruner::delta)
       .def_property_readonly("fixed_step", &DynamicPruner::fixed_step)
       .def_property_readonly("steps_served", &DynamicPruner::steps_served)

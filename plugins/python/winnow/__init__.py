@@ -9,6 +9,10 @@
             loss = sampler.update(ids, per_sample)   # records scores, weighted mean
             loss.backward(); ...
 
+Under torch.distributed (DDP), build the sampler after init_process_group():
+each rank then iterates its shard of the one plan all ranks build, and
+update() keeps every rank's scores identical (winnow/distributed.py).
+
 The pruning itself (scores, policies, epoch plans, statistics, save format) is
 winnow's C++ core, reached through the `_winnow` extension; this package is
 the thin torch layer over it.

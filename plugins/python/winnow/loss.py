@@ -13,6 +13,9 @@ It behaves as the C++ helper winnow::PrunedLoss (plugins/torch/src/pruned_loss.c
   (the core's score-sync hook). Invalid input found on the device is skipped and
   reported as an error at that epoch boundary; ids given on the CPU are checked
   at once.
+
+In a distributed run (winnow/distributed.py) the same two paths record every
+rank's gathered observations and weight this rank's batch.
 """
 
 import numpy as np
@@ -65,6 +68,14 @@ def host_update(core, loss, ids):
     return (loss * torch.from_numpy(weights).to(loss.device, loss.dtype)).mean()
 
 
+def host_update_gathered(core, loss, ids, all_ids, all_losses):
+    """The CPU path of a distributed step: records every rank's observations
+    (`all_ids`, `all_losses`, gathered), weights this rank's batch."""
+    core.update(host_ids(all_ids), all_losses.to("cpu", torch.float32).contiguous().numpy())
+    weights = core.weights(host_ids(ids))
+    return (loss * torch.from_numpy(weights).to(loss.device, loss.dtype)).mean()
+
+
 class DeviceTables:
     """Scores and weights kept as tensors on `device` (see the module notes)."""
 
@@ -95,25 +106,39 @@ class DeviceTables:
                         f"plan had an id out of range or a non-finite loss; they were skipped")
 
     def update(self, core, loss, ids):
+        """Records this batch's losses; returns its weighted mean."""
+        return self.weighted_mean(core, loss, self.record(core, ids, loss.detach()))
+
+    def record(self, core, ids, values):
+        """Writes `values` as the scores of `ids`; returns the ids on the device."""
+        id_device, valid = self.device_ids(core, ids)
+        values = values.to(self.device, torch.float32)
+        valid = valid.logical_and(torch.isfinite(values))
+        self.invalid.add_(valid.logical_not().sum())
+        old = self.scores.index_select(0, id_device)
+        self.scores.index_put_((id_device,), torch.where(valid, values, old))
+        return id_device
+
+    def weighted_mean(self, core, loss, id_device):
+        """mean(w_i * l_i) with the current plan's weights of the (device) ids."""
+        if self.generation != core.plan_generation:
+            self.refresh(core)
+        weights = self.weights.index_select(0, id_device)
+        return (loss * weights.to(loss.dtype)).mean()
+
+    def device_ids(self, core, ids):
+        """Ids as a device tensor and the mask of the valid ones."""
         if self.generation != core.plan_generation:
             self.refresh(core)
         n = core.num_samples
-        values = loss.detach().to(self.device, torch.float32)
-        valid = torch.isfinite(values)
         if isinstance(ids, torch.Tensor) and ids.device.type != "cpu":
             # Checking device ids here would synchronise: clamp them, skip the bad
             # ones and count them for the report at the next plan.
             raw = ids.to(self.device, torch.int64)
-            valid = valid.logical_and(raw.ge(0).logical_and(raw.le(n - 1)))
-            id_device = raw.clamp(0, n - 1)
-        else:
-            checked = core_checked_ids(core, host_ids(ids))
-            id_device = torch.from_numpy(checked).to(self.device, non_blocking=True)
-        self.invalid.add_(valid.logical_not().sum())
-        old = self.scores.index_select(0, id_device)
-        self.scores.index_put_((id_device,), torch.where(valid, values, old))
-        weights = self.weights.index_select(0, id_device)
-        return (loss * weights.to(loss.dtype)).mean()
+            return raw.clamp(0, n - 1), raw.ge(0).logical_and(raw.le(n - 1))
+        checked = core_checked_ids(core, host_ids(ids))
+        id_device = torch.from_numpy(checked).to(self.device, non_blocking=True)
+        return id_device, torch.ones(id_device.shape, dtype=torch.bool, device=self.device)
 
 
 def core_checked_ids(core, ids):

@@ -1,12 +1,14 @@
 """Sampler: a torch.utils.data.Sampler serving winnow's epoch plans."""
 
 import math
+import warnings
 import weakref
 
 import torch.utils.data
 
 from ._winnow import DynamicPruner
-from .loss import DeviceTables, check_inputs, host_update
+from .distributed import ScoreSync, group_size_and_rank, initialized, resolve_ranks
+from .loss import DeviceTables, check_inputs, host_ids, host_update, host_update_gathered
 
 _FORMAT = "winnow.Sampler/1"
 
@@ -50,17 +52,38 @@ class Sampler(torch.utils.data.Sampler):
 
     The sampler itself lives in the main process (DataLoader workers only get
     the dataset), so it works with any ``num_workers`` and start method.
+
+    Data-parallel training (DDP): with torch.distributed initialized (or
+    ``world_size``/``rank`` given), every rank builds the same plan and
+    iterates its own shard: L = ceil(P / W) ids, the plan wrapped around, so
+    all ranks make the same number of steps and the W*L - P (< W) padding
+    entries repeat the plan's first ones. ``update`` all-gathers ids (int64)
+    and losses (float32) over ``process_group`` (None: the default group) so
+    every rank records every rank's samples; it returns the LOCAL weighted
+    mean (DDP averages the gradients). ``shard=False`` serves the whole plan
+    on every rank for loaders that split batches across ranks themselves
+    (accelerate's prepared DataLoader); scores are still synchronised.
+    ``verify_plan=True`` all-gathers ``plan_hash()`` at the start of each epoch
+    and raises on every rank if any rank planned differently.
     """
 
     _CHUNK = 1024  # ids taken from the core at a time
 
     def __init__(self, num_samples, num_epochs, policy="infobatch", prune_ratio=0.5,
-                 delta=0.875, seed=0, *, device_tables=None):
+                 delta=0.875, seed=0, *, world_size=None, rank=None, process_group=None,
+                 shard=True, verify_plan=False, device_tables=None):
         # torch's Sampler.__init__ only wants a data_source it ignores.
+        explicit_ranks = world_size is not None
+        world_size, rank = resolve_ranks(world_size, rank, process_group)
         self._core = DynamicPruner(int(num_samples), int(num_epochs),
-                                   policy_spec(policy, prune_ratio, delta), int(seed))
+                                   policy_spec(policy, prune_ratio, delta), int(seed),
+                                   world_size=world_size if shard else 1,
+                                   rank=rank if shard else 0)
+        self._sync = ScoreSync(world_size, rank, process_group) if world_size > 1 else None
+        self._verify_plan = bool(verify_plan)
         self._device_tables = device_tables
         self._setup()
+        self._warned_single = explicit_ranks  # asked for on purpose: no warning
 
     def _setup(self):
         self._tables = None      # DeviceTables once a device loss was seen
@@ -75,20 +98,34 @@ class Sampler(torch.utils.data.Sampler):
         """The C++ DynamicPruner (winnow._winnow) behind this sampler."""
         return self._core
 
+    @property
+    def world_size(self):
+        """Ranks sharing the plan (1 without torch.distributed)."""
+        return 1 if self._sync is None else self._sync.world_size
+
+    @property
+    def rank(self):
+        return 0 if self._sync is None else self._sync.rank
+
+    def plan_hash(self):
+        """XXH64 of the coming (or current) epoch's global plan, equal on all ranks."""
+        self._begin()
+        return self._core.plan_hash()
+
     def _begin(self):
-        """Builds (or keeps) the coming epoch's plan; returns its length."""
-        size = self._core.begin_epoch()
+        """Builds (or keeps) the coming epoch's plan; returns this rank's share."""
+        self._core.begin_epoch()
         if self._core.plan_generation != self._generation:
             self._generation = self._core.plan_generation
             self._position = 0
-        return size
+        return self._core.shard_size()
 
     # --- torch Sampler ------------------------------------------------------
     def __len__(self):
         if self._resume is not None:
-            return self._core.plan_size() - self._resume
+            return self._core.shard_size() - self._resume
         if self._active is not None:
-            return self._core.plan_size()  # the epoch being served
+            return self._core.shard_size()  # the epoch being served
         return self._begin()
 
     def __iter__(self):
@@ -96,12 +133,25 @@ class Sampler(torch.utils.data.Sampler):
         head = None
         if self._resume is not None:
             start, self._resume = self._resume, None
-            head = self._core.plan_ids()[start:self._core.position]
+            head = self._core.shard_ids()[start:self._core.position]
             self._position = start
         else:
             self._begin()
+        if self._verify_plan and self._sync is not None:
+            self._sync.check_same_plan(self._core.plan_hash(), self._core.epoch)
+        if self._sync is None and not self._warned_single:
+            self._warn_if_built_before_the_group()
         self._active = token
         return self._serve(token, head)
+
+    def _warn_if_built_before_the_group(self):
+        self._warned_single = True
+        if initialized() and group_size_and_rank()[0] > 1:
+            warnings.warn(f"winnow.Sampler: torch.distributed has {group_size_and_rank()[0]} "
+                          f"ranks, but this sampler was built as a single-process one (before "
+                          f"init_process_group): every rank serves the "
+                          f"whole plan and scores are not synchronised. Build it after "
+                          f"init_process_group() or pass world_size and rank", stacklevel=3)
 
     def _serve(self, token, head):
         core = self._core
@@ -180,9 +230,19 @@ class Sampler(torch.utils.data.Sampler):
         weighted mean loss, mean(w_i * l_i), with the current plan's weights."""
         ids = check_inputs(per_sample_loss, ids)
         tables = self._tables_for(per_sample_loss.device)
+        if self._sync is None:
+            if tables is None:
+                return host_update(self._core, per_sample_loss, ids)
+            return tables.update(self._core, per_sample_loss, ids)
+        # Data-parallel: record every rank's samples, weight this rank's batch.
+        if not isinstance(ids, torch.Tensor):
+            ids = torch.from_numpy(host_ids(ids).astype("int64", copy=False))
+        all_ids, all_losses = self._sync.gather(ids, per_sample_loss)
         if tables is None:
-            return host_update(self._core, per_sample_loss, ids)
-        return tables.update(self._core, per_sample_loss, ids)
+            return host_update_gathered(self._core, per_sample_loss, ids, all_ids, all_losses)
+        tables.record(self._core, all_ids, all_losses)
+        local_ids, _ = tables.device_ids(self._core, ids)
+        return tables.weighted_mean(self._core, per_sample_loss, local_ids)
 
     def _tables_for(self, device):
         if self._tables is not None:
@@ -267,6 +327,12 @@ class Sampler(torch.utils.data.Sampler):
             raise ValueError(f"load_state_dict: the state holds a pruner for "
                              f"{restored.num_samples} samples, this sampler serves "
                              f"{self._core.num_samples}")
+        core = self._core
+        if (restored.world_size, restored.rank) != (core.world_size, core.rank):
+            raise ValueError(f"load_state_dict: the state was saved by rank {restored.rank} of "
+                             f"{restored.world_size}, this sampler serves rank {core.rank} of "
+                             f"{core.world_size}; each rank resumes from its own state with the "
+                             f"same world size")
         position = int(state["position"])
         if not 0 <= position <= restored.position:
             raise ValueError(f"load_state_dict: position {position} is outside the served part "
@@ -279,21 +345,29 @@ class Sampler(torch.utils.data.Sampler):
         self._active = None
         self._generation = core.plan_generation
         self._position = position
-        self._resume = position if core.position > 0 and position < core.plan_size() else None
+        self._resume = position if core.position > 0 and position < core.shard_size() else None
 
     def __getstate__(self):
-        return {"state": self.state_dict(), "device_tables": self._device_tables}
+        # A process group does not pickle: a copy synchronises over the default group.
+        return {"state": self.state_dict(), "device_tables": self._device_tables,
+                "world_size": self.world_size, "rank": self.rank,
+                "verify_plan": self._verify_plan}
 
     def __setstate__(self, state):
         s = state["state"]
         self._core = DynamicPruner.from_bytes(bytes(s["pruner"]), "pickle")
         self._device_tables = state["device_tables"]
+        world_size, rank = state.get("world_size", 1), state.get("rank", 0)
+        self._sync = ScoreSync(world_size, rank) if world_size > 1 else None
+        self._verify_plan = state.get("verify_plan", False)
         self._setup()
+        self._warned_single = False
         self._restored(int(s["position"]))
 
     def __repr__(self):
+        ranks = "" if self._sync is None else f", rank {self.rank} of {self.world_size}"
         return (f"winnow.Sampler({self.num_samples} samples, {self.num_epochs} epochs, "
-                f"policy {self.policy_spec!r}, next epoch {self.epoch})")
+                f"policy {self.policy_spec!r}, next epoch {self.epoch}{ranks})")
 
 
 def _positive(value, what):
