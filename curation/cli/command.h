@@ -21,6 +21,7 @@ Command add_import_idx_command(CLI::App& parent);
 Command add_status_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_regain_command(CLI::App& parent);
+Command add_report_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);
 
 }  // namespace winnow::cli

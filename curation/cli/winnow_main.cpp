@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_init_command(app),   add_ingest_command(app), add_import_idx_command(app),
       add_status_command(app), add_export_command(app), add_regain_command(app),
+      add_report_command(app),
       add_serve_command(app),
   };
   try {

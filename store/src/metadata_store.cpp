@@ -431,6 +431,53 @@ std::vector<EventRecord> MetadataStore::events_of_batch(std::int64_t batch_id) {
   return events;
 }
 
+void MetadataStore::for_each_annotation(
+    const std::function<void(const AnnotationRow&)>& visit) {
+  // Not a cached statement: `visit` may run other queries.
+  Statement query(db_,
+                  "SELECT sample_id, annotator_id, label FROM annotations "
+                  "ORDER BY sample_id, id");
+  query.bind_all();
+  AnnotationRow row;
+  while (query.step()) {
+    row.sample_id = query.column_int64(0);
+    row.annotator_id = query.column_optional_int64(1);
+    row.label = query.column_int64(2);
+    visit(row);
+  }
+}
+
+void MetadataStore::for_each_sample_event(const std::function<void(const EventRecord&)>& visit,
+                                          SampleStatus decision) {
+  Statement query(db_, std::string(kEventColumns) +
+                           "WHERE sample_id IS NOT NULL AND decision = ?1 ORDER BY id");
+  query.bind_all(to_string(decision));
+  while (query.step()) {
+    visit(read_event(query));
+  }
+}
+
+std::vector<MetadataStore::Contributor> MetadataStore::contributors() {
+  StatementScope query(db_.cached("SELECT id, name, kind FROM contributors ORDER BY id"));
+  query->bind_all();
+  std::vector<Contributor> contributors;
+  while (query->step()) {
+    contributors.push_back({query->column_int64(0), query->column_text(1),
+                            query->column_text(2)});
+  }
+  return contributors;
+}
+
+std::vector<BatchRecord> MetadataStore::all_batches() {
+  StatementScope query(db_.cached(std::string(kBatchColumns) + "ORDER BY id"));
+  query->bind_all();
+  std::vector<BatchRecord> batches;
+  while (query->step()) {
+    batches.push_back(read_batch(*query));
+  }
+  return batches;
+}
+
 // --- ingest batches ----------------------------------------------------------
 
 std::optional<BatchRecord> MetadataStore::find_batch(std::int64_t batch_id) {

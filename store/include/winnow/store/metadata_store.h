@@ -60,6 +60,28 @@ class MetadataStore {
   std::vector<EventRecord> events_of(std::int64_t sample_id);
   std::vector<EventRecord> events_of_batch(std::int64_t batch_id);
 
+  // Bulk reads for the quality report (a million samples, millions of
+  // annotations): rows without per-row strings, names resolved once through
+  // contributors(). Each for_each_* runs one query, so it sees one consistent
+  // snapshot; `visit` must not write to this store.
+  struct AnnotationRow {
+    std::int64_t sample_id = 0;
+    std::optional<std::int64_t> annotator_id;  // contributors.id; empty when unknown
+    std::int64_t label = 0;
+  };
+  struct Contributor {
+    std::int64_t id = 0;
+    std::string name;
+    std::string kind;  // "source" or "annotator"
+  };
+  // Every annotation in sample-id order (then annotation id).
+  void for_each_annotation(const std::function<void(const AnnotationRow&)>& visit);
+  // Every sample event (ingest or revisit) whose decision is `decision`, in id order.
+  void for_each_sample_event(const std::function<void(const EventRecord&)>& visit,
+                             SampleStatus decision);
+  std::vector<Contributor> contributors();  // ordered by id
+  std::vector<BatchRecord> all_batches();   // every state, ordered by id
+
   // --- ingest batches ------------------------------------------------------
   // Registers a manifest as a pending batch. Idempotent: a checksum already
   // known returns the existing batch unchanged, whatever its state.

@@ -1,0 +1,145 @@
+// The quality report's JSON (docs/report-schema.md) read into typed fields.
+//
+// Both renderers (report_html.cpp, report_markdown.cpp) start from this view,
+// so the JSON is checked in one place: read_report_view throws winnow::Error
+// naming the key path (e.g. "sources[2].accuracy_interval") of a documented
+// key that is missing or has the wrong type. Statistics the schema allows to
+// be null keep their `*_note` instead of a value.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace winnow::curation::report {
+
+// The sample statuses, in the order every table and chart shows them.
+inline constexpr std::array<const char*, 5> kStatuses = {
+    "accepted", "duplicate_exact", "duplicate_near", "label_issue", "rejected"};
+
+// A number the schema allows to be null; `note` is the sibling `*_note`.
+struct Statistic {
+  std::optional<double> value;
+  std::string note;
+};
+
+// Count per status (kStatuses order) and their total.
+struct StatusCounts {
+  std::array<std::int64_t, kStatuses.size()> by_status{};
+  std::int64_t total = 0;
+
+  // The count of one status by name ("label_issue"); 0 for an unknown name.
+  std::int64_t of(std::string_view status) const {
+    for (std::size_t s = 0; s < kStatuses.size(); ++s) {
+      if (status == kStatuses[s]) {
+        return by_status[s];
+      }
+    }
+    return 0;
+  }
+};
+
+// A K x K matrix with its row/column label names.
+struct LabelMatrix {
+  std::vector<std::string> class_names;
+  std::vector<std::vector<double>> cells;  // cells[row][column]
+};
+
+struct DawidSkeneRun {
+  std::int64_t iterations = 0;
+  bool converged = false;
+  Statistic final_change;
+  double tolerance = 0.0;
+  std::int64_t max_iterations = 0;
+  std::int64_t items = 0;
+  std::int64_t classes = 0;
+};
+
+struct DatasetView {
+  std::int64_t samples = 0;
+  StatusCounts by_status;  // total = samples
+  Statistic duplicate_rate;
+  Statistic label_issue_rate;
+  std::int64_t labelled_samples = 0;
+  std::int64_t annotations = 0;
+  std::int64_t annotated_samples = 0;
+  std::int64_t multiply_annotated_samples = 0;
+  // By label name: nlohmann::json keeps an object's keys sorted.
+  std::vector<std::pair<std::string, std::int64_t>> class_distribution;
+  LabelMatrix class_confusion;  // rows = given label, columns = estimated true label (counts)
+  Statistic health_score;
+  Statistic krippendorff_alpha;
+  std::int64_t krippendorff_alpha_samples = 0;
+  Statistic fleiss_kappa;
+  std::int64_t fleiss_kappa_samples = 0;
+  std::optional<std::int64_t> fleiss_kappa_raters;
+  std::optional<DawidSkeneRun> dawid_skene;
+  std::string dawid_skene_note;  // why dawid_skene is null
+  Statistic consensus_vs_majority;
+};
+
+struct SourceView {
+  std::string name;
+  std::string kind;
+  std::int64_t submitted = 0;
+  std::int64_t labels = 0;
+  Statistic estimated_accuracy;
+  std::optional<std::array<double, 2>> accuracy_interval;  // 95% Wilson [low, high]
+  std::string accuracy_interval_note;
+  std::optional<LabelMatrix> confusion;  // rows = true class, columns = given label
+  std::string confusion_note;
+  Statistic agreement_with_consensus;
+  Statistic cohen_kappa;
+  Statistic label_issue_share;
+  Statistic duplicate_share;
+};
+
+struct ClassView {
+  std::string name;
+  std::int64_t given = 0;
+  std::int64_t label_issues = 0;
+  std::int64_t inverse_label_issues = 0;
+  Statistic label_noise;
+  Statistic inverse_label_noise;
+  Statistic label_quality_score;
+  Statistic mean_label_quality;
+};
+
+struct ConfusedPairView {
+  std::string a;
+  std::string b;
+  std::int64_t count = 0;
+  Statistic joint_probability;
+};
+
+struct BatchView {
+  std::int64_t id = 0;
+  std::string file;
+  std::string state;
+  std::int64_t attempts = 0;
+  std::string created_at;
+  std::optional<std::string> finished_at;
+  StatusCounts counts;
+  StatusCounts cumulative;
+};
+
+struct ReportView {
+  std::int64_t schema_version = 0;
+  std::string generated_at;
+  std::string winnow_version;
+  std::string database;
+  DatasetView dataset;
+  std::vector<SourceView> sources;  // worst first, as in the JSON
+  std::vector<ClassView> classes;
+  std::vector<ConfusedPairView> confused_pairs;
+  std::vector<BatchView> batches;
+};
+
+ReportView read_report_view(const nlohmann::json& report);
+
+}  // namespace winnow::curation::report
