@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -39,16 +40,24 @@ void check_magic(std::uint32_t magic, std::uint32_t expected, const std::string&
                       expected, kind);
 }
 
+// Reads n payload bytes. The buffer is not sized from the header up front:
+// it grows by at most the bytes already read (1 MiB at first), so a
+// truncated file declaring gigabytes costs at most twice the bytes it holds.
 void read_payload(const ReadFn& read, std::vector<std::uint8_t>& out, std::size_t n,
                   const std::string& name) {
-  out.resize(n);
+  constexpr std::size_t kFirstChunkBytes = std::size_t{1} << 20;
+  out.clear();
   std::size_t done = 0;
   while (done < n) {
-    const std::size_t got = read(out.data() + done, n - done);
-    if (got == 0) {
+    const std::size_t want = std::min(n - done, std::max(done, kFirstChunkBytes));
+    out.reserve(done + want);  // exact: no geometric over-allocation
+    out.resize(done + want);
+    const std::size_t got = read(out.data() + done, want);
+    done += got;
+    if (got < want) {  // readers return short only at the end of the data
+      out.resize(done);
       break;
     }
-    done += got;
   }
   WINNOW_THROW_IF_NOT(done == n, "IDX file '{}' is truncated: expected {} data bytes, got {}",
                       name, n, done);

@@ -34,11 +34,6 @@ constexpr const char* kIndexTypeKey = "index.type";
 // Ids of this batch's accepted samples not yet in the index: kPendingBase + item.
 constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 
-constexpr const char* kCreateVectors =
-    "CREATE TABLE IF NOT EXISTS curation_vectors ("
-    " sample_id INTEGER PRIMARY KEY REFERENCES samples(id),"
-    " embedding BLOB NOT NULL, kind TEXT NOT NULL, width INTEGER NOT NULL,"
-    " height INTEGER NOT NULL, content BLOB NOT NULL)";
 constexpr const char* kAcceptedVectors =
     "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
     " WHERE s.status = 'accepted' ORDER BY v.sample_id";
@@ -171,8 +166,7 @@ std::vector<ManifestEntry> read_manifest(const std::string& path,
 
 void IngestPipeline::init(const std::string& db_path, const CurationConfig& config) {
   config.validate();
-  MetadataStore store(db_path);
-  store.database().exec(kCreateVectors);
+  MetadataStore store(db_path);  // schema version 2 has curation_vectors
   auto existing = store.get_meta(kConfigKey);
   if (existing && store.count_by_status().total() > 0) {
     CurationConfig old = CurationConfig::from_json(*existing);
@@ -190,11 +184,18 @@ IngestPipeline::IngestPipeline(const std::string& db_path) : db_path_(db_path) {
                       "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
                       db_path);
   store_ = std::make_unique<MetadataStore>(db_path);
+  // A batch is one write transaction over several B-trees (samples and their
+  // indexes, events, curation_vectors); with SQLite's default 2 MB page cache
+  // it spills dirty pages to the WAL and reads them back mid-batch.
+  store_->database().exec("PRAGMA cache_size = -65536");  // KiB: 64 MB at most
+  // Each micro-batch's insert_samples is a savepoint inside the batch's
+  // transaction, whose statement journal SQLite writes to a temporary file
+  // past 64 KB; in memory it costs no system calls.
+  store_->database().exec("PRAGMA temp_store = MEMORY");
   auto cfg = store_->get_meta(kConfigKey);
   WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' was never initialised (run `winnow init`)",
                       db_path);
   config_ = CurationConfig::from_json(*cfg);
-  store_->database().exec(kCreateVectors);
   auto file = store_->get_meta(kIndexFileKey);
   std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
   index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
@@ -260,10 +261,28 @@ void IngestPipeline::open_index() {
   label_counts_.clear();
   for (const AcceptedSample& s : store_->accepted_samples()) {
     if (s.label) {
-      accepted_labels_[s.id] = static_cast<int>(*s.label);
+      accepted_labels_.set(s.id, static_cast<int>(*s.label));
       ++label_counts_[*s.label];
     }
   }
+}
+
+void AcceptedLabels::set(std::int64_t id, int label) {
+  WINNOW_THROW_IF_NOT(id >= 0, "sample id {} is negative", id);
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= labels_.size()) labels_.resize(std::max(i + 1, labels_.size() * 3 / 2), kNone);
+  labels_[i] = label;
+}
+
+std::optional<int> AcceptedLabels::find(std::int64_t id) const {
+  const auto i = static_cast<std::size_t>(id);
+  if (id < 0 || i >= labels_.size() || labels_[i] == kNone) return std::nullopt;
+  return labels_[i];
+}
+
+void AcceptedLabels::erase(std::int64_t id) {
+  const auto i = static_cast<std::size_t>(id);
+  if (id >= 0 && i < labels_.size()) labels_[i] = kNone;
 }
 
 IndexInfo IngestPipeline::index_info() const {
@@ -366,7 +385,11 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     std::size_t flushed = 0;
     std::unordered_map<std::string, std::size_t> hash_to_item;
     std::unordered_set<std::string> batch_keys;
-    std::unordered_map<std::int64_t, std::size_t> id_to_item;  // flushed items by store id
+    // Flushed items by store id. The store numbers a batch's samples with
+    // increasing rowids, so a vector indexed by id - first_id does.
+    constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
+    std::int64_t first_id = -1;
+    std::vector<std::size_t> item_by_id;
     std::unordered_map<std::int64_t, std::unique_ptr<ManifestRecord>> content_cache;
     bool names_changed = false;
 
@@ -381,12 +404,17 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       for (std::size_t i = flushed; i < items.size(); ++i) {
         Pending& p = items[i];
         p.id = ids[i - flushed];
-        id_to_item[p.id] = i;
+        if (first_id < 0) first_id = p.id;
+        WINNOW_THROW_IF_NOT(p.id >= first_id, "{}: the store gave sample id {} after {} in one batch",
+                            db_path_, p.id, first_id);
+        const auto offset = static_cast<std::size_t>(p.id - first_id);
+        if (offset >= item_by_id.size()) item_by_id.resize(offset + 1, kNoItem);
+        item_by_id[offset] = i;
         if (!p.accepted) continue;
         add_ids.push_back(p.id);
         add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
         if (p.sample.label) {
-          accepted_labels_[p.id] = static_cast<int>(*p.sample.label);
+          accepted_labels_.set(p.id, static_cast<int>(*p.sample.label));
           ++label_counts_[*p.sample.label];
         }
         const ManifestRecord& r = *p.record;
@@ -425,8 +453,11 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
 
     auto record_lookup = [&](std::int64_t id) -> const ManifestRecord* {
       if (id >= kPendingBase) return items[static_cast<std::size_t>(id - kPendingBase)].record;
-      auto it = id_to_item.find(id);
-      if (it != id_to_item.end()) return items[it->second].record;
+      if (first_id >= 0 && id >= first_id &&
+          static_cast<std::size_t>(id - first_id) < item_by_id.size() &&
+          item_by_id[static_cast<std::size_t>(id - first_id)] != kNoItem) {
+        return items[item_by_id[static_cast<std::size_t>(id - first_id)]].record;
+      }
       auto c = content_cache.find(id);
       if (c == content_cache.end()) c = content_cache.emplace(id, load_content(id)).first;
       return c->second.get();
@@ -436,8 +467,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
         const auto& l = items[static_cast<std::size_t>(id - kPendingBase)].sample.label;
         return l ? std::optional<int>(static_cast<int>(*l)) : std::nullopt;
       }
-      auto it = accepted_labels_.find(id);
-      return it == accepted_labels_.end() ? std::nullopt : std::optional<int>(it->second);
+      return accepted_labels_.find(id);
     };
 
     const std::size_t chunk = static_cast<std::size_t>(config_.micro_batch);

@@ -1,6 +1,8 @@
 #include "winnow/curation/manifest_reader.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -43,6 +45,70 @@ std::size_t nesting_depth(std::string_view line) {
     }
   }
   return deepest;
+}
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes
+// there are not valid UTF-8 (stray continuation, overlong form, surrogate,
+// beyond U+10FFFF or cut short).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  std::size_t len = 0;
+  unsigned char lo = 0x80;  // allowed range of the second byte
+  unsigned char hi = 0xBF;
+  if (c < 0x80) {
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80;  // no overlong forms
+    hi = c == 0xED ? 0x9F : 0xBF;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size() || byte(i + 1) < lo || byte(i + 1) > hi) {
+    return 0;
+  }
+  for (std::size_t k = 2; k < len; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  return len;
+}
+
+// `text` made safe to store and print in a rejection reason: at most
+// max_bytes (then "..."), control bytes and invalid UTF-8 as \xNN. Reasons
+// end up in SQLite and in JSON output, which must be valid UTF-8.
+std::string printable_excerpt(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const std::size_t len = utf8_sequence_length(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (len == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+// A JSON value as it appears in a reason (a long string is cut short).
+std::string describe_value(const nlohmann::json& value) {
+  return printable_excerpt(value.dump(), 64);
 }
 
 bool is_blank(std::string_view line) {
@@ -89,8 +155,19 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
   json doc;
   try {
     doc = json::parse(line.begin(), line.end());
-  } catch (const json::exception& e) {
-    return reject(line_number, {}, fmt::format("invalid JSON: {}", e.what()));
+  } catch (const json::parse_error& e) {
+    // nlohmann's message quotes the input near the error ("last read: ..."):
+    // it can be long or hold invalid UTF-8, so only a cleaned excerpt is kept.
+    std::string reason = "invalid JSON: " + printable_excerpt(e.what(), 240);
+    // e.byte is one past the offending character: say why NaN is refused.
+    const std::string_view at = e.byte >= 1 && e.byte <= line.size() ? line.substr(e.byte - 1)
+                                                                      : std::string_view();
+    if (at.substr(0, 3) == "NaN" || at.substr(0, 8) == "Infinity") {
+      reason += " (JSON has no NaN or Infinity)";
+    }
+    return reject(line_number, {}, reason);
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number overflowing a double
+    return reject(line_number, {}, "invalid JSON: " + printable_excerpt(e.what(), 240));
   }
   if (!doc.is_object()) {
     return reject(line_number, {}, fmt::format("record is a JSON {}, not an object", doc.type_name()));
@@ -164,7 +241,8 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
       if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 255 ||
           (p.is_number_unsigned() && p.get<std::uint64_t>() > 255)) {
         return reject(line_number, key,
-                      fmt::format("pixels[{}] must be an integer 0-255, got {}", i, p.dump()));
+                      fmt::format("pixels[{}] must be an integer 0-255, got {}", i,
+                                  describe_value(p)));
       }
       rec.pixels.push_back(static_cast<std::uint8_t>(p.get<std::int64_t>()));
     }
@@ -175,7 +253,7 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
       }
       if (!it->is_number_integer() || it->get<std::int64_t>() <= 0) {
         return reject(line_number, key, fmt::format("field '{}' must be a positive integer, got {}",
-                                                     field, it->dump()));
+                                                     field, describe_value(*it)));
       }
       (field[0] == 'w' ? rec.width : rec.height) = it->get<std::size_t>();
     }
@@ -250,12 +328,14 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
                       fmt::format("embedding[{}] must be a number, got {}", i, x.type_name()));
       }
       const double d = x.get<double>();
-      const float f = static_cast<float>(d);
-      if (!std::isfinite(d) || !std::isfinite(f)) {
+      // Checked before the cast: a double beyond float's range does not
+      // convert to a float.
+      if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {
         return reject(line_number, key,
-                      fmt::format("embedding[{}] is not finite as a 32-bit float ({})", i, x.dump()));
+                      fmt::format("embedding[{}] is not finite as a 32-bit float ({})", i,
+                                  describe_value(x)));
       }
-      rec.embedding.push_back(f);
+      rec.embedding.push_back(static_cast<float>(d));
     }
   }
 
@@ -275,7 +355,13 @@ ManifestReader::ManifestReader(const std::string& path, ManifestReaderOptions op
     : owned_(std::make_unique<std::ifstream>(path, std::ios::binary)),
       name_(path),
       options_(std::move(options)) {
-  WINNOW_THROW_IF_NOT(owned_->is_open(), "cannot open manifest '{}'", path);
+  const int open_error = errno;  // of the open in the initialiser list
+  // Opening a directory succeeds on Linux; only reading it fails.
+  std::error_code ec;
+  WINNOW_THROW_IF_NOT(!std::filesystem::is_directory(path, ec),
+                      "cannot read manifest '{}': it is a directory, not a file", path);
+  WINNOW_THROW_IF_NOT(owned_->is_open(), "cannot open manifest '{}': {}", path,
+                      std::strerror(open_error));
   in_ = owned_.get();
   if (options_.base_dir.empty()) {
     options_.base_dir = std::filesystem::path(path).parent_path().string();
@@ -304,6 +390,13 @@ bool ManifestReader::read_line() {
       return any;
     }
     any = true;
+    ++bytes_read_;
+    // JSON text never holds a raw NUL byte; one near the start means the file
+    // is binary (an image, an archive, UTF-16), and every line would be junk.
+    WINNOW_THROW_IF_NOT(c != 0 || bytes_read_ > kBinarySniffBytes,
+                        "manifest '{}' is not JSON Lines text: NUL byte at offset {} (a binary "
+                        "file?)",
+                        name_, bytes_read_ - 1);
     if (c == '\n') {
       return true;
     }

@@ -6,6 +6,7 @@
 
 #include <faiss/impl/IDSelector.h>
 
+#include "flat_block_search.h"
 #include "id_map.h"
 #include "payload_codec.h"
 #include "simd_flat_storage.h"
@@ -15,8 +16,8 @@
 namespace winnow::index {
 namespace {
 
-// Below this many queries, FAISS's flat search would take its scalar
-// (non-BLAS) path; winnow scans with its own vectorised kernel instead.
+// Below this many queries, each query is scanned with the vectorised inner
+// product; from it on, the batch goes through sgemm (flat_block_search.h).
 constexpr std::size_t kBlasQueryThreshold = 20;
 
 constexpr std::size_t kMaxDim = 1u << 16;
@@ -97,11 +98,11 @@ SearchResults FlatVectorIndex::do_search(std::size_t num_queries, const float* n
     return out;
   }
 
-  std::vector<float> distances(num_queries * kk);
-  std::vector<faiss::Index::idx_t> labels(num_queries * kk);
-  impl_->flat->search(static_cast<faiss::Index::idx_t>(num_queries), normalized,
-                      static_cast<faiss::Index::idx_t>(kk), distances.data(), labels.data());
-  impl_->ids.collect_hits(labels.data(), distances.data(), kk, out);
+  std::vector<float> scores(num_queries * kk);
+  std::vector<std::int64_t> labels(num_queries * kk);
+  detail::flat_block_search(impl_->flat->vectors(), total, d, normalized, num_queries, kk,
+                            scores.data(), labels.data());
+  impl_->ids.collect_hits(labels.data(), scores.data(), kk, out);
   return out;
 }
 

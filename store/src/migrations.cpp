@@ -116,6 +116,19 @@ void create_initial_schema(Database& db) {
 
 #undef WINNOW_NOW
 
+// Version 2: the curation pipeline's vectors and contents of accepted samples
+// (embedding: dim float32 little-endian; content: text bytes, pixels, or the
+// resolved path). Builds before this migration created the table themselves
+// when a dataset was initialised, with the same definition: IF NOT EXISTS
+// keeps such a table and its rows.
+void create_curation_vectors(Database& db) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS curation_vectors ("
+      " sample_id INTEGER PRIMARY KEY REFERENCES samples(id),"
+      " embedding BLOB NOT NULL, kind TEXT NOT NULL, width INTEGER NOT NULL,"
+      " height INTEGER NOT NULL, content BLOB NOT NULL)");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -124,6 +137,8 @@ const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> migrations = {
       {1, "initial schema: samples, annotations, contributors, ingest_batches, events, meta",
        &create_initial_schema},
+      {2, "curation_vectors: embeddings and contents of accepted samples",
+       &create_curation_vectors},
   };
   return migrations;
 }

@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include "curation_test_helpers.h"
 #include "winnow/curation/embedder.h"
 #include "winnow/curation/near_duplicate_finder.h"
@@ -8,6 +13,84 @@
 
 using namespace winnow::curation;
 using namespace winnow::curation::test;
+
+namespace {
+
+// The measure written the plain way: per shift, the five sums over the
+// overlap rectangle, row by row. The verifier's vectorised version must give
+// exactly the same value (its integer sums are exact).
+double reference_shifted_pearson(const std::vector<std::uint8_t>& a,
+                                 const std::vector<std::uint8_t>& b, long w, long h,
+                                 int max_shift) {
+  double best = -1.0;
+  bool any = false;
+  for (int dy = -max_shift; dy <= max_shift; ++dy) {
+    for (int dx = -max_shift; dx <= max_shift; ++dx) {
+      const long x0 = std::max(0L, -static_cast<long>(dx)), x1 = std::min(w, w - dx);
+      const long y0 = std::max(0L, -static_cast<long>(dy)), y1 = std::min(h, h - dy);
+      if (x1 - x0 < 2 || y1 - y0 < 2) continue;
+      std::int64_t sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+      for (long y = y0; y < y1; ++y) {
+        for (long x = x0; x < x1; ++x) {
+          const std::int64_t va = a[static_cast<std::size_t>(y * w + x)];
+          const std::int64_t vb = b[static_cast<std::size_t>((y + dy) * w + x + dx)];
+          sa += va, sb += vb, saa += va * va, sbb += vb * vb, sab += va * vb;
+        }
+      }
+      const double n = static_cast<double>((x1 - x0) * (y1 - y0));
+      const double va = static_cast<double>(saa) - static_cast<double>(sa) * sa / n;
+      const double vb = static_cast<double>(sbb) - static_cast<double>(sb) * sb / n;
+      const double cov = static_cast<double>(sab) - static_cast<double>(sa) * sb / n;
+      double r;
+      if (va <= 1e-9 && vb <= 1e-9) {
+        r = sa == sb ? 1.0 : 0.0;
+      } else if (va <= 1e-9 || vb <= 1e-9) {
+        r = 0.0;
+      } else {
+        r = cov / std::sqrt(va * vb);
+      }
+      best = any ? std::max(best, r) : r;
+      any = true;
+    }
+  }
+  return any ? std::clamp(best, -1.0, 1.0) : 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("the vectorised shifted Pearson equals the plain computation", "[verifier]") {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> pixel(0, 255);
+  struct Shape {
+    long w, h;
+  };
+  // Widths around the 16-pixel SIMD step, tall and flat images, and one large
+  // enough (300 x 300) to empty the 32-bit lanes more than once.
+  for (const Shape shape : {Shape{28, 28}, Shape{3, 3}, Shape{5, 7}, Shape{17, 16}, Shape{33, 40},
+                            Shape{64, 2}, Shape{1, 50}, Shape{300, 300}}) {
+    for (int max_shift = 0; max_shift <= 3; ++max_shift) {
+      INFO(shape.w << " x " << shape.h << ", max_shift " << max_shift);
+      const auto size = static_cast<std::size_t>(shape.w * shape.h);
+      std::vector<std::uint8_t> a(size), b(size), c(size, 200), d(size, 200);
+      for (std::size_t i = 0; i < size; ++i) {
+        a[i] = static_cast<std::uint8_t>(pixel(rng));
+        // b: a shifted copy of a with noise, so some shifts correlate strongly.
+        const std::size_t from = i >= 1 ? i - 1 : i;
+        b[i] = static_cast<std::uint8_t>(std::clamp(a[from] + pixel(rng) / 16 - 8, 0, 255));
+      }
+      const auto W = static_cast<std::size_t>(shape.w), H = static_cast<std::size_t>(shape.h);
+      for (const auto* pair : {&a, &b}) {
+        for (const auto* other : {&a, &b, &c}) {
+          CHECK(ImageNearDuplicateVerifier::shifted_pearson(pair->data(), other->data(), W, H,
+                                                            max_shift) ==
+                reference_shifted_pearson(*pair, *other, shape.w, shape.h, max_shift));
+        }
+      }
+      CHECK(ImageNearDuplicateVerifier::shifted_pearson(c.data(), d.data(), W, H, max_shift) ==
+            reference_shifted_pearson(c, d, shape.w, shape.h, max_shift));
+    }
+  }
+}
 
 TEST_CASE("an edited copy verifies and a different image does not", "[verifier]") {
   const auto& recs = fashion_test();

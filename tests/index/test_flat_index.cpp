@@ -38,7 +38,7 @@ void check_exact(const SearchResults& res, std::size_t q, const std::vector<Neig
 
 TEST_CASE("flat search returns the exact neighbours", "[flat]") {
   const std::size_t d = 32;
-  const std::size_t n = 2000;
+  const std::size_t n = 5000;  // many of the batched search's 256-row blocks
   const std::vector<float> base = clustered_vectors(n, d, 20, 1);
   const std::vector<std::int64_t> ids = sequential_ids(n, 1000, 3);
   std::unordered_map<std::int64_t, std::size_t> row_of;
@@ -49,8 +49,9 @@ TEST_CASE("flat search returns the exact neighbours", "[flat]") {
   index.add(ids, base);
   REQUIRE(index.size() == n);
 
-  // 5 queries take winnow's vectorised scan, 25 take FAISS's BLAS path.
-  for (const std::size_t nq : {std::size_t{1}, std::size_t{5}, std::size_t{25}}) {
+  // 5 queries take the per-query vectorised scan, 25 and 300 (two query
+  // blocks) the blocked sgemm search.
+  for (const std::size_t nq : {std::size_t{1}, std::size_t{5}, std::size_t{25}, std::size_t{300}}) {
     std::vector<float> queries = clustered_vectors(nq, d, 20, 99);
     for (float& v : queries) {
       v *= 3.5f;  // not normalised: the index normalises queries itself

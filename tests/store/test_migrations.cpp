@@ -55,8 +55,8 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(db.schema_version() == latest_schema_version());
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
-  for (const char* table :
-       {"samples", "annotations", "contributors", "ingest_batches", "events", "meta"}) {
+  for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
+                            "meta", "curation_vectors"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -84,6 +84,42 @@ TEST_CASE("re-opening a migrated database changes nothing", "[store][migrations]
   CHECK(query_int(again.database(), "SELECT count(*) FROM sqlite_master") == objects);
   CHECK(again.count_by_status().total() == 1);
   CHECK(again.get_meta("index.path") == std::optional<std::string>("/data/index.faiss"));
+}
+
+TEST_CASE("a version 1 database with data migrates to version 2 keeping it", "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  const bool had_vectors_table = GENERATE(true, false);
+  INFO("the v1 file already had curation_vectors: " << had_vectors_table);
+  // A version 1 file as an older build left it: migration 1's schema (never
+  // edited since) with a sample, and curation_vectors as the old ingest
+  // pipeline created it itself, with a row; or without that table.
+  std::int64_t sample_id = 0;
+  {
+    MetadataStore store(path);
+    sample_id = store.insert_sample(test::make_sample(1));
+    if (had_vectors_table) {
+      Statement insert(store.database(),
+                       "INSERT INTO curation_vectors VALUES (?1, x'0000803f', 'pixels', 2, 2, "
+                       "x'01020304')");
+      insert.bind_all(sample_id);
+      insert.run();
+    } else {
+      store.database().exec("DROP TABLE curation_vectors");
+    }
+  }
+  set_user_version_raw(path, 1);
+
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == 2);
+  CHECK(store.count_by_status().total() == 1);
+  CHECK(store.find_sample(sample_id).has_value());
+  CHECK(query_int(store.database(), "SELECT count(*) FROM curation_vectors") ==
+        (had_vectors_table ? 1 : 0));
+  if (had_vectors_table) {
+    CHECK(query_text(store.database(), "SELECT hex(content) FROM curation_vectors") == "01020304");
+  }
+  CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
 }
 
 TEST_CASE("a schema newer than this build is refused with a clear error", "[store][migrations]") {

@@ -146,7 +146,7 @@ std::string headline_html(const ReportView& report) {
              "samples in the store (every status); labelled: with a label, excluding rejected "
              "and duplicates");
   out += kpi("Health score", report::coefficient_cell(d.health_score), "cleanlab's label health",
-             "cleanlab's overall label health score: 1 − label issues / labelled samples");
+             "cleanlab's overall label health score: share of judged labelled samples whose given label equals the estimated true label (trace of the joint)");
   out += kpi("Label-issue rate", report::percent_cell(d.label_issue_rate),
              report::format_count(d.by_status.of("label_issue")) + " label issues",
              "label issues / labelled samples that were judged (not rejected, not duplicates)");

@@ -121,7 +121,7 @@ Table dataset_table(const ReportView& report) {
   add("Label-issue rate", percent_cell(d.label_issue_rate),
       "label issues / labelled samples that were judged (not rejected, not duplicates)");
   add("Health score", coefficient_cell(d.health_score),
-      "cleanlab's overall label health score: 1 − label issues / labelled samples");
+      "cleanlab's overall label health score: share of judged labelled samples whose given label equals the estimated true label (trace of the joint)");
   add("Labelled samples", count_cell(d.labelled_samples),
       "samples with a label, excluding rejected and duplicates");
   add("Annotations", count_cell(d.annotations), "(sample, annotator, label) rows in the store");

@@ -21,8 +21,8 @@
 // Every decision carries a reason and a details_json object with the
 // thresholds, similarities and neighbour counts used.
 //
-// Durability and rebuilds: the store schema has no vector column, so the
-// pipeline keeps its own side table in the same database file,
+// Durability and rebuilds: the store's table for the pipeline (schema
+// migration 2, store/src/migrations.cpp), in the same database file,
 //   curation_vectors(sample_id PK -> samples.id, embedding BLOB,
 //                    kind TEXT, width INT, height INT, content BLOB),
 // holding the embedding (dim float32, little-endian) and the content (text
@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "winnow/curation/confident_learning.h"
 #include "winnow/curation/embedder.h"
 #include "winnow/curation/label_quality.h"
 #include "winnow/curation/manifest_reader.h"
@@ -95,6 +97,39 @@ struct IndexInfo {
   std::string rebuild_reason;
 };
 
+// Out-of-sample predicted probabilities by external key (`ingest --pred-probs`):
+// class j of every row is the label named class_names[j].
+struct PredProbsTable {
+  std::vector<std::string> class_names;
+  std::unordered_map<std::string, std::vector<float>> rows;
+};
+
+// What revise_label_issues did (label_revision.cpp).
+struct LabelRevisionReport {
+  ConfidentLearningResult result;  // over `samples`, in id order
+  std::vector<std::int64_t> samples;
+  std::size_t newly_flagged = 0;  // accepted -> label_issue (left the index)
+  std::size_t confirmed = 0;      // kNN label_issue, now with confident learning's reason
+  std::size_t unused_rows = 0;    // rows of no judged, labelled sample
+};
+
+// Sample id -> label of the accepted, labelled samples. Store ids are dense
+// rowids, so this is a vector indexed by id rather than a hash map: label
+// quality looks up k neighbours per ingested sample, and the hash map's
+// cache misses were 5% of the ingest time.
+class AcceptedLabels {
+ public:
+  // Throws winnow::Error for a negative id.
+  void set(std::int64_t id, int label);
+  std::optional<int> find(std::int64_t id) const;
+  void erase(std::int64_t id);
+  void clear() { labels_.clear(); }
+
+ private:
+  static constexpr int kNone = std::numeric_limits<int>::min();
+  std::vector<int> labels_;  // kNone: not accepted, or no label
+};
+
 class IngestPipeline {
  public:
   // Creates (or re-initialises an empty) database with `config`; throws
@@ -111,6 +146,14 @@ class IngestPipeline {
   // failed and nothing of it is kept.
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
                            std::vector<ManifestEntry> entries);
+
+  // Confident learning over the accepted and label_issue samples that have a
+  // label and a row in `pred_probs`; flagged accepted samples become
+  // label_issue and leave the index, and every such sample's label_quality
+  // becomes confident learning's score (label_revision.cpp).
+  LabelRevisionReport revise_label_issues(const PredProbsTable& pred_probs,
+                                          const ConfidentLearningOptions& options,
+                                          std::optional<std::int64_t> batch_id = std::nullopt);
 
   // Recomputes the gain of every accepted sample against the current index
   // (excluding itself); returns how many were updated.
@@ -144,7 +187,7 @@ class IngestPipeline {
   IndexInfo open_info_;
   std::unique_ptr<ImageNearDuplicateVerifier> image_verifier_;
   std::unique_ptr<TextNearDuplicateVerifier> text_verifier_;
-  std::unordered_map<std::int64_t, int> accepted_labels_;  // id -> label (labelled only)
+  AcceptedLabels accepted_labels_;  // id -> label (labelled only)
   std::map<std::string, std::int64_t> label_names_;        // non-integer label names
   std::unordered_map<std::int64_t, std::int64_t> label_counts_;  // accepted samples per label
 };

@@ -1,8 +1,10 @@
 // Reading JSON Lines manifests one line at a time.
 //
 // Every non-blank line yields either a ManifestRecord or a Rejection with the
-// line number, the key when it could be read and the reason. Bad records
-// never throw; only I/O errors on the manifest itself do (winnow::Error).
+// line number, the key when it could be read and the reason (valid UTF-8,
+// with the input quoted only in short cleaned excerpts). Bad records never
+// throw; only a manifest that cannot be read as text does (winnow::Error): an
+// I/O error, a directory, or a NUL byte in its first 4 KiB (a binary file).
 // Lines are read through a fixed buffer: a line longer than
 // max_line_bytes is skipped to its end without being stored and rejected.
 // Blank (whitespace-only) lines are skipped silently. Unknown fields are
@@ -79,6 +81,10 @@ class ManifestReader {
   std::size_t line_length_ = 0;  // full length, even when too long
   bool too_long_ = false;
   std::size_t line_ = 0;
+  std::size_t bytes_read_ = 0;  // of the whole manifest
+
+  // A NUL byte among the first this many bytes: the manifest is binary.
+  static constexpr std::size_t kBinarySniffBytes = 4096;
 };
 
 }  // namespace winnow::curation

@@ -1,0 +1,158 @@
+// IngestPipeline::revise_label_issues: confident learning with external
+// predicted probabilities, applied to the judged samples of the store.
+//
+// Who is judged: samples that are `accepted` or `label_issue` (duplicates and
+// rejected samples were never judged on their label), have a label, and have
+// a row in the table. The statistics (thresholds, joints) are computed over all
+// of them together, whether kNN flagged them or not.
+//
+// What changes:
+//   - a flagged `accepted` sample becomes `label_issue` (a revisit event with
+//     confident learning's reason and details) and leaves the vector index,
+//     because the index holds accepted samples only (see ingest_pipeline.h);
+//   - a flagged `label_issue` sample whose last reason was kNN's gets a revisit
+//     event with confident learning's reason (its status stays);
+//   - every judged sample's label_quality becomes confident learning's score.
+// Confident learning only ever adds flags: a kNN label_issue it does not flag
+// stays a label_issue, and so does a sample it flagged on an earlier run.
+// Restoring one would need its embedding, which the store keeps for accepted
+// samples only.
+#include <algorithm>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/error.h"
+#include "winnow/store/transaction.h"
+
+namespace winnow::curation {
+
+namespace {
+
+constexpr const char* kReasonPrefix = "confident learning:";
+
+struct JudgedSample {
+  std::int64_t id = 0;
+  SampleStatus status = SampleStatus::accepted;
+  std::int64_t label = 0;
+};
+
+}  // namespace
+
+LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pred_probs,
+                                                        const ConfidentLearningOptions& options,
+                                                        std::optional<std::int64_t> batch_id) {
+  const int num_classes = static_cast<int>(pred_probs.class_names.size());
+  WINNOW_THROW_IF_NOT(num_classes >= 2, "pred_probs: confident learning needs at least 2 classes, got {}",
+                      num_classes);
+  std::unordered_map<std::string, int> class_of_name;
+  for (int j = 0; j < num_classes; ++j) {
+    WINNOW_THROW_IF_NOT(class_of_name.emplace(pred_probs.class_names[static_cast<std::size_t>(j)], j).second,
+                        "pred_probs: class name '{}' appears twice",
+                        pred_probs.class_names[static_cast<std::size_t>(j)]);
+  }
+
+  // The judged samples with a row, in id order.
+  LabelRevisionReport report;
+  std::vector<JudgedSample> judged;
+  std::vector<int> labels;
+  std::vector<float> probs;
+  std::unordered_set<std::string> used;
+  store_->for_each_sample([&](const SampleRecord& s) {
+    if (s.status != SampleStatus::accepted && s.status != SampleStatus::label_issue) return;
+    if (!s.label) return;
+    auto row = pred_probs.rows.find(s.external_key);
+    if (row == pred_probs.rows.end()) return;
+    const std::string name = label_name(*s.label);
+    auto cls = class_of_name.find(name);
+    WINNOW_THROW_IF_NOT(cls != class_of_name.end(),
+                        "pred_probs: sample '{}' has label '{}', which is not one of the {} classes",
+                        s.external_key, name, num_classes);
+    WINNOW_THROW_IF_NOT(row->second.size() == static_cast<std::size_t>(num_classes),
+                        "pred_probs: row of '{}' has {} probabilities, expected {}",
+                        s.external_key, row->second.size(), num_classes);
+    judged.push_back({s.id, s.status, *s.label});
+    labels.push_back(cls->second);
+    probs.insert(probs.end(), row->second.begin(), row->second.end());
+    used.insert(s.external_key);
+  });
+  report.unused_rows = pred_probs.rows.size() - used.size();
+  for (const JudgedSample& j : judged) report.samples.push_back(j.id);
+  if (judged.empty()) return report;
+
+  report.result = find_label_issues(labels, probs, num_classes, options);
+  const ConfidentLearningResult& r = report.result;
+
+  // The thresholds used, reported with every decision.
+  nlohmann::json thresholds = nlohmann::json::object();
+  for (int j = 0; j < num_classes; ++j) {
+    thresholds[pred_probs.class_names[static_cast<std::size_t>(j)]] = r.thresholds[static_cast<std::size_t>(j)];
+  }
+  const char* score_name =
+      options.quality == LabelQualityMethod::self_confidence ? "self-confidence" : "normalized margin";
+
+  std::vector<SampleScore> qualities;
+  qualities.reserve(judged.size());
+  std::vector<std::pair<std::int64_t, Decision>> revisits;
+  std::vector<std::size_t> leaving_index;  // positions in `judged`
+  for (std::size_t n = 0; n < judged.size(); ++n) {
+    qualities.push_back({judged[n].id, r.label_quality[n]});
+    if (!r.is_label_issue[n]) continue;
+    if (judged[n].status == SampleStatus::label_issue) {
+      // Already flagged: only kNN's flags get confident learning's reason.
+      std::vector<EventRecord> events = store_->events_of(judged[n].id);
+      if (!events.empty() && events.back().reason.rfind(kReasonPrefix, 0) == 0) continue;
+      ++report.confirmed;
+    } else {
+      leaving_index.push_back(n);
+    }
+    const std::string& given = pred_probs.class_names[static_cast<std::size_t>(labels[n])];
+    const int predicted = r.predicted_label[n];
+    const std::string& suggested = pred_probs.class_names[static_cast<std::size_t>(predicted)];
+    const float* p = probs.data() + n * static_cast<std::size_t>(num_classes);
+    nlohmann::json details = {
+        {"confident_learning",
+         {{"filter_by", to_string(options.filter_by)},
+          {"quality_method", to_string(options.quality)},
+          {"quality", r.label_quality[n]},
+          {"given", given},
+          {"suggested", suggested},
+          {"p_given", p[labels[n]]},
+          {"p_suggested", p[predicted]},
+          {"thresholds", thresholds},
+          {"min_examples_per_class", options.min_examples_per_class},
+          {"frac_noise", options.frac_noise},
+          {"samples", r.num_samples},
+          {"num_label_issues", r.num_label_issues},
+          {"flagged", r.num_flagged()}}}};
+    revisits.emplace_back(
+        judged[n].id,
+        Decision{SampleStatus::label_issue, std::nullopt,
+                 fmt::format("{} given {}, suggested {}, {} {:.3f} ({})", kReasonPrefix, given,
+                             suggested, score_name, r.label_quality[n], to_string(options.filter_by)),
+                 details.dump()});
+  }
+
+  {
+    Transaction tx(store_->database());
+    for (const auto& [id, decision] : revisits) store_->update_status(id, decision, batch_id);
+    store_->set_label_qualities(qualities);
+    tx.commit();
+  }
+  report.newly_flagged = leaving_index.size();
+  if (leaving_index.empty()) return report;
+
+  // The index and the label counts hold accepted samples only.
+  std::vector<std::int64_t> ids;
+  for (std::size_t n : leaving_index) {
+    ids.push_back(judged[n].id);
+    accepted_labels_.erase(judged[n].id);
+    --label_counts_[judged[n].label];
+  }
+  index_->remove(ids);
+  index::save_vector_index(*index_, index_path_, fingerprint());
+  return report;
+}
+
+}  // namespace winnow::curation
