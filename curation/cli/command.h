@@ -23,5 +23,6 @@ Command add_export_command(CLI::App& parent);
 Command add_regain_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);
+Command add_demo_command(CLI::App& parent);
 
 }  // namespace winnow::cli

@@ -28,6 +28,7 @@ int run(int argc, char** argv) {
       add_status_command(app), add_export_command(app), add_regain_command(app),
       add_report_command(app),
       add_serve_command(app),
+      add_demo_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,557 @@
+#!/usr/bin/env python3
+"""winnow's main job, end to end: curate a stream of noisy batches, then train less, better.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/demo/main_job.py --workdir build/demo \
+        [--winnow build/bin/winnow] [--model mlp|cnn] [--epochs E] [--quick]
+
+(`scripts/demo` and `winnow demo --workdir DIR` run exactly this.) The steps,
+each announced by a `[demo MM:SS]` progress line:
+
+1. generate   examples/demo/generate_batches.py: Fashion-MNIST's 60,000 training
+              images plus 5% re-submissions, labelled by four vendors of
+              stated quality, cut into 6 manifests; the planted truth beside.
+2. pass 1     `winnow init` (default pixel embedder) and `winnow serve`: the
+              batches are dropped into the daemon's inbox one at a time; each
+              is deduplicated and label-checked as it lands.
+3. co-evolve  after batch --coevolve-after (3): the model is trained for a few
+              epochs on the accepted samples so far, its penultimate layer is
+              exported with TorchScript, and a second dataset is started with
+              `--embedder torchscript:embedder.pt`, served by a second daemon:
+              it catches up on the batches so far and then gets every later
+              batch too. `regain` recomputes its gains against the full index
+              at the end. (`regain` does not re-embed, so the re-judgement with
+              the better embedding is this second dataset: pass 2.)
+4. report     `winnow report` of pass 2 (Dawid-Skene per-source accuracy and
+              consensus labels); both passes' label-issue precision/recall/F1
+              and duplicates caught, against the planted truth.
+5. train      the same model, optimiser and epoch budget on the clean test set:
+              (a) every ingested record with its raw (majority) label;
+              (b) pass 2's accepted samples with their consensus labels;
+              (c) (b) with the infobatch sampler;
+              (d) (c) on the 50% of accepted samples of highest gain, and
+              (d') (c) on a random 50%.
+6. results    a table on stdout and WORKDIR/results.json (+ report.html/.json).
+
+Targets checked (and recorded in results.json): (c) >= (a) + 1 point with <= 60%
+of (a)'s forward passes; per-source estimated accuracy within 0.03 of the truth
+for sources with >= 1,000 labels; pass 2's label-issue F1 > pass 1's.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+# libgomp spins while waiting by default, which slows training 10-25x when
+# anything else shares the 2 cores (docs: build-environment.md, gotcha 6). It
+# reads this when torch loads it, so it is set before the import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import winnow  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import generate_batches  # noqa: E402  (the generator lives beside this file)
+
+MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST training pixel mean / standard deviation
+START = time.monotonic()
+
+
+def progress(message):
+    elapsed = int(time.monotonic() - START)
+    print(f"[demo {elapsed // 60:02d}:{elapsed % 60:02d}] {message}", flush=True)
+
+
+# --- models -----------------------------------------------------------------------
+
+class Normalize(torch.nn.Module):
+    """[B,1,28,28] pixels in [0,1] -> standardised; inside the model so the
+    exported embedder takes what winnow's torchscript embedder feeds it."""
+
+    def forward(self, x):
+        return (x - MEAN) / STD
+
+
+def make_model(kind):
+    """(model, feature extractor sharing its layers) for 'mlp' or 'cnn'."""
+    if kind == "mlp":  # the model of examples/train_fashion_mnist.cpp
+        features = torch.nn.Sequential(Normalize(), torch.nn.Flatten(), torch.nn.Linear(784, 256),
+                                       torch.nn.ReLU())
+        head = torch.nn.Linear(256, 10)
+    elif kind == "cnn":  # cnn_small of docs (build-environment.md section 7)
+        features = torch.nn.Sequential(
+            Normalize(), torch.nn.Conv2d(1, 16, 5), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Flatten(), torch.nn.Linear(512, 128), torch.nn.ReLU())
+        head = torch.nn.Linear(128, 10)
+    else:
+        raise SystemExit(f"--model '{kind}' is not mlp or cnn")
+    return torch.nn.Sequential(features, head), features
+
+
+def as_input(pixels_u8):
+    """uint8 [n, 784] -> float [n, 1, 28, 28] in [0, 1]."""
+    if not pixels_u8.flags.writeable:  # torch warns about read-only numpy arrays
+        pixels_u8 = pixels_u8.copy()
+    return torch.from_numpy(pixels_u8).float().div_(255.0).reshape(-1, 1, 28, 28)
+
+
+def train(kind, pixels_u8, labels, epochs, policy, seed, batch_size=128, lr=0.05):
+    """Trains one model with winnow.Sampler serving the epochs; returns (model, stats).
+
+    Every run, pruned or not, goes through the sampler ('full' for the
+    unpruned ones), so forward passes are counted the same way for all."""
+    torch.manual_seed(seed)
+    x = as_input(pixels_u8)
+    y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
+    model, features = make_model(kind)
+    sampler = winnow.Sampler(len(x), epochs, policy=policy, seed=seed)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True,
+                                weight_decay=5e-4)
+    start = time.perf_counter()
+    model.train()
+    for epoch in range(epochs):
+        for group in optimizer.param_groups:  # cosine decay by epoch
+            group["lr"] = 0.5 * lr * (1.0 + math.cos(math.pi * epoch / epochs))
+        plan = torch.tensor(list(sampler), dtype=torch.int64)
+        for begin in range(0, len(plan), batch_size):
+            ids = plan[begin:begin + batch_size]
+            per_sample = F.cross_entropy(model(x[ids]), y[ids], reduction="none")
+            loss = sampler.update(ids, per_sample)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    wall = time.perf_counter() - start
+    totals = sampler.totals()
+    model.eval()
+    return model, features, {"policy": sampler.policy_spec, "samples": len(x), "epochs": epochs,
+                             "forward_samples": int(totals["forward_samples"]),
+                             "wall_seconds": round(wall, 2)}
+
+
+def accuracy(model, test_x, test_y):
+    with torch.no_grad():
+        correct = sum(int((model(test_x[i:i + 2000]).argmax(1) == test_y[i:i + 2000]).sum())
+                      for i in range(0, len(test_x), 2000))
+    return correct / len(test_x)
+
+
+# --- the winnow CLI and its daemon ------------------------------------------------
+
+class Winnow:
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.workdir = workdir
+        self.env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", OMP_NUM_THREADS="1")
+
+    def run(self, *args, capture=False):
+        result = subprocess.run([self.binary, *args], env=self.env, text=True,
+                                stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        if result.returncode != 0:
+            raise SystemExit(f"demo: `winnow {' '.join(args)}` failed ({result.returncode}):\n"
+                             f"{result.stderr.strip()}")
+        return result.stdout
+
+    def export(self, db):
+        return {r["key"]: r for r in map(json.loads, self.run("export", "--db", db, capture=True).splitlines())}
+
+
+class Daemon:
+    """One `winnow serve` process watching its own inbox."""
+
+    def __init__(self, winnow_cli, db, inbox, name):
+        self.db, self.inbox, self.name = db, inbox, name
+        self.heartbeat = db + ".serve.json"
+        self.dropped = 0
+        os.makedirs(inbox, exist_ok=True)
+        self.log = open(os.path.join(winnow_cli.workdir, f"{name}.serve.log"), "w")
+        self.process = subprocess.Popen(
+            [winnow_cli.binary, "serve", "--db", db, "--inbox", inbox, "--http-port", "0",
+             "--poll-ms", "100"], env=winnow_cli.env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def drop(self, manifest):
+        """Puts a manifest into the inbox the way the protocol asks: under a
+        hidden name first, then renamed to *.jsonl (the daemon never sees half a file)."""
+        name = os.path.basename(manifest)
+        hidden = os.path.join(self.inbox, "." + name + ".part")
+        try:
+            os.link(manifest, hidden)
+        except OSError:
+            shutil.copyfile(manifest, hidden)
+        os.rename(hidden, os.path.join(self.inbox, name))
+        self.dropped += 1
+
+    def status(self):
+        try:
+            with open(self.heartbeat) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None  # not written yet, or being replaced
+
+    def wait(self):
+        """Blocks until every dropped manifest is handled; returns the heartbeat."""
+        while True:
+            if self.process.poll() is not None:
+                self.log.flush()
+                with open(self.log.name) as f:
+                    tail = f.read()[-2000:]
+                raise SystemExit(f"demo: the {self.name} daemon exited ({self.process.returncode}):\n{tail}")
+            s = self.status()
+            if s:
+                m = s["manifests"]
+                handled = m["ingested"] + m["skipped"] + m["failed"]
+                if handled >= self.dropped and s.get("state") != "processing":
+                    if m["failed"]:
+                        raise SystemExit(f"demo: the {self.name} daemon failed a manifest: "
+                                         f"{json.dumps(s.get('last'))}")
+                    return s
+            time.sleep(0.1)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+def describe(status):
+    d = status.get("dataset") or {}
+    return ", ".join(f"{k} {d.get(k, 0)}" for k in
+                     ("accepted", "duplicate_exact", "duplicate_near", "label_issue", "rejected"))
+
+
+# --- curation figures against the truth --------------------------------------------
+
+DUPLICATE = ("duplicate_exact", "duplicate_near")
+
+
+def prf(tp, flagged, planted):
+    p = tp / flagged if flagged else None
+    r = tp / planted if planted else None
+    f1 = 2 * p * r / (p + r) if p and r else None
+    return {"true_positives": tp, "flagged": flagged, "planted": planted,
+            "precision": p, "recall": r, "f1": f1}
+
+
+def curation_figures(truth, exported):
+    """Duplicates and label issues of one pass against the planted truth."""
+    by_status = {}
+    for r in exported.values():
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+    planted_dups = [t for t in truth if t["resubmission_of"]]
+    caught = [t for t in planted_dups if exported[t["key"]]["status"] in DUPLICATE]
+    per_kind = {}
+    for kind in ("exact", "shift", "brightness", "noise"):
+        of_kind = [t for t in planted_dups if t["edit"] == kind]
+        per_kind[kind] = {"planted": len(of_kind),
+                          "caught": sum(1 for t in of_kind if exported[t["key"]]["status"] in DUPLICATE)}
+    # A near copy of an image that was not accepted cannot be found: only
+    # accepted samples' vectors are indexed.
+    unfindable = sum(1 for t in planted_dups if t["edit"] != "exact"
+                     and exported[t["resubmission_of"]]["status"] != "accepted"
+                     and exported[t["key"]]["status"] not in DUPLICATE)
+    false_dups = sum(1 for t in truth if not t["resubmission_of"]
+                     and exported[t["key"]]["status"] in DUPLICATE)
+    # Label issues: over the records label quality judged (accepted or label_issue).
+    judged = [t for t in truth if exported[t["key"]]["status"] in ("accepted", "label_issue")]
+    flagged = [t for t in judged if exported[t["key"]]["status"] == "label_issue"]
+    issues = prf(sum(1 for t in flagged if t["label_error"]), len(flagged),
+                 sum(1 for t in judged if t["label_error"]))
+    accepted = [t for t in judged if exported[t["key"]]["status"] == "accepted"]
+    return {"by_status": by_status,
+            "duplicates": {"planted": len(planted_dups), "caught": len(caught), "by_kind": per_kind,
+                           "near_copies_of_unaccepted_originals_missed": unfindable,
+                           "false_positives": false_dups},
+            "label_issues": issues,
+            "accepted": len(accepted),
+            "accepted_label_errors": sum(1 for t in accepted if t["label_error"])}
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+# --- the job ------------------------------------------------------------------------
+
+# What the job writes into the work folder: removed before a run, so the
+# databases and inboxes start empty. Nothing else there is touched (other
+# scenarios may share the folder, e.g. build/demo/text).
+OUTPUTS = ["batches", "inbox1", "inbox2", "truth.jsonl", "truth_summary.json", "records.npz",
+           "embedder.pt", "report.json", "report.html", "samples.jsonl", "results.json",
+           "pass1.serve.log", "pass2.serve.log"]
+DATABASE_SUFFIXES = ["", "-journal", "-wal", "-shm", ".index", ".serve.json"]
+
+
+def clear_outputs(workdir):
+    os.makedirs(workdir, exist_ok=True)
+    names = OUTPUTS + [db + suffix for db in ("pass1.db", "pass2.db") for suffix in DATABASE_SUFFIXES]
+    for name in names:
+        path = os.path.join(workdir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+
+
+def parse_args(argv):
+    repo = os.path.dirname(os.path.dirname(HERE))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", required=True,
+                        help="everything is written here (the job's own files are replaced)")
+    parser.add_argument("--winnow", default=os.environ.get("WINNOW_BIN", os.path.join(repo, "build/bin/winnow")),
+                        help="the winnow executable")
+    parser.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
+    parser.add_argument("--epochs", type=int, default=None, help="epoch budget of every run (mlp 10, cnn 5)")
+    parser.add_argument("--coevolve-after", type=int, default=3, help="batch after which the embedder is trained")
+    parser.add_argument("--coevolve-epochs", type=int, default=3)
+    parser.add_argument("--pass2-min-candidate", type=float, default=0.6,
+                        help="pass 2's --min-candidate (index cosine of the learned embedding)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", default=generate_batches.DEFAULT_DATA)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 3,000 images in 2 batches, 1 epoch (for the test)")
+    args = parser.parse_args(argv)
+    if args.epochs is None:
+        args.epochs = 1 if args.quick else (10 if args.model == "mlp" else 5)
+    if args.quick:
+        args.coevolve_after, args.coevolve_epochs = 1, 1
+    elif not 1 <= args.coevolve_after <= 6:
+        parser.error(f"--coevolve-after {args.coevolve_after} is not a batch (1..6)")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    workdir = os.path.abspath(args.workdir)
+    if not os.path.exists(args.winnow):
+        raise SystemExit(f"demo: no winnow executable at '{args.winnow}' (build it, or pass --winnow)")
+    clear_outputs(workdir)
+    cli = Winnow(args.winnow, workdir)
+    timings = {}
+    mark = time.monotonic()
+
+    def lap(name):
+        nonlocal mark
+        now = time.monotonic()
+        timings[name] = round(now - mark, 1)
+        mark = now
+
+    # 1. The data.
+    num_batches = 2 if args.quick else 6
+    progress(f"generating {num_batches} batches from Fashion-MNIST (seed {args.seed})")
+    gen_args = ["--workdir", workdir, "--seed", str(args.seed), "--batches", str(num_batches),
+                "--data", args.data] + (["--limit", "3000"] if args.quick else [])
+    planted = generate_batches.main(gen_args)
+    truth = read_jsonl(os.path.join(workdir, "truth.jsonl"))
+    records = np.load(os.path.join(workdir, "records.npz"))
+    progress(f"  {planted['records']} records, {planted['resubmissions']['total']} re-submissions, "
+             f"{planted['label_errors']} wrong majority labels ({100 * planted['label_error_rate']:.1f}%)")
+    batches = [os.path.join(workdir, "batches", f"batch-{b}.jsonl") for b in range(1, num_batches + 1)]
+    lap("generate")
+
+    # 2-3. Pass 1 served batch by batch; co-evolution; pass 2 served alongside.
+    db1, db2 = os.path.join(workdir, "pass1.db"), os.path.join(workdir, "pass2.db")
+    cli.run("init", "--db", db1)
+    daemons, daemon2 = [], None  # stopped whatever happens, so no daemon outlives the job
+    try:
+        daemon1 = Daemon(cli, db1, os.path.join(workdir, "inbox1"), "pass1")
+        daemons.append(daemon1)
+        progress(f"winnow serve started (pass 1, pixel embedder), inbox {daemon1.inbox}")
+        for b, manifest in enumerate(batches, start=1):
+            daemon1.drop(manifest)
+            if daemon2:
+                daemon2.drop(manifest)
+            s = daemon1.wait()
+            progress(f"batch {b}/{num_batches} curated by pass 1: {describe(s)}")
+            if daemon2:
+                s = daemon2.wait()
+                progress(f"batch {b}/{num_batches} curated by pass 2: {describe(s)}")
+            if b == args.coevolve_after:
+                lap("pass1_until_coevolution")
+                embedder = os.path.join(workdir, "embedder.pt")
+                coevolve(cli, db1, records, args, embedder)
+                lap("coevolution_training")
+                cli.run("init", "--db", db2, "--embedder", f"torchscript:{embedder}",
+                        "--min-candidate", str(args.pass2_min_candidate))
+                daemon2 = Daemon(cli, db2, os.path.join(workdir, "inbox2"), "pass2")
+                daemons.append(daemon2)
+                progress(f"pass 2 daemon started (embedder torchscript:{embedder}); catching up on "
+                         f"batches 1-{b}")
+                for earlier in batches[:b]:
+                    daemon2.drop(earlier)
+                s = daemon2.wait()
+                progress(f"pass 2 caught up: {describe(s)}")
+    finally:
+        for daemon in daemons:
+            daemon.stop()
+    lap("serving")
+    cli.run("regain", "--db", db2)
+    progress("pass 2: gains recomputed against the full index (winnow regain)")
+
+    # 4. Reports and curation figures.
+    # (Dawid-Skene reads only the annotations, the same in both passes: one report.)
+    for fmt in ("json", "html"):
+        extra = ["--samples", os.path.join(workdir, "samples.jsonl")] if fmt == "json" else []
+        cli.run("report", "--db", db2, "--format", fmt, "--out", os.path.join(workdir, f"report.{fmt}"), *extra)
+    with open(os.path.join(workdir, "report.json")) as f:
+        report = json.load(f)
+    exported1, exported2 = cli.export(db1), cli.export(db2)
+    curation = {"pass1": curation_figures(truth, exported1), "pass2": curation_figures(truth, exported2)}
+    sources = source_figures(report, planted)
+    for name, c in curation.items():
+        li, d = c["label_issues"], c["duplicates"]
+        progress(f"{name}: label issues precision {fmt_num(li['precision'])} recall {fmt_num(li['recall'])} "
+                 f"F1 {fmt_num(li['f1'])}; duplicates caught {d['caught']}/{d['planted']}")
+    lap("reports")
+
+    # 5. Training runs on the clean test set.
+    images, labels = generate_batches.load_split(args.data, "t10k")
+    test_x, test_y = as_input(images.reshape(len(images), -1)), torch.from_numpy(labels)
+    keys = [t["key"] for t in truth]
+    consensus = {}
+    for line in read_jsonl(os.path.join(workdir, "samples.jsonl")):
+        label = line.get("consensus_label")
+        consensus[line["key"]] = int(label if label is not None else line["given_label"])
+    accepted = np.array([i for i, k in enumerate(keys) if exported2[k]["status"] == "accepted"], dtype=np.int64)
+    accepted_labels = np.array([consensus.get(keys[i], int(exported2[keys[i]]["label"])) for i in accepted],
+                               dtype=np.int64)
+    true_label = records["true_label"]
+    gains = np.array([exported2[keys[i]]["gain"] for i in accepted], dtype=np.float64)
+    half = len(accepted) // 2
+    rng = np.random.default_rng(args.seed)
+    top_gain = np.sort(np.argsort(-gains, kind="stable")[:half])
+    random_half = np.sort(rng.permutation(len(accepted))[:half])
+    pixels, stored = records["pixels"], records["stored_label"]
+    plans = [
+        ("a", "all records, raw labels, full", pixels, stored, "full"),
+        ("b", "accepted, consensus labels, full", pixels[accepted], accepted_labels, "full"),
+        ("c", "accepted, consensus labels, infobatch", pixels[accepted], accepted_labels, "infobatch"),
+        ("d", "top-50% gain of (c), infobatch", pixels[accepted[top_gain]], accepted_labels[top_gain], "infobatch"),
+        ("d'", "random 50% of (c), infobatch", pixels[accepted[random_half]], accepted_labels[random_half], "infobatch"),
+    ]
+    runs = {}
+    for run_id, what, x, y, policy in plans:
+        progress(f"training run ({run_id}) {what}: {len(x)} samples, {args.epochs} epochs, {args.model}")
+        model, _, stats = train(args.model, x, y, args.epochs, policy, args.seed)
+        stats.update(description=what, test_accuracy=accuracy(model, test_x, test_y))
+        runs[run_id] = stats
+        progress(f"  ({run_id}) test accuracy {stats['test_accuracy']:.4f}, {stats['forward_samples']} "
+                 f"forward samples, {stats['wall_seconds']:.1f} s")
+    label_noise = {"a": float(np.mean(stored != true_label)),
+                   "b": float(np.mean(accepted_labels != true_label[accepted]))}
+    lap("training")
+
+    # 6. Results.
+    targets = check_targets(runs, sources, curation)
+    results = {"config": {k: v for k, v in vars(args).items()}, "planted": planted,
+               "curation": curation, "sources": sources, "runs": runs,
+               "training_label_noise": label_noise, "targets": targets, "timings": timings,
+               "total_seconds": round(time.monotonic() - START, 1)}
+    with open(os.path.join(workdir, "results.json"), "w") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+    print_table(results)
+    progress(f"done; results in {os.path.join(workdir, 'results.json')}, report in "
+             f"{os.path.join(workdir, 'report.html')}")
+    return results
+
+
+def coevolve(cli, db1, records, args, embedder_path):
+    """Trains the model on pass 1's accepted samples (their stored labels) and
+    saves its feature extractor as a TorchScript embedder."""
+    accepted = [r for r in cli.export(db1).values() if r["status"] == "accepted"]
+    index_of_key = {f"rec-{i + 1:06d}": i for i in range(len(records["stored_label"]))}
+    rows = np.array([index_of_key[r["key"]] for r in accepted], dtype=np.int64)
+    labels = np.array([int(r["label"]) for r in accepted], dtype=np.int64)
+    progress(f"co-evolution: training the {args.model} for {args.coevolve_epochs} epoch(s) on pass 1's "
+             f"{len(rows)} accepted samples")
+    _, features, stats = train(args.model, records["pixels"][rows], labels, args.coevolve_epochs, "full",
+                               args.seed)
+    features.eval()
+    with torch.no_grad():
+        traced = torch.jit.trace(features, torch.rand(4, 1, 28, 28))
+    traced.save(embedder_path)
+    progress(f"co-evolution: embedder exported ({stats['wall_seconds']:.1f} s of training) -> {embedder_path}")
+
+
+def source_figures(report, planted):
+    """Dawid-Skene's estimate of every vendor's accuracy next to the truth."""
+    out = []
+    for s in report["sources"]:
+        truth = planted["vendors"].get(s["name"])
+        est = s.get("estimated_accuracy")
+        out.append({"name": s["name"], "labels": s.get("labels"), "estimated_accuracy": est,
+                    "stated_accuracy": truth and truth["stated_accuracy"],
+                    "true_accuracy": truth and truth["true_accuracy"],
+                    "true_labels": truth and truth["labels"],
+                    "error": None if est is None or not truth else est - truth["true_accuracy"]})
+    return sorted(out, key=lambda s: s["name"])
+
+
+def check_targets(runs, sources, curation):
+    a, c = runs["a"], runs["c"]
+    judged = [s for s in sources if (s["labels"] or 0) >= 1000]
+    f1_1, f1_2 = curation["pass1"]["label_issues"]["f1"], curation["pass2"]["label_issues"]["f1"]
+    return {
+        "c_beats_a_by_1_point": {
+            "accuracy_gain_points": round(100 * (c["test_accuracy"] - a["test_accuracy"]), 2),
+            "forward_share_of_a": round(c["forward_samples"] / a["forward_samples"], 3),
+            "met": c["test_accuracy"] >= a["test_accuracy"] + 0.01
+                   and c["forward_samples"] <= 0.6 * a["forward_samples"]},
+        "source_accuracy_within_0.03": {
+            "worst_error": max((abs(s["error"]) for s in judged if s["error"] is not None), default=None),
+            "met": bool(judged) and all(s["error"] is not None and abs(s["error"]) <= 0.03 for s in judged)},
+        "pass2_f1_beats_pass1": {"pass1_f1": f1_1, "pass2_f1": f1_2,
+                                 "met": f1_1 is not None and f1_2 is not None and f1_2 > f1_1},
+    }
+
+
+def fmt_num(v, digits=3):
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def print_table(results):
+    runs, a = results["runs"], results["runs"]["a"]
+    print()
+    print("run  data                                     samples  test acc  forward passes  (of a)   wall s")
+    for run_id, r in runs.items():
+        print(f"({run_id:<2}) {r['description']:<40} {r['samples']:>7}  {r['test_accuracy']:.4f}  "
+              f"{r['forward_samples']:>14}  {r['forward_samples'] / a['forward_samples']:>6.1%}  "
+              f"{r['wall_seconds']:>7.1f}")
+    print()
+    print("curation            label-issue P / R / F1        duplicates caught/planted  false dups  accepted (wrong labels)")
+    for name, c in results["curation"].items():
+        li, d = c["label_issues"], c["duplicates"]
+        print(f"{name:<19} {fmt_num(li['precision'])} / {fmt_num(li['recall'])} / {fmt_num(li['f1'])}"
+              f"           {d['caught']:>6}/{d['planted']:<6}            {d['false_positives']:>6}  "
+              f"{c['accepted']} ({c['accepted_label_errors']})")
+    print()
+    print("source     labels  stated  true    estimated  error")
+    for s in results["sources"]:
+        print(f"{s['name']:<10} {s['labels'] or 0:>6}  {fmt_num(s['stated_accuracy'], 2):>6}  "
+              f"{fmt_num(s['true_accuracy'])}   {fmt_num(s['estimated_accuracy'])}    "
+              f"{'n/a' if s['error'] is None else format(s['error'], '+.3f')}")
+    print()
+    for name, t in results["targets"].items():
+        detail = ", ".join(f"{k} {v if not isinstance(v, float) else round(v, 4)}" for k, v in t.items() if k != "met")
+        print(f"target {name}: {'MET' if t['met'] else 'MISSED'} ({detail})")
+    print(f"total {results['total_seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

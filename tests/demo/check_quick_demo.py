@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Runs the main job's smoke mode (main_job.py --quick) and checks its results.json.
+
+    PYTHONPATH=build/python /usr/bin/python3 tests/demo/check_quick_demo.py \
+        --winnow build/bin/winnow --workdir /tmp/demo-quick
+
+Exits non-zero, naming the failed check, when the job fails or a figure is
+missing or impossible.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--winnow", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    job = os.path.join(REPO, "examples", "demo", "main_job.py")
+    subprocess.run([sys.executable, job, "--quick", "--threads", "1", "--winnow", args.winnow,
+                    "--workdir", args.workdir], check=True)
+    with open(os.path.join(args.workdir, "results.json")) as f:
+        results = json.load(f)
+    failures = []
+
+    def check(condition, what):
+        if not condition:
+            failures.append(what)
+
+    planted = results["planted"]
+    runs = results["runs"]
+    check(set(runs) == {"a", "b", "c", "d", "d'"}, f"runs a, b, c, d, d' (got {sorted(runs)})")
+    for run_id, r in runs.items():
+        check(0.3 < r["test_accuracy"] <= 1.0, f"run {run_id}: test accuracy {r['test_accuracy']} after 1 epoch")
+        check(r["forward_samples"] >= r["samples"] * r["epochs"] * 0.3,
+              f"run {run_id}: {r['forward_samples']} forward samples for {r['samples']} samples")
+    check(runs["a"]["samples"] == planted["records"], "run a trains on every record")
+    check(runs["b"]["samples"] < runs["a"]["samples"], "run b trains on fewer samples than a")
+    check(runs["d"]["samples"] == runs["b"]["samples"] // 2, "run d keeps half of the accepted samples")
+    check(runs["c"]["forward_samples"] <= runs["b"]["forward_samples"], "infobatch never trains more than full")
+
+    for name in ("pass1", "pass2"):
+        c = results["curation"][name]
+        check(sum(c["by_status"].values()) == planted["records"], f"{name}: every record has a status")
+        d = c["duplicates"]
+        check(d["planted"] == planted["resubmissions"]["total"], f"{name}: planted duplicates counted")
+        exact = d["by_kind"]["exact"]
+        check(exact["planted"] > 0 and exact["caught"] == exact["planted"],
+              f"{name}: every exact re-submission caught ({exact})")
+        li = c["label_issues"]
+        check(li["planted"] > 0 and li["flagged"] >= li["true_positives"], f"{name}: label-issue counts ({li})")
+
+    sources = {s["name"]: s for s in results["sources"]}
+    check(set(planted["vendors"]) <= set(sources), f"every vendor in the report ({sorted(sources)})")
+    est = {n: sources[n]["estimated_accuracy"] for n in planted["vendors"] if n in sources}
+    check(all(v is not None for v in est.values()), f"Dawid-Skene estimates for every vendor ({est})")
+    if all(v is not None for v in est.values()) and {"vendor_a", "vendor_d"} <= set(est):
+        check(est["vendor_a"] > est["vendor_d"] + 0.2, f"the 0.98 vendor estimated well above the 0.60 one ({est})")
+    for name in ("report.html", "report.json", "samples.jsonl", "truth.jsonl", "embedder.pt"):
+        path = os.path.join(args.workdir, name)
+        check(os.path.isfile(path) and os.path.getsize(path) > 0, f"{name} written")
+    check(set(results["targets"]) == {"c_beats_a_by_1_point", "source_accuracy_within_0.03",
+                                      "pass2_f1_beats_pass1"}, "the three targets are evaluated")
+
+    if failures:
+        print("check_quick_demo: FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    print("check_quick_demo: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
