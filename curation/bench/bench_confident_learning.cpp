@@ -97,19 +97,10 @@ int main(int argc, char** argv) {
   const std::size_t n = limit > 0 ? std::min(limit, imgs.count) : imgs.count;
 
   // The same flips as bench_label_quality.
-  std::mt19937_64 rng(seed);
-  std::vector<int> labels(truth.begin(), truth.begin() + static_cast<long>(n));
-  std::vector<std::size_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  const auto flips = static_cast<std::size_t>(noise * static_cast<double>(n));
-  std::vector<bool> flipped(n, false);
-  std::uniform_int_distribution<int> other(1, kClasses - 1);
-  for (std::size_t f = 0; f < flips; ++f) {
-    const std::size_t i = perm[f];
-    labels[i] = (labels[i] + other(rng)) % kClasses;
-    flipped[i] = true;
-  }
+  const FlippedLabels flip = flip_labels(truth, n, noise, seed, kClasses);
+  const std::vector<int>& labels = flip.labels;
+  const std::vector<bool>& flipped = flip.flipped;
+  const auto flips = static_cast<std::size_t>(std::count(flipped.begin(), flipped.end(), true));
 
   EmbedderOptions eopt;
   eopt.width = imgs.cols;
@@ -117,16 +108,7 @@ int main(int argc, char** argv) {
   const auto embedder = make_embedder(embedder_spec, eopt);
   const std::size_t d = embedder->dim();
   const auto t_embed = Clock::now();
-  std::vector<float> vecs(n * d);
-  ManifestRecord rec;
-  rec.kind = ContentKind::pixels;
-  rec.width = imgs.cols;
-  rec.height = imgs.rows;
-  for (std::size_t i = 0; i < n; ++i) {
-    rec.key = std::to_string(i);
-    rec.pixels.assign(imgs.image(i), imgs.image(i) + imgs.image_size());
-    embedder->embed(rec, vecs.data() + i * d);
-  }
+  const std::vector<float> vecs = embed_images(imgs, n, *embedder);
   const double embed_s = seconds_since(t_embed);
 
   // Folds: a seeded shuffle cut into `folds` parts; each part is predicted by

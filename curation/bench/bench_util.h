@@ -2,9 +2,17 @@
 // bench/bench_support.h (timing, JSON output).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "bench_support.h"
+#include "winnow/curation/embedder.h"
+#include "winnow/curation/idx_importer.h"
 
 namespace winnow::curation::bench {
 
@@ -12,5 +20,48 @@ inline const std::string kFashionDir = "/usr/share/datasets/fashion-mnist";
 
 // Timing, medians and JSON output are shared with every winnow benchmark.
 using namespace winnow::bench;
+
+// The first n labels of `truth` with round(noise * n) of them, picked by a
+// shuffle seeded with `seed`, moved to a uniformly random other class.
+// bench_label_quality and bench_confident_learning flip the same labels.
+struct FlippedLabels {
+  std::vector<int> labels;
+  std::vector<bool> flipped;
+};
+
+inline FlippedLabels flip_labels(const std::vector<std::uint8_t>& truth, std::size_t n,
+                                 double noise, unsigned seed, int classes) {
+  std::mt19937_64 rng(seed);
+  FlippedLabels out{std::vector<int>(truth.begin(), truth.begin() + static_cast<long>(n)),
+                    std::vector<bool>(n, false)};
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  const auto flips = static_cast<std::size_t>(noise * static_cast<double>(n));
+  std::uniform_int_distribution<int> other(1, classes - 1);
+  for (std::size_t f = 0; f < flips; ++f) {
+    const std::size_t i = perm[f];
+    out.labels[i] = (out.labels[i] + other(rng)) % classes;
+    out.flipped[i] = true;
+  }
+  return out;
+}
+
+// The first n images embedded with `embedder`, row-major n x dim.
+inline std::vector<float> embed_images(const IdxImages& imgs, std::size_t n,
+                                       const Embedder& embedder) {
+  const std::size_t d = embedder.dim();
+  std::vector<float> vecs(n * d);
+  ManifestRecord rec;
+  rec.kind = ContentKind::pixels;
+  rec.width = imgs.cols;
+  rec.height = imgs.rows;
+  for (std::size_t i = 0; i < n; ++i) {
+    rec.key = std::to_string(i);
+    rec.pixels.assign(imgs.image(i), imgs.image(i) + imgs.image_size());
+    embedder.embed(rec, vecs.data() + i * d);
+  }
+  return vecs;
+}
 
 }  // namespace winnow::curation::bench
