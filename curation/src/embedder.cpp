@@ -1,9 +1,9 @@
 #include "winnow/curation/embedder.h"
 
 #include "embedder_registry.h"
+#include "winnow/curation/embedder_spec.h"
 
 #include <cmath>
-#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -17,66 +17,6 @@ namespace winnow::curation {
 
 namespace {
 
-// "name(k=v,k=v)" -> name and integer parameters. Spaces are ignored.
-struct ParsedSpec {
-  std::string name;
-  std::map<std::string, std::size_t> params;
-};
-
-ParsedSpec parse_spec(const std::string& spec) {
-  std::string s;
-  for (const char c : spec) {
-    if (c != ' ' && c != '\t') {
-      s.push_back(c);
-    }
-  }
-  ParsedSpec out;
-  const auto open = s.find('(');
-  if (open == std::string::npos) {
-    out.name = s;
-    WINNOW_THROW_IF_NOT(!out.name.empty(), "embedder spec '{}' is empty", spec);
-    return out;
-  }
-  WINNOW_THROW_IF_NOT(s.back() == ')', "embedder spec '{}' has no closing ')'", spec);
-  out.name = s.substr(0, open);
-  const std::string body = s.substr(open + 1, s.size() - open - 2);
-  std::size_t pos = 0;
-  while (pos < body.size()) {
-    std::size_t end = body.find(',', pos);
-    if (end == std::string::npos) {
-      end = body.size();
-    }
-    const std::string item = body.substr(pos, end - pos);
-    const auto eq = item.find('=');
-    WINNOW_THROW_IF_NOT(eq != std::string::npos && eq > 0 && eq + 1 < item.size(),
-                        "embedder spec '{}': '{}' is not key=value", spec, item);
-    const std::string key = item.substr(0, eq);
-    const std::string value = item.substr(eq + 1);
-    WINNOW_THROW_IF_NOT(value.find_first_not_of("0123456789") == std::string::npos &&
-                            value.size() <= 9,
-                        "embedder spec '{}': value of '{}' must be a non-negative integer, got '{}'",
-                        spec, key, value);
-    WINNOW_THROW_IF_NOT(out.params.count(key) == 0, "embedder spec '{}': '{}' given twice", spec, key);
-    out.params[key] = std::stoul(value);
-    pos = end + 1;
-  }
-  return out;
-}
-
-std::size_t take(ParsedSpec& p, const std::string& key, std::size_t fallback) {
-  const auto it = p.params.find(key);
-  if (it == p.params.end()) {
-    return fallback;
-  }
-  const std::size_t v = it->second;
-  p.params.erase(it);
-  return v;
-}
-
-void check_no_extra(const ParsedSpec& p, const std::string& spec) {
-  WINNOW_THROW_IF_NOT(p.params.empty(), "embedder spec '{}': unknown key '{}' for '{}'", spec,
-                      p.params.begin()->first, p.name);
-}
 
 void normalise(float* v, std::size_t n, const std::string& key, const char* what) {
   double norm2 = 0.0;
@@ -339,31 +279,31 @@ std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderO
                       "embedder spec '{}': torchscript embedders need winnow built with LibTorch "
                       "(the winnow_torchscript_embedder adapter)",
                       spec);
-  ParsedSpec p = parse_spec(spec);
-  if (p.name == "provided") {
-    const std::size_t dim = take(p, "dim", options.input_dim);
-    check_no_extra(p, spec);
+  EmbedderSpec p(spec);
+  if (p.name() == "provided") {
+    const std::size_t dim = p.take_size("dim", options.input_dim);
+    p.check_no_extra();
     return std::make_unique<ProvidedEmbedder>(dim);
   }
-  if (p.name == "pixels") {
-    const std::size_t width = take(p, "width", options.width);
-    const std::size_t height = take(p, "height", options.height);
-    const std::size_t pool = take(p, "pool", 1);
-    const std::size_t fourier = take(p, "fourier", 0);
-    const std::size_t dim = take(p, "dim", 0);
-    const std::size_t seed = take(p, "seed", 1);
-    check_no_extra(p, spec);
+  if (p.name() == "pixels") {
+    const std::size_t width = p.take_size("width", options.width);
+    const std::size_t height = p.take_size("height", options.height);
+    const std::size_t pool = p.take_size("pool", 1);
+    const std::size_t fourier = p.take_size("fourier", 0);
+    const std::size_t dim = p.take_size("dim", 0);
+    const std::size_t seed = p.take_size("seed", 1);
+    p.check_no_extra();
     return std::make_unique<PixelsEmbedder>(width, height, pool, fourier, dim, seed);
   }
-  if (p.name == "hashed-ngrams") {
-    const std::size_t n = take(p, "n", 3);
-    const std::size_t dim = take(p, "dim", 256);
-    const std::size_t seed = take(p, "seed", 0);
-    check_no_extra(p, spec);
+  if (p.name() == "hashed-ngrams") {
+    const std::size_t n = p.take_size("n", 3);
+    const std::size_t dim = p.take_size("dim", 256);
+    const std::size_t seed = p.take_size("seed", 0);
+    p.check_no_extra();
     return std::make_unique<HashedNgramsEmbedder>(n, dim, seed);
   }
   WINNOW_THROW("embedder spec '{}': unknown embedder '{}' (provided, pixels, hashed-ngrams)", spec,
-               p.name);
+               p.name());
 }
 
 }  // namespace winnow::curation

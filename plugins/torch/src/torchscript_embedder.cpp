@@ -3,11 +3,11 @@
 #include <torch/script.h>
 
 #include <cmath>
-#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "winnow/curation/embedder_spec.h"
 #include "winnow/error.h"
 
 namespace winnow::torch {
@@ -89,35 +89,6 @@ class TorchScriptEmbedder : public curation::Embedder {
   std::size_t dim_ = 0;
 };
 
-// "key=value,key=value" inside torchscript(...).
-std::map<std::string, std::string> parse_keys(const std::string& spec, const std::string& body) {
-  std::map<std::string, std::string> keys;
-  std::size_t start = 0;
-  while (start <= body.size()) {
-    const std::size_t end = std::min(body.find(',', start), body.size());
-    const std::string item = body.substr(start, end - start);
-    const std::size_t eq = item.find('=');
-    WINNOW_THROW_IF_NOT(eq != std::string::npos && eq > 0,
-                        "embedder spec '{}': '{}' is not key=value", spec, item);
-    keys[item.substr(0, eq)] = item.substr(eq + 1);
-    start = end + 1;
-  }
-  return keys;
-}
-
-std::size_t positive(const std::string& spec, const std::string& key, const std::string& value) {
-  std::size_t used = 0;
-  long v = 0;
-  try {
-    v = std::stol(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  WINNOW_THROW_IF_NOT(used == value.size() && v > 0 && v <= 65536,
-                      "embedder spec '{}': {}={} is not a positive size", spec, key, value);
-  return static_cast<std::size_t>(v);
-}
-
 }  // namespace
 
 std::unique_ptr<curation::Embedder> make_torchscript_embedder(const std::string& spec,
@@ -126,26 +97,21 @@ std::unique_ptr<curation::Embedder> make_torchscript_embedder(const std::string&
   std::size_t height = options.height != 0 ? options.height : 28;
   std::string path;
   const std::string colon = "torchscript:";
-  const std::string paren = "torchscript(";
   if (spec.rfind(colon, 0) == 0) {
     path = spec.substr(colon.size());
-  } else if (spec.rfind(paren, 0) == 0 && spec.back() == ')') {
-    auto keys = parse_keys(spec, spec.substr(paren.size(), spec.size() - paren.size() - 1));
-    for (const auto& [k, v] : keys) {
-      if (k == "path") {
-        path = v;
-      } else if (k == "width") {
-        width = positive(spec, k, v);
-      } else if (k == "height") {
-        height = positive(spec, k, v);
-      } else {
-        WINNOW_THROW("embedder spec '{}': unknown key '{}' (path, width, height)", spec, k);
-      }
-    }
   } else {
-    WINNOW_THROW("embedder spec '{}': expected torchscript:PATH or torchscript(path=..,width=..,"
-                 "height=..)",
-                 spec);
+    curation::EmbedderSpec p(spec);
+    WINNOW_THROW_IF_NOT(p.name() == "torchscript",
+                        "embedder spec '{}': expected torchscript:PATH or "
+                        "torchscript(path=..,width=..,height=..)",
+                        spec);
+    path = p.take_string("path", "");
+    width = p.take_size("width", width);
+    height = p.take_size("height", height);
+    p.check_no_extra();
+    WINNOW_THROW_IF_NOT(width > 0 && width <= 65536 && height > 0 && height <= 65536,
+                        "embedder spec '{}': width {} and height {} must be in [1, 65536]", spec,
+                        width, height);
   }
   WINNOW_THROW_IF_NOT(!path.empty(), "embedder spec '{}': no model path", spec);
   const std::string canonical =

@@ -1,0 +1,38 @@
+// EmbedderSpec: an embedder spec "name(key=value,...)" split into its name and
+// parameters, for make_embedder and for embedder families registered from
+// outside curation (register_embedder). Spaces are ignored. Each parameter is
+// taken once, as a size or a string; check_no_extra() then names any key no
+// embedder asked for.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace winnow::curation {
+
+class EmbedderSpec {
+ public:
+  // Throws winnow::Error naming `spec` when it is empty, has no closing ')',
+  // an item that is not key=value, or a key given twice.
+  explicit EmbedderSpec(const std::string& spec);
+
+  const std::string& name() const { return name_; }
+  const std::string& text() const { return spec_; }
+
+  // The value of `key` (removed from the spec), or `fallback` when absent.
+  // take_size throws naming the key when the value is not a non-negative
+  // integer of at most 9 digits.
+  std::size_t take_size(const std::string& key, std::size_t fallback);
+  std::string take_string(const std::string& key, const std::string& fallback);
+
+  // Throws naming the first key left over (unknown to this embedder).
+  void check_no_extra() const;
+
+ private:
+  std::string spec_;
+  std::string name_;
+  std::map<std::string, std::string> params_;
+};
+
+}  // namespace winnow::curation
