@@ -1,6 +1,8 @@
 #include "winnow/curation/maintenance_daemon.h"
 
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <fstream>
 #include <thread>
 #include <utility>
@@ -15,6 +17,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// Sleeps `total`, in short steps, returning early once `flag` is set.
+void sleep_unless(const std::atomic<bool>& flag, std::chrono::milliseconds total) {
+  const auto until = std::chrono::steady_clock::now() + total;
+  while (!flag.load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -61,12 +71,6 @@ void MaintenanceDaemon::write_heartbeat() {
   fs::rename(tmp, options_.heartbeat_file, ec);
 }
 
-void MaintenanceDaemon::sleep_for(std::chrono::milliseconds total) {
-  const auto until = std::chrono::steady_clock::now() + total;
-  while (!stop_.load() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
 
 void MaintenanceDaemon::handle(const fs::path& claimed) {
   const std::string name = claimed.filename().string();
@@ -102,13 +106,11 @@ std::size_t MaintenanceDaemon::run() {
   std::thread heartbeat([&] {
     while (!done.load()) {
       write_heartbeat();
-      const auto until = std::chrono::steady_clock::now() + options_.poll;
-      while (!done.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      sleep_unless(done, options_.poll);
     }
   });
   std::size_t handled = 0;
+  std::exception_ptr failure;
   try {
     // A manifest left in processing/ by a killed daemon comes first.
     for (const fs::path& claimed : inbox_.interrupted()) {
@@ -128,20 +130,18 @@ std::size_t MaintenanceDaemon::run() {
         }
       }
       if (options_.once && !any) break;
-      if (!any) sleep_for(options_.poll);
+      if (!any) sleep_unless(stop_, options_.poll);
     }
+    status_.set_state("stopping");
   } catch (...) {
-    done.store(true);
-    heartbeat.join();
-    status_.set_state("stopped");
-    write_heartbeat();
-    throw;
+    failure = std::current_exception();
   }
-  status_.set_state("stopping");
+  // Stopped or failed, the last heartbeat says so.
   done.store(true);
   heartbeat.join();
   status_.set_state("stopped");
   write_heartbeat();
+  if (failure) std::rethrow_exception(failure);
   return handled;
 }
 

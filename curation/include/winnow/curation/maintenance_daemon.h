@@ -64,7 +64,6 @@ class MaintenanceDaemon {
   void handle(const std::filesystem::path& claimed);
   void publish_dataset();
   void write_heartbeat();
-  void sleep_for(std::chrono::milliseconds total);
 
   MaintenanceDaemonOptions options_;
   DaemonStatus& status_;
