@@ -1,7 +1,7 @@
 #include "cli_json.h"
 
-#include <optional>
 #include <string>
+#include <vector>
 
 namespace winnow::cli {
 
@@ -54,14 +54,8 @@ json status_json(curation::IngestPipeline& pipeline) {
                 {"rebuilt_on_open", info.rebuilt}};
   if (info.rebuilt) j["index"]["rebuild_reason"] = info.rebuild_reason;
   j["embedder"] = pipeline.embedder().spec();
-  std::optional<BatchRecord> last;
-  for (BatchState s :
-       {BatchState::pending, BatchState::running, BatchState::done, BatchState::failed}) {
-    for (const BatchRecord& b : store.batches_in_state(s)) {
-      if (!last || b.id > last->id) last = b;
-    }
-  }
-  j["last_batch"] = last ? batch_json(*last) : json(nullptr);
+  const std::vector<BatchRecord> batches = store.all_batches();  // ordered by id
+  j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());
   return j;
 }
 
