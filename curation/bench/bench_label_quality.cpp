@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   const FlippedLabels flip = flip_labels(truth, n, noise, seed, 10);
   const std::vector<int>& labels = flip.labels;
   const std::vector<bool>& flipped = flip.flipped;
-  const auto flips = static_cast<std::size_t>(std::count(flipped.begin(), flipped.end(), true));
+  const std::size_t flips = flip.count;
 
   EmbedderOptions eopt;
   eopt.width = imgs.cols;

@@ -27,19 +27,20 @@ using namespace winnow::bench;
 struct FlippedLabels {
   std::vector<int> labels;
   std::vector<bool> flipped;
+  std::size_t count = 0;  // labels flipped
 };
 
 inline FlippedLabels flip_labels(const std::vector<std::uint8_t>& truth, std::size_t n,
                                  double noise, unsigned seed, int classes) {
   std::mt19937_64 rng(seed);
   FlippedLabels out{std::vector<int>(truth.begin(), truth.begin() + static_cast<long>(n)),
-                    std::vector<bool>(n, false)};
+                    std::vector<bool>(n, false), 0};
   std::vector<std::size_t> perm(n);
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), rng);
-  const auto flips = static_cast<std::size_t>(noise * static_cast<double>(n));
+  out.count = static_cast<std::size_t>(noise * static_cast<double>(n));
   std::uniform_int_distribution<int> other(1, classes - 1);
-  for (std::size_t f = 0; f < flips; ++f) {
+  for (std::size_t f = 0; f < out.count; ++f) {
     const std::size_t i = perm[f];
     out.labels[i] = (out.labels[i] + other(rng)) % classes;
     out.flipped[i] = true;
