@@ -1,8 +1,11 @@
-// winnow regain --db D: recompute the gains of accepted samples against today's
-// index (gains frozen at insert depend on arrival order).
-#include <chrono>
+// winnow regain --db D [--labels] [--embedder SPEC]: redo against today's
+// dataset what ingest decided against the dataset of each sample's arrival:
+// gains always; label quality with --labels; a new embedding of every stored
+// sample, which then becomes the dataset's embedder, with --embedder
+// (IngestPipeline::regain, curation/src/regain.cpp).
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,17 +18,43 @@ namespace winnow::cli {
 Command add_regain_command(CLI::App& parent) {
   struct Options {
     std::string db;
+    bool labels = false;
+    std::string embedder;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = parent.add_subcommand("regain", "recompute the gains of accepted samples");
+  auto* cmd = parent.add_subcommand(
+      "regain", "recompute gains (and with --labels or --embedder, label quality) of stored samples "
+                "against today's dataset");
   cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_flag("--labels", o->labels,
+                "also re-judge the label quality of accepted and label_issue samples against "
+                "today's accepted neighbours (flags may be added or cleared)");
+  cmd->add_option("--embedder", o->embedder,
+                  "re-embed every stored sample with this embedder spec (e.g. "
+                  "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
+                  "dataset's embedder for later batches");
   return {cmd, [o] {
             curation::IngestPipeline pipeline(o->db);
-            const auto t0 = std::chrono::steady_clock::now();
-            const std::size_t n = pipeline.regain();
-            const double seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            std::cout << nlohmann::json{{"updated", n}, {"seconds", seconds}}.dump() << "\n";
+            curation::RegainOptions options;
+            options.labels = o->labels;
+            if (!o->embedder.empty()) options.embedder = o->embedder;
+            const curation::RegainReport r = pipeline.regain(options);
+            nlohmann::json out = {{"updated", r.gains_updated},
+                                  {"gains_updated", r.gains_updated},
+                                  {"embedder", r.embedder},
+                                  {"seconds", r.seconds}};
+            if (options.embedder) {
+              out["previous_embedder"] = r.previous_embedder;
+              out["re_embedded"] = r.re_embedded;
+            }
+            if (options.labels || options.embedder) {
+              out["labels"] = {{"judged", r.judged},
+                               {"newly_flagged", r.newly_flagged},
+                               {"cleared", r.cleared},
+                               {"kept_confident_learning", r.kept_confident_learning},
+                               {"label_issues_without_vector", r.without_vector}};
+            }
+            std::cout << out.dump() << "\n";
             return 0;
           }};
 }

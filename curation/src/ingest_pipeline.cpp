@@ -21,6 +21,8 @@
 #include "winnow/store/statement.h"
 #include "winnow/store/transaction.h"
 
+#include "raw_statement.h"
+
 namespace winnow::curation {
 
 namespace {
@@ -31,39 +33,14 @@ constexpr const char* kConfigKey = "curation.config";
 constexpr const char* kLabelNamesKey = "curation.label_names";
 constexpr const char* kIndexFileKey = "index.file";
 constexpr const char* kIndexTypeKey = "index.type";
+// Incremented by every write transaction of a pipeline (see sync_with_store).
+constexpr const char* kRevisionKey = "curation.revision";
 // Ids of this batch's accepted samples not yet in the index: kPendingBase + item.
 constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 
 constexpr const char* kAcceptedVectors =
     "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
     " WHERE s.status = 'accepted' ORDER BY v.sample_id";
-
-// A raw prepared statement for the BLOB columns (the store's Statement binds text only).
-class RawStatement {
- public:
-  RawStatement(Database& db, const char* sql) : db_(db) {
-    int rc = sqlite3_prepare_v2(db.handle(), sql, -1, &stmt_, nullptr);
-    if (rc != SQLITE_OK) db.fail(rc, std::string("preparing ") + sql);
-  }
-  ~RawStatement() { sqlite3_finalize(stmt_); }
-  RawStatement(const RawStatement&) = delete;
-  RawStatement& operator=(const RawStatement&) = delete;
-  sqlite3_stmt* get() { return stmt_; }
-  bool step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    db_.fail(rc, std::string("running ") + sqlite3_sql(stmt_));
-  }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-
- private:
-  Database& db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 std::optional<std::int64_t> parse_int(const std::string& s) {
   std::int64_t v = 0;
@@ -209,6 +186,7 @@ IngestPipeline::IngestPipeline(const std::string& db_path) : db_path_(db_path) {
     WINNOW_THROW_IF_NOT(j.is_object(), "{}: meta {} is not a JSON object", db_path, kLabelNamesKey);
     for (auto& [k, v] : j.items()) label_names_[k] = v.get<std::int64_t>();
   }
+  revision_ = stored_revision();
   open_index();
 }
 
@@ -223,6 +201,33 @@ index::IndexFingerprint IngestPipeline::fingerprint() {
   index::IndexFingerprint fp{static_cast<std::uint64_t>(st.column_int64(0)), st.column_int64(1)};
   st.reset();
   return fp;
+}
+
+std::int64_t IngestPipeline::stored_revision() {
+  auto text = store_->get_meta(kRevisionKey);
+  if (!text) return 0;
+  auto v = parse_int(*text);
+  WINNOW_THROW_IF_NOT(v.has_value(), "{}: meta {} is not an integer: '{}'", db_path_, kRevisionKey,
+                      *text);
+  return *v;
+}
+
+std::int64_t IngestPipeline::next_revision() {
+  const std::int64_t next = stored_revision() + 1;
+  store_->set_meta(kRevisionKey, std::to_string(next));
+  return next;
+}
+
+void IngestPipeline::sync_with_store() {
+  const std::int64_t now = stored_revision();
+  if (now == revision_) return;
+  auto cfg = store_->get_meta(kConfigKey);
+  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path_);
+  CurationConfig config = CurationConfig::from_json(*cfg);
+  if (config.embedder != config_.embedder) embedder_ = make_embedder(config.embedder);
+  config_ = config;
+  open_index();
+  revision_ = now;
 }
 
 void IngestPipeline::open_index() {
@@ -344,8 +349,11 @@ std::unique_ptr<ManifestRecord> IngestPipeline::load_content(std::int64_t id) {
 // One entry of the batch, decided, waiting to be written (or written).
 struct IngestPipeline::Pending {
   NewSample sample;
-  const ManifestRecord* record = nullptr;  // accepted: its content
-  std::vector<float> embedding;            // accepted only
+  // Accepted and label_issue samples keep their content and embedding in
+  // curation_vectors (a later regain may re-judge them); only accepted ones
+  // join the index.
+  const ManifestRecord* record = nullptr;
+  std::vector<float> embedding;
   bool accepted = false;
   std::int64_t id = -1;  // store id once flushed
 };
@@ -365,15 +373,16 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
   }
   batch = store_->start_batch(batch.id);
 
-  const std::size_t dim = embedder_->dim();
-  const int K = std::max({config_.candidates, config_.label_k, kGainNeighbours});
-  NearDuplicateFinderOptions fopt;
-  fopt.candidates = config_.candidates;
-  fopt.min_candidate_similarity = config_.min_candidate_similarity;
-  LabelQuality label_quality({config_.label_k, 1.0, config_.label_flag_below});
-
+  index::IndexFingerprint fp;
   try {
     Transaction tx(store_->database());
+    sync_with_store();
+    const std::size_t dim = embedder_->dim();
+    const int K = std::max({config_.candidates, config_.label_k, kGainNeighbours});
+    NearDuplicateFinderOptions fopt;
+    fopt.candidates = config_.candidates;
+    fopt.min_candidate_similarity = config_.min_candidate_similarity;
+    LabelQuality label_quality({config_.label_k, 1.0, config_.label_flag_below});
     NearDuplicateFinder image_finder(*index_, *image_verifier_, fopt);
     NearDuplicateFinder text_finder(*index_, *text_verifier_, fopt);
     RawStatement insert_vector(store_->database(),
@@ -410,12 +419,14 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
         const auto offset = static_cast<std::size_t>(p.id - first_id);
         if (offset >= item_by_id.size()) item_by_id.resize(offset + 1, kNoItem);
         item_by_id[offset] = i;
-        if (!p.accepted) continue;
-        add_ids.push_back(p.id);
-        add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
-        if (p.sample.label) {
-          accepted_labels_.set(p.id, static_cast<int>(*p.sample.label));
-          ++label_counts_[*p.sample.label];
+        if (p.record == nullptr) continue;
+        if (p.accepted) {
+          add_ids.push_back(p.id);
+          add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
+          if (p.sample.label) {
+            accepted_labels_.set(p.id, static_cast<int>(*p.sample.label));
+            ++label_counts_[*p.sample.label];
+          }
         }
         const ManifestRecord& r = *p.record;
         const char* kind = to_string(r.kind);
@@ -670,6 +681,8 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
                                       q.quality, q.flag_below, q.neighbours,
                                       q.suggested_label ? label_name(*q.suggested_label) : "-"),
                           details.dump()};
+            p.record = &rec;
+            p.embedding.assign(v, v + dim);
             items.push_back(std::move(p));
             continue;
           }
@@ -692,59 +705,22 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       store_->set_meta(kLabelNamesKey, names.dump());
     }
     batch = store_->finish_batch(batch.id);
+    const std::int64_t revision = next_revision();
+    // Taken inside the transaction: after the commit another writer may
+    // already have added samples this index does not hold.
+    fp = fingerprint();
     tx.commit();
+    revision_ = revision;
   } catch (const std::exception& e) {
     // The transaction rolled back: restore the index and labels from disk.
     store_->fail_batch(batch.id, e.what());
     open_index();
     throw;
   }
-  index::save_vector_index(*index_, index_path_, fingerprint());
+  index::save_vector_index(*index_, index_path_, fp);
   report.counts = batch.counts;
   report.seconds = seconds_since(t0);
   return report;
-}
-
-std::size_t IngestPipeline::regain() {
-  const std::size_t dim = embedder_->dim();
-  RawStatement st(store_->database(), kAcceptedVectors);
-  std::vector<SampleScore> gains;
-  std::vector<std::int64_t> ids;
-  std::vector<float> queries;
-  auto run = [&]() {
-    if (ids.empty()) return;
-    index::SearchResults r = index_->search(ids.size(), queries.data(), kGainNeighbours + 1);
-    for (std::size_t q = 0; q < ids.size(); ++q) {
-      index::SearchResults own;
-      own.num_queries = 1;
-      own.k = kGainNeighbours;
-      own.ids.assign(own.k, -1);
-      own.similarities.assign(own.k, -std::numeric_limits<float>::infinity());
-      std::size_t n = 0;
-      for (std::size_t k = 0; k < r.k && n < own.k; ++k) {
-        if (r.id(q, k) < 0 || r.id(q, k) == ids[q]) continue;
-        own.ids[n] = r.id(q, k);
-        own.similarities[n++] = r.similarity(q, k);
-      }
-      gains.push_back({ids[q], information_gain(own, 0)});
-    }
-    ids.clear();
-    queries.clear();
-  };
-  while (st.step()) {
-    ids.push_back(sqlite3_column_int64(st.get(), 0));
-    const auto* f = static_cast<const float*>(sqlite3_column_blob(st.get(), 1));
-    WINNOW_THROW_IF_NOT(static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 1)) ==
-                            dim * sizeof(float),
-                        "{}: stored embedding of sample {} has the wrong size", db_path_,
-                        ids.back());
-    queries.insert(queries.end(), f, f + dim);
-    if (ids.size() == 1024) run();
-  }
-  st.reset();
-  run();
-  store_->set_gains(gains);
-  return gains.size();
 }
 
 }  // namespace winnow::curation

@@ -14,9 +14,8 @@
 //     event with confident learning's reason (its status stays);
 //   - every judged sample's label_quality becomes confident learning's score.
 // Confident learning only ever adds flags: a kNN label_issue it does not flag
-// stays a label_issue, and so does a sample it flagged on an earlier run.
-// Restoring one would need its embedding, which the store keeps for accepted
-// samples only.
+// stays a label_issue, and so does a sample it flagged on an earlier run
+// (`winnow regain --labels` re-judges kNN's flags; it leaves these alone).
 #include <algorithm>
 #include <unordered_set>
 
@@ -52,6 +51,8 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
                         "pred_probs: class name '{}' appears twice",
                         pred_probs.class_names[static_cast<std::size_t>(j)]);
   }
+
+  sync_with_store();  // another process may have changed the dataset
 
   // The judged samples with a row, in id order.
   LabelRevisionReport report;
@@ -134,11 +135,15 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
                  details.dump()});
   }
 
+  index::IndexFingerprint fp;
   {
     Transaction tx(store_->database());
     for (const auto& [id, decision] : revisits) store_->update_status(id, decision, batch_id);
     store_->set_label_qualities(qualities);
+    const std::int64_t revision = next_revision();
+    fp = fingerprint();
     tx.commit();
+    revision_ = revision;
   }
   report.newly_flagged = leaving_index.size();
   if (leaving_index.empty()) return report;
@@ -151,7 +156,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
     --label_counts_[judged[n].label];
   }
   index_->remove(ids);
-  index::save_vector_index(*index_, index_path_, fingerprint());
+  index::save_vector_index(*index_, index_path_, fp);
   return report;
 }
 

@@ -128,7 +128,7 @@ TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[in
     CHECK(r.counts[SampleStatus::rejected] == 1);  // key t3 already present
     CHECK(p.store().find_by_external_key("shifted-2")->duplicate_of ==
           p.store().find_by_external_key("s7")->id);
-    CHECK(p.regain() == 80);
+    CHECK(p.regain().gains_updated == 80);
   }
   {
     IngestPipeline p(db);

@@ -26,7 +26,9 @@
 //   curation_vectors(sample_id PK -> samples.id, embedding BLOB,
 //                    kind TEXT, width INT, height INT, content BLOB),
 // holding the embedding (dim float32, little-endian) and the content (text
-// bytes or pixels) of every accepted sample. It is written in the same
+// bytes or pixels) of every accepted and label_issue sample (regain re-judges
+// both, possibly with a new embedder; only accepted rows join the index, by
+// the join on samples.status). It is written in the same
 // transaction as the batch's samples and finish_batch, so the batch is all or
 // nothing. The index file (<db>.index) is only a cache: open_or_rebuild
 // rebuilds it from this table when it is missing, stale (fingerprint =
@@ -130,6 +132,33 @@ class AcceptedLabels {
   std::vector<int> labels_;  // kNone: not accepted, or no label
 };
 
+// What `regain` redoes, beyond the gains of accepted samples (which it
+// always recomputes against the final index).
+struct RegainOptions {
+  // Re-embed every stored accepted and label_issue sample from its stored
+  // content with this embedder spec, rebuild the index from the new vectors,
+  // and make it the dataset's embedder (later batches use it). Implies labels.
+  std::optional<std::string> embedder;
+  // Re-judge the label quality of every stored accepted and label_issue
+  // sample against today's accepted neighbours (leave-one-out): accepted ->
+  // label_issue when flagged, kNN label_issue -> accepted when no longer
+  // flagged. Confident learning's flags are left as they are.
+  bool labels = false;
+};
+
+struct RegainReport {
+  std::string embedder;           // the dataset's embedder afterwards
+  std::string previous_embedder;  // before (equal unless re-embedded)
+  std::size_t re_embedded = 0;
+  std::size_t judged = 0;           // label quality recomputed
+  std::size_t newly_flagged = 0;    // accepted -> label_issue
+  std::size_t cleared = 0;          // label_issue -> accepted
+  std::size_t kept_confident_learning = 0;  // label_issue by confident learning: untouched
+  std::size_t without_vector = 0;   // label_issue samples stored before their vectors were kept
+  std::size_t gains_updated = 0;
+  double seconds = 0.0;
+};
+
 class IngestPipeline {
  public:
   // Creates (or re-initialises an empty) database with `config`; throws
@@ -155,9 +184,11 @@ class IngestPipeline {
                                           const ConfidentLearningOptions& options,
                                           std::optional<std::int64_t> batch_id = std::nullopt);
 
-  // Recomputes the gain of every accepted sample against the current index
-  // (excluding itself); returns how many were updated.
-  std::size_t regain();
+  // Recomputes the gain of every accepted sample against the final index
+  // (excluding itself) and, as `options` say, re-embeds and re-judges labels
+  // (regain.cpp). All in one transaction: on any error (e.g. a stored sample
+  // the new embedder cannot embed) nothing changes.
+  RegainReport regain(const RegainOptions& options = {});
 
   MetadataStore& store() { return *store_; }
   const CurationConfig& config() const { return config_; }
@@ -175,11 +206,21 @@ class IngestPipeline {
 
   void open_index();
   index::IndexFingerprint fingerprint();
+  // Several processes may write one dataset (the daemon, `winnow ingest`,
+  // `winnow regain`); each caches the config, embedder, index and labels.
+  // Every write transaction bumps the dataset's revision (meta
+  // curation.revision) and starts with sync_with_store, which reloads the
+  // caches when another process moved the revision. Inside BEGIN IMMEDIATE,
+  // nobody else writes until the transaction ends.
+  std::int64_t stored_revision();
+  std::int64_t next_revision();  // writes revision + 1; returns it
+  void sync_with_store();
   std::int64_t label_id(const std::string& name, bool& names_changed);
   std::unique_ptr<ManifestRecord> load_content(std::int64_t id);
 
   std::string db_path_;
   std::string index_path_;
+  std::int64_t revision_ = 0;  // the dataset revision the caches reflect
   std::unique_ptr<MetadataStore> store_;
   CurationConfig config_;
   std::unique_ptr<Embedder> embedder_;

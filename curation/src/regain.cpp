@@ -1,0 +1,342 @@
+// IngestPipeline::regain: redo, against today's dataset, what ingest decided
+// against the dataset as it was when each sample arrived.
+//
+// Ingest judges a sample against the samples accepted before it, with the
+// embedder of the day; both change as the dataset grows (and, in the main job,
+// as a model trained on the data becomes the embedder). regain redoes it:
+//
+//   1. embedder  (RegainOptions::embedder) every stored accepted and
+//                label_issue sample is re-embedded from the content kept in
+//                curation_vectors, and the index is rebuilt from the new
+//                vectors. A sample the new embedder cannot embed (a path
+//                record, a wrong image size) aborts the whole regain.
+//   2. labels    (RegainOptions::labels, implied by 1) every stored accepted
+//                and label_issue sample is scored against its label_k nearest
+//                accepted neighbours, itself excluded, with the thresholds of
+//                ingest (label_flag_below, min_label_neighbours, label_k
+//                samples of the label). Flagged accepted samples become
+//                label_issue; kNN label issues that are no longer flagged
+//                become accepted again. Confident learning's flags are kept:
+//                kNN cannot overrule a model's out-of-sample evidence.
+//   3. gains     every accepted sample's gain against the final index.
+//
+// All of it is one write transaction, so a reader sees the dataset before or
+// after, and an error changes nothing. The index file is removed before the
+// commit and written after it: a crash in between leaves no stale file, and
+// the next open rebuilds the index from the store.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/information_gain.h"
+#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/error.h"
+#include "winnow/index/vector_index_factory.h"
+#include "winnow/store/transaction.h"
+
+#include "raw_statement.h"
+
+namespace winnow::curation {
+
+namespace {
+
+constexpr const char* kConfigKey = "curation.config";
+constexpr const char* kConfidentLearningPrefix = "confident learning:";
+constexpr std::size_t kSearchChunk = 1024;
+
+// A stored sample regain may re-judge: accepted or label_issue, with a row in
+// curation_vectors.
+struct StoredSample {
+  std::int64_t id = 0;
+  bool accepted = false;
+  std::optional<std::int64_t> label;
+};
+
+// The stored content of one curation_vectors row as a record an embedder
+// takes; throws for path records, whose content is not kept.
+ManifestRecord stored_record(sqlite3_stmt* row, std::int64_t id, const std::string& db) {
+  ManifestRecord r;
+  r.key = std::to_string(id);
+  const std::string kind(reinterpret_cast<const char*>(sqlite3_column_text(row, 4)));
+  const auto* data = static_cast<const char*>(sqlite3_column_blob(row, 7));
+  const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 7));
+  if (kind == "pixels") {
+    r.kind = ContentKind::pixels;
+    r.width = static_cast<std::size_t>(sqlite3_column_int64(row, 5));
+    r.height = static_cast<std::size_t>(sqlite3_column_int64(row, 6));
+    r.pixels.assign(data, data + bytes);
+  } else if (kind == "text") {
+    r.kind = ContentKind::text;
+    r.text.assign(data, data + bytes);
+  } else {
+    WINNOW_THROW("{}: sample {} is a '{}' record; its content is not stored, so it cannot be "
+                 "re-embedded",
+                 db, id, kind);
+  }
+  return r;
+}
+
+// Searches `index` for the vectors at positions `rows` of `vectors`,
+// kSearchChunk queries at a time, and calls visit(found, begin, end) per
+// chunk: row q of `found` is rows[begin + q]. An empty index finds nothing
+// (found.k == 0).
+template <typename Visit>
+void search_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
+                 std::size_t dim, const std::vector<std::size_t>& rows, std::size_t k,
+                 Visit visit) {
+  std::vector<float> queries;
+  for (std::size_t begin = 0; begin < rows.size(); begin += kSearchChunk) {
+    const std::size_t end = std::min(rows.size(), begin + kSearchChunk);
+    queries.clear();
+    for (std::size_t j = begin; j < end; ++j) {
+      const float* v = vectors.data() + rows[j] * dim;
+      queries.insert(queries.end(), v, v + dim);
+    }
+    index::SearchResults found;
+    if (index.size() > 0) found = index.search(end - begin, queries.data(), k);
+    visit(found, begin, end);
+  }
+}
+
+}  // namespace
+
+RegainReport IngestPipeline::regain(const RegainOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RegainReport report;
+  const bool reembed = options.embedder.has_value();
+  const bool relabel = options.labels || reembed;
+
+  try {
+    Transaction tx(store_->database());
+    sync_with_store();
+    report.previous_embedder = embedder_->spec();
+
+    std::unique_ptr<Embedder> new_embedder;
+    if (reembed) new_embedder = make_embedder(*options.embedder);
+    const Embedder& embedder = reembed ? *new_embedder : *embedder_;
+    const std::size_t dim = embedder.dim();
+    report.embedder = embedder.spec();
+
+    // 1. The stored samples and their vectors (re-embedded when asked).
+    std::vector<StoredSample> samples;
+    std::vector<float> vectors;
+    {
+      RawStatement rows(store_->database(),
+                        "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
+                        " v.height, v.content FROM curation_vectors v JOIN samples s"
+                        " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
+                        " ORDER BY v.sample_id");
+      while (rows.step()) {
+        sqlite3_stmt* row = rows.get();
+        StoredSample s;
+        s.id = sqlite3_column_int64(row, 0);
+        s.accepted = std::string(reinterpret_cast<const char*>(sqlite3_column_text(row, 1))) ==
+                     "accepted";
+        if (sqlite3_column_type(row, 2) != SQLITE_NULL) s.label = sqlite3_column_int64(row, 2);
+        vectors.resize(vectors.size() + dim);
+        float* out = vectors.data() + vectors.size() - dim;
+        if (reembed) {
+          ManifestRecord record = stored_record(row, s.id, db_path_);
+          try {
+            embedder.embed(record, out);
+          } catch (const winnow::Error& e) {
+            WINNOW_THROW("{}: sample {} cannot be re-embedded with {}: {}", db_path_, s.id,
+                         report.embedder, e.what());
+          }
+          ++report.re_embedded;
+        } else {
+          const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 3));
+          WINNOW_THROW_IF_NOT(bytes == dim * sizeof(float),
+                              "{}: stored embedding of sample {} has {} bytes, expected {}",
+                              db_path_, s.id, bytes, dim * sizeof(float));
+          const auto* f = static_cast<const float*>(sqlite3_column_blob(row, 3));
+          std::copy(f, f + dim, out);
+        }
+        samples.push_back(s);
+      }
+    }
+    auto vector = [&](std::size_t n) { return vectors.data() + n * dim; };
+
+    // The index of today's accepted samples, in the embedding regain uses.
+    std::unique_ptr<index::VectorIndex> rebuilt;
+    if (reembed) {
+      rebuilt = index::make_vector_index(config_.index, dim);
+      std::vector<std::int64_t> ids;
+      std::vector<float> batch;
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        if (!samples[n].accepted) continue;
+        ids.push_back(samples[n].id);
+        batch.insert(batch.end(), vector(n), vector(n) + dim);
+      }
+      if (!ids.empty()) rebuilt->add(ids, batch);
+    }
+    index::VectorIndex& today = reembed ? *rebuilt : *index_;
+
+    // 2. Labels, judged against today's accepted samples, leave-one-out.
+    std::vector<std::pair<std::int64_t, Decision>> changes;
+    std::vector<SampleScore> qualities;
+    std::vector<std::int64_t> leaving, joining;
+    std::vector<float> joining_vectors;
+    if (relabel) {
+      LabelQuality quality({config_.label_k, 1.0, config_.label_flag_below});
+      auto label_of = [&](std::int64_t id) { return accepted_labels_.find(id); };
+      std::vector<std::size_t> judged;  // positions in `samples`
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        if (!samples[n].label) continue;
+        if (!samples[n].accepted) {
+          std::vector<EventRecord> events = store_->events_of(samples[n].id);
+          if (!events.empty() && events.back().reason.rfind(kConfidentLearningPrefix, 0) == 0) {
+            ++report.kept_confident_learning;
+            continue;
+          }
+        }
+        judged.push_back(n);
+      }
+      {
+        // Stores written before label_issue samples kept their vectors.
+        RawStatement count(store_->database(),
+                           "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
+                           " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)");
+        WINNOW_THROW_IF_NOT(count.step(), "{}: counting label issues without vectors returned no row",
+                            db_path_);
+        report.without_vector = static_cast<std::size_t>(sqlite3_column_int64(count.get(), 0));
+      }
+
+      const std::string reason_suffix = fmt::format("(regain, embedder {})", report.embedder);
+      const auto k = static_cast<std::size_t>(config_.label_k) + 1;  // + the sample itself
+      search_rows(today, vectors, dim, judged, k, [&](const index::SearchResults& found,
+                                                      std::size_t begin, std::size_t end) {
+        for (std::size_t j = begin; j < end; ++j) {
+          const std::size_t n = judged[j];
+          const StoredSample& s = samples[n];
+          const int label = static_cast<int>(*s.label);
+          LabelQualityResult q;
+          if (found.k > 0) q = quality.score(found, j - begin, label, label_of, s.id);
+          // Support: accepted samples of the label other than this one, as at ingest.
+          std::int64_t support = 0;
+          if (auto it = label_counts_.find(*s.label); it != label_counts_.end()) support = it->second;
+          if (s.accepted) --support;
+          const bool flagged = q.flagged &&
+                               q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
+                               support >= config_.label_k;
+          qualities.push_back({s.id, q.quality});
+          ++report.judged;
+          if (flagged == !s.accepted) continue;  // decision unchanged
+          nlohmann::json details = {
+              {"label_quality",
+               {{"quality", q.quality},
+                {"neighbours", q.neighbours},
+                {"k", q.k},
+                {"flag_below", q.flag_below},
+                {"min_neighbours", config_.min_label_neighbours},
+                {"label_support", support}}},
+              {"regain", {{"embedder", report.embedder}}}};
+          if (q.suggested_label) {
+            details["label_quality"]["suggested_label"] = label_name(*q.suggested_label);
+          }
+          if (flagged) {
+            changes.emplace_back(
+                s.id, Decision{SampleStatus::label_issue, std::nullopt,
+                               fmt::format("label quality {:.3f} < {} over {} neighbours (suggested "
+                                           "{}) {}",
+                                           q.quality, q.flag_below, q.neighbours,
+                                           q.suggested_label ? label_name(*q.suggested_label) : "-",
+                                           reason_suffix),
+                               details.dump()});
+            leaving.push_back(s.id);
+          } else {
+            changes.emplace_back(
+                s.id, Decision{SampleStatus::accepted, std::nullopt,
+                               fmt::format("label issue cleared: label quality {:.3f} over {} "
+                                           "neighbours {}",
+                                           q.quality, q.neighbours, reason_suffix),
+                               details.dump()});
+            joining.push_back(s.id);
+            joining_vectors.insert(joining_vectors.end(), vector(n), vector(n) + dim);
+          }
+        }
+      });
+      report.newly_flagged = leaving.size();
+      report.cleared = joining.size();
+    }
+    if (!leaving.empty()) today.remove(leaving);
+    if (!joining.empty()) today.add(joining, joining_vectors);
+
+    // 3. Gains of the accepted samples against the final index.
+    std::vector<SampleScore> gains;
+    {
+      std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
+      std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
+      std::vector<std::size_t> accepted_now;
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        const bool now = samples[n].accepted ? !leaving_set.count(samples[n].id)
+                                             : joining_set.count(samples[n].id) > 0;
+        if (now) accepted_now.push_back(n);
+      }
+      search_rows(today, vectors, dim, accepted_now, kGainNeighbours + 1,
+                  [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+        for (std::size_t q = 0; q < end - begin; ++q) {
+          const std::int64_t id = samples[accepted_now[begin + q]].id;
+          index::SearchResults own;  // the neighbours other than the sample itself
+          own.num_queries = 1;
+          own.k = kGainNeighbours;
+          own.ids.assign(own.k, -1);
+          own.similarities.assign(own.k, -std::numeric_limits<float>::infinity());
+          std::size_t found = 0;
+          for (std::size_t k = 0; k < r.k && found < own.k; ++k) {
+            if (r.id(q, k) < 0 || r.id(q, k) == id) continue;
+            own.ids[found] = r.id(q, k);
+            own.similarities[found++] = r.similarity(q, k);
+          }
+          gains.push_back({id, information_gain(own, 0)});
+        }
+      });
+    }
+
+    // Write it all.
+    if (reembed) {
+      RawStatement update(store_->database(),
+                          "UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        update.reset();
+        sqlite3_bind_blob(update.get(), 1, vector(n), static_cast<int>(dim * sizeof(float)),
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(update.get(), 2, samples[n].id);
+        update.step();
+      }
+      CurationConfig config = config_;
+      config.embedder = report.embedder;
+      store_->set_meta(kConfigKey, config.to_json());
+    }
+    for (const auto& [id, decision] : changes) store_->update_status(id, decision);
+    if (!qualities.empty()) store_->set_label_qualities(qualities);
+    store_->set_gains(gains);
+    report.gains_updated = gains.size();
+    const std::int64_t revision = next_revision();
+    const index::IndexFingerprint fp = fingerprint();
+    std::filesystem::remove(index_path_);
+    tx.commit();
+
+    revision_ = revision;
+    if (reembed) {
+      config_.embedder = report.embedder;
+      embedder_ = std::move(new_embedder);
+      index_ = std::move(rebuilt);
+    }
+    index::save_vector_index(*index_, index_path_, fp);
+    open_index();  // the labels of today's accepted samples (the index file is fresh)
+  } catch (const std::exception&) {
+    // Rolled back: the caches may hold changes that were not committed.
+    open_index();
+    throw;
+  }
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace winnow::curation

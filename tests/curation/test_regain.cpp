@@ -1,0 +1,174 @@
+// IngestPipeline::regain with --labels and --embedder over a real SQLite file
+// and index file: label issues added and cleared, the dataset's embedder
+// switched, all or nothing on error, and a second pipeline on the same
+// database picking up the change.
+//
+// The data: two topics of text records (animal words, tool words), labelled
+// 0 and 1, ingested with `provided(dim=4)` embeddings that put each topic on
+// its own axis. Two records lie about their place: `misplaced` (animal text,
+// label 0) comes with a tool-axis vector, so ingest flags it; `disguised`
+// (tool text, label 0) comes with an animal-axis vector, so ingest accepts
+// it. Re-embedding the texts with hashed n-grams puts both where their words
+// are: regain clears `misplaced` and flags `disguised`.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.h"
+#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/error.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace winnow;
+using namespace winnow::curation;
+
+const std::vector<std::string> kAnimals = {"otter", "badger", "heron", "lynx", "marten", "ibex",
+                                           "falcon", "walrus", "bison", "gecko", "puffin", "tapir"};
+const std::vector<std::string> kTools = {"chisel", "wrench", "pliers", "hammer", "trowel", "anvil",
+                                         "spanner", "rasp", "gimlet", "awl", "mallet", "scythe"};
+
+// Twelve words drawn from one vocabulary: records of a topic share words, but
+// no two are near duplicates (shingle Jaccard far below 0.8).
+std::string words(const std::vector<std::string>& vocabulary, std::mt19937& rng) {
+  std::string text;
+  std::uniform_int_distribution<std::size_t> pick(0, vocabulary.size() - 1);
+  for (int w = 0; w < 12; ++w) text += (w ? " " : "") + vocabulary[pick(rng)];
+  return text;
+}
+
+// A unit vector on `axis` (0..3) plus a little noise.
+std::vector<float> near_axis(int axis, std::mt19937& rng) {
+  std::normal_distribution<float> noise(0.0f, 0.05f);
+  std::vector<float> v(4);
+  for (int d = 0; d < 4; ++d) v[static_cast<std::size_t>(d)] = (d == axis ? 1.0f : 0.0f) + noise(rng);
+  return v;
+}
+
+std::string record(const std::string& key, const std::string& text, int label,
+                   const std::vector<float>& embedding) {
+  json j = {{"key", key}, {"text", text}, {"label", std::to_string(label)}, {"source", "test"}};
+  if (!embedding.empty()) j["embedding"] = embedding;
+  return j.dump();
+}
+
+std::string write_manifest(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const auto& l : lines) f << l << "\n";
+  return path;
+}
+
+BatchReport ingest_file(IngestPipeline& p, const std::string& path) {
+  return p.ingest_batch(path, file_checksum(path), read_manifest(path));
+}
+
+SampleStatus status_of(IngestPipeline& p, const std::string& key) {
+  auto s = p.store().find_by_external_key(key);
+  REQUIRE(s);
+  return s->status;
+}
+
+// Batch 1: 30 animal records (label 0, axis 0), 30 tool records (label 1,
+// axis 1). Batch 2: `misplaced` and `disguised` (in a batch of their own, so
+// that their label is judged: ingest judges a label only once label_k
+// samples of it are accepted, and counts a micro-batch when it is written).
+std::string first_batch(const winnow::test::TempDir& dir, std::mt19937& rng) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i) {
+    lines.push_back(record("animal-" + std::to_string(i), words(kAnimals, rng), 0, near_axis(0, rng)));
+    lines.push_back(record("tool-" + std::to_string(i), words(kTools, rng), 1, near_axis(1, rng)));
+  }
+  return write_manifest(dir.file("batch-1.jsonl"), lines);
+}
+
+std::string second_batch(const winnow::test::TempDir& dir, std::mt19937& rng) {
+  return write_manifest(dir.file("batch-2.jsonl"),
+                        {record("misplaced", words(kAnimals, rng), 0, near_axis(1, rng)),
+                         record("disguised", words(kTools, rng), 0, near_axis(0, rng))});
+}
+
+constexpr const char* kTextEmbedder = "hashed-ngrams(n=3,dim=64,seed=5)";
+
+}  // namespace
+
+TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[ingest][regain]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  CurationConfig config;
+  config.embedder = "provided(dim=4)";
+  IngestPipeline::init(db, config);
+  IngestPipeline p(db);
+  std::mt19937 rng(7);
+  REQUIRE(ingest_file(p, first_batch(dir, rng)).counts[SampleStatus::accepted] == 60);
+  REQUIRE(ingest_file(p, second_batch(dir, rng)).counts[SampleStatus::accepted] == 1);
+  REQUIRE(status_of(p, "misplaced") == SampleStatus::label_issue);
+  REQUIRE(status_of(p, "disguised") == SampleStatus::accepted);
+
+  SECTION("labels only: the same embedding confirms ingest's decisions") {
+    RegainReport g = p.regain({std::nullopt, true});
+    CHECK(g.judged == 62);
+    CHECK(g.newly_flagged == 0);
+    CHECK(g.cleared == 0);
+    CHECK(g.gains_updated == 61);
+    CHECK(g.embedder == "provided(dim=4)");
+  }
+
+  SECTION("a new embedder: misplaced cleared, disguised flagged, the dataset switched") {
+    // A second pipeline on the same database, opened before the regain.
+    IngestPipeline other(db);
+
+    RegainReport g = p.regain({std::string(kTextEmbedder), false});
+    CHECK(g.previous_embedder == "provided(dim=4)");
+    CHECK(g.embedder == kTextEmbedder);
+    CHECK(g.re_embedded == 62);
+    CHECK(g.judged == 62);
+    CHECK(g.newly_flagged == 1);
+    CHECK(g.cleared == 1);
+    CHECK(g.gains_updated == 61);
+    CHECK(status_of(p, "misplaced") == SampleStatus::accepted);
+    CHECK(status_of(p, "disguised") == SampleStatus::label_issue);
+    auto events = p.store().events_of(p.store().find_by_external_key("misplaced")->id);
+    REQUIRE(events.size() == 2);  // ingest's flag, then regain's revisit
+    CHECK(events.back().reason.find("label issue cleared") != std::string::npos);
+    CHECK(events.back().reason.find(kTextEmbedder) != std::string::npos);
+    CHECK(p.embedder().spec() == kTextEmbedder);
+    CHECK(p.index_info().vectors == 61);
+
+    // Reopened: the config names the new embedder and the saved index is fresh.
+    {
+      IngestPipeline reopened(db);
+      CHECK(reopened.config().embedder == kTextEmbedder);
+      CHECK_FALSE(reopened.index_info().rebuilt);
+      CHECK(reopened.index_info().vectors == 61);
+    }
+
+    // The pipeline opened before the regain catches up at its next batch: a
+    // text record without an embedding is embedded by the new embedder (the
+    // provided one would have rejected it) and joins the regained index.
+    const std::string m3 = write_manifest(dir.file("batch-3.jsonl"),
+                                          {record("fresh", words(kAnimals, rng), 0, {})});
+    BatchReport r3 = ingest_file(other, m3);
+    CHECK(r3.counts[SampleStatus::rejected] == 0);
+    CHECK(status_of(other, "fresh") == SampleStatus::accepted);
+    CHECK(other.embedder().spec() == kTextEmbedder);
+    CHECK(other.index_info().vectors == 62);
+  }
+
+  SECTION("an embedder that cannot embed the stored contents changes nothing") {
+    CHECK_THROWS_WITH(p.regain({std::string("pixels(width=2,height=2)"), false}),
+                      Catch::Contains("cannot be re-embedded with pixels"));
+    CHECK(p.config().embedder == "provided(dim=4)");
+    CHECK(status_of(p, "misplaced") == SampleStatus::label_issue);
+    CHECK(p.index_info().vectors == 61);
+    IngestPipeline reopened(db);
+    CHECK(reopened.config().embedder == "provided(dim=4)");
+    CHECK_FALSE(reopened.index_info().rebuilt);
+    CHECK(reopened.store().events_of(reopened.store().find_by_external_key("disguised")->id).size() == 1);
+  }
+}
