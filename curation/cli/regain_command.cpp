@@ -20,6 +20,7 @@ Command add_regain_command(CLI::App& parent) {
     std::string db;
     bool labels = false;
     std::string embedder;
+    std::optional<double> min_candidate;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -33,11 +34,16 @@ Command add_regain_command(CLI::App& parent) {
                   "re-embed every stored sample with this embedder spec (e.g. "
                   "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
                   "dataset's embedder for later batches");
+  cmd->add_option("--min-candidate", o->min_candidate,
+                  "with --embedder: the index cosine below which near-duplicate candidates are "
+                  "not verified, in the new embedding (default: unchanged)")
+      ->needs("--embedder");
   return {cmd, [o] {
             curation::IngestPipeline pipeline(o->db);
             curation::RegainOptions options;
             options.labels = o->labels;
             if (!o->embedder.empty()) options.embedder = o->embedder;
+            options.min_candidate_similarity = o->min_candidate;
             const curation::RegainReport r = pipeline.regain(options);
             nlohmann::json out = {{"updated", r.gains_updated},
                                   {"gains_updated", r.gains_updated},
@@ -46,6 +52,7 @@ Command add_regain_command(CLI::App& parent) {
             if (options.embedder) {
               out["previous_embedder"] = r.previous_embedder;
               out["re_embedded"] = r.re_embedded;
+              out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
             }
             if (options.labels || options.embedder) {
               out["labels"] = {{"judged", r.judged},

@@ -109,6 +109,8 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
   RegainReport report;
   const bool reembed = options.embedder.has_value();
   const bool relabel = options.labels || reembed;
+  WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
+                      "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
 
   try {
     Transaction tx(store_->database());
@@ -298,6 +300,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     }
 
     // Write it all.
+    CurationConfig new_config = config_;
     if (reembed) {
       RawStatement update(store_->database(),
                           "UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
@@ -308,9 +311,12 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
         sqlite3_bind_int64(update.get(), 2, samples[n].id);
         update.step();
       }
-      CurationConfig config = config_;
-      config.embedder = report.embedder;
-      store_->set_meta(kConfigKey, config.to_json());
+      new_config.embedder = report.embedder;
+      if (options.min_candidate_similarity) {
+        new_config.min_candidate_similarity = *options.min_candidate_similarity;
+      }
+      new_config.validate();
+      store_->set_meta(kConfigKey, new_config.to_json());
     }
     for (const auto& [id, decision] : changes) store_->update_status(id, decision);
     if (!qualities.empty()) store_->set_label_qualities(qualities);
@@ -323,7 +329,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
 
     revision_ = revision;
     if (reembed) {
-      config_.embedder = report.embedder;
+      config_ = new_config;
       embedder_ = std::move(new_embedder);
       index_ = std::move(rebuilt);
     }

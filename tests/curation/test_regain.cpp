@@ -95,6 +95,19 @@ std::string second_batch(const winnow::test::TempDir& dir, std::mt19937& rng) {
 
 constexpr const char* kTextEmbedder = "hashed-ngrams(n=3,dim=64,seed=5)";
 
+RegainOptions relabel() {
+  RegainOptions o;
+  o.labels = true;
+  return o;
+}
+
+RegainOptions reembed(const std::string& spec, std::optional<double> min_candidate = std::nullopt) {
+  RegainOptions o;
+  o.embedder = spec;
+  o.min_candidate_similarity = min_candidate;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[ingest][regain]") {
@@ -111,7 +124,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
   REQUIRE(status_of(p, "disguised") == SampleStatus::accepted);
 
   SECTION("labels only: the same embedding confirms ingest's decisions") {
-    RegainReport g = p.regain({std::nullopt, true});
+    RegainReport g = p.regain(relabel());
     CHECK(g.judged == 62);
     CHECK(g.newly_flagged == 0);
     CHECK(g.cleared == 0);
@@ -123,7 +136,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     // A second pipeline on the same database, opened before the regain.
     IngestPipeline other(db);
 
-    RegainReport g = p.regain({std::string(kTextEmbedder), false});
+    RegainReport g = p.regain(reembed(kTextEmbedder, 0.5));
     CHECK(g.previous_embedder == "provided(dim=4)");
     CHECK(g.embedder == kTextEmbedder);
     CHECK(g.re_embedded == 62);
@@ -138,12 +151,14 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(events.back().reason.find("label issue cleared") != std::string::npos);
     CHECK(events.back().reason.find(kTextEmbedder) != std::string::npos);
     CHECK(p.embedder().spec() == kTextEmbedder);
+    CHECK(p.config().min_candidate_similarity == 0.5);
     CHECK(p.index_info().vectors == 61);
 
     // Reopened: the config names the new embedder and the saved index is fresh.
     {
       IngestPipeline reopened(db);
       CHECK(reopened.config().embedder == kTextEmbedder);
+      CHECK(reopened.config().min_candidate_similarity == 0.5);
       CHECK_FALSE(reopened.index_info().rebuilt);
       CHECK(reopened.index_info().vectors == 61);
     }
@@ -160,8 +175,14 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(other.index_info().vectors == 62);
   }
 
+  SECTION("a new candidate floor without a new embedder is refused") {
+    RegainOptions o = relabel();
+    o.min_candidate_similarity = 0.5;
+    CHECK_THROWS_WITH(p.regain(o), Catch::Contains("goes with a new embedder"));
+  }
+
   SECTION("an embedder that cannot embed the stored contents changes nothing") {
-    CHECK_THROWS_WITH(p.regain({std::string("pixels(width=2,height=2)"), false}),
+    CHECK_THROWS_WITH(p.regain(reembed("pixels(width=2,height=2)")),
                       Catch::Contains("cannot be re-embedded with pixels"));
     CHECK(p.config().embedder == "provided(dim=4)");
     CHECK(status_of(p, "misplaced") == SampleStatus::label_issue);

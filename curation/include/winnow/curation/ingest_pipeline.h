@@ -139,6 +139,10 @@ struct RegainOptions {
   // content with this embedder spec, rebuild the index from the new vectors,
   // and make it the dataset's embedder (later batches use it). Implies labels.
   std::optional<std::string> embedder;
+  // With embedder: the index cosine below which a near-duplicate candidate is
+  // not verified (config min_candidate_similarity), since cosines mean
+  // something else in the new embedding. Unset: kept.
+  std::optional<double> min_candidate_similarity;
   // Re-judge the label quality of every stored accepted and label_issue
   // sample against today's accepted neighbours (leave-one-out): accepted ->
   // label_issue when flagged, kNN label_issue -> accepted when no longer
