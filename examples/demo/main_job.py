@@ -10,17 +10,18 @@ each announced by a `[demo MM:SS]` progress line:
 1. generate   examples/demo/generate_batches.py: Fashion-MNIST's 60,000 training
               images plus 5% re-submissions, labelled by four vendors of
               stated quality, cut into 6 manifests; the planted truth beside.
-2. pass 1     `winnow init` (default pixel embedder) and `winnow serve`: the
-              batches are dropped into the daemon's inbox one at a time; each
-              is deduplicated and label-checked as it lands.
+2. serve      `winnow init` twice (default pixel embedder) and two `winnow
+              serve` daemons: every batch is dropped into both inboxes; each is
+              deduplicated and label-checked as it lands. Pass 1 keeps the
+              pixel embedder to the end (the baseline); pass 2 co-evolves.
 3. co-evolve  after batch --coevolve-after (3): the model is trained for a few
-              epochs on the accepted samples so far, its penultimate layer is
-              exported with TorchScript, and a second dataset is started with
-              `--embedder torchscript:embedder.pt`, served by a second daemon:
-              it catches up on the batches so far and then gets every later
-              batch too. `regain` recomputes its gains against the full index
-              at the end. (`regain` does not re-embed, so the re-judgement with
-              the better embedding is this second dataset: pass 2.)
+              epochs on pass 2's accepted samples so far, its penultimate layer
+              is exported with TorchScript, and `winnow regain --embedder
+              torchscript:embedder.pt` (daemon still running) re-embeds every
+              stored sample, rebuilds the index and re-judges every label with
+              it; the daemon curates the later batches with the new embedder.
+              At the end `winnow regain --labels` re-judges labels and gains of
+              both passes against the complete dataset.
 4. report     `winnow report` of pass 2 (Dawid-Skene per-source accuracy and
               consensus labels); both passes' label-issue precision/recall/F1
               and duplicates caught, against the planted truth.
@@ -364,44 +365,53 @@ def main(argv=None):
     batches = [os.path.join(workdir, "batches", f"batch-{b}.jsonl") for b in range(1, num_batches + 1)]
     lap("generate")
 
-    # 2-3. Pass 1 served batch by batch; co-evolution; pass 2 served alongside.
+    # 2-3. Two datasets served side by side, batch by batch: pass 1 keeps the
+    # pixel embedder throughout (the baseline); pass 2 is the co-evolving
+    # dataset, whose embedder becomes the model after --coevolve-after batches.
     db1, db2 = os.path.join(workdir, "pass1.db"), os.path.join(workdir, "pass2.db")
     cli.run("init", "--db", db1)
-    daemons, daemon2 = [], None  # stopped whatever happens, so no daemon outlives the job
+    cli.run("init", "--db", db2)
+    daemons = []  # stopped whatever happens, so no daemon outlives the job
+    regains = {}
     try:
         daemon1 = Daemon(cli, db1, os.path.join(workdir, "inbox1"), "pass1")
         daemons.append(daemon1)
-        progress(f"winnow serve started (pass 1, pixel embedder), inbox {daemon1.inbox}")
+        daemon2 = Daemon(cli, db2, os.path.join(workdir, "inbox2"), "pass2")
+        daemons.append(daemon2)
+        progress(f"winnow serve started twice (pixel embedder): pass 1 (baseline) inbox {daemon1.inbox}, "
+                 f"pass 2 (co-evolving) inbox {daemon2.inbox}")
         for b, manifest in enumerate(batches, start=1):
             daemon1.drop(manifest)
-            if daemon2:
-                daemon2.drop(manifest)
-            s = daemon1.wait()
-            progress(f"batch {b}/{num_batches} curated by pass 1: {describe(s)}")
-            if daemon2:
-                s = daemon2.wait()
-                progress(f"batch {b}/{num_batches} curated by pass 2: {describe(s)}")
+            daemon2.drop(manifest)
+            for name, daemon in (("pass 1", daemon1), ("pass 2", daemon2)):
+                progress(f"batch {b}/{num_batches} curated by {name}: {describe(daemon.wait())}")
             if b == args.coevolve_after:
-                lap("pass1_until_coevolution")
+                lap("serving_until_coevolution")
                 embedder = os.path.join(workdir, "embedder.pt")
-                coevolve(cli, db1, records, args, embedder)
+                coevolve(cli, db2, records, args, embedder)
                 lap("coevolution_training")
-                cli.run("init", "--db", db2, "--embedder", f"torchscript:{embedder}",
-                        "--min-candidate", str(args.pass2_min_candidate))
-                daemon2 = Daemon(cli, db2, os.path.join(workdir, "inbox2"), "pass2")
-                daemons.append(daemon2)
-                progress(f"pass 2 daemon started (embedder torchscript:{embedder}); catching up on "
-                         f"batches 1-{b}")
-                for earlier in batches[:b]:
-                    daemon2.drop(earlier)
-                s = daemon2.wait()
-                progress(f"pass 2 caught up: {describe(s)}")
+                # The daemon keeps running: regain commits in one transaction
+                # and the daemon reloads the new embedder at its next batch.
+                regains["coevolve"] = json.loads(cli.run(
+                    "regain", "--db", db2, "--embedder", f"torchscript:{embedder}",
+                    "--min-candidate", str(args.pass2_min_candidate), capture=True))
+                r = regains["coevolve"]
+                progress(f"pass 2: winnow regain --embedder torchscript:{os.path.basename(embedder)}: "
+                         f"{r['re_embedded']} samples re-embedded, {r['labels']['newly_flagged']} newly "
+                         f"flagged, {r['labels']['cleared']} label issues cleared ({r['seconds']:.1f} s)")
+                lap("coevolution_regain")
     finally:
         for daemon in daemons:
             daemon.stop()
     lap("serving")
-    cli.run("regain", "--db", db2)
-    progress("pass 2: gains recomputed against the full index (winnow regain)")
+    # Both passes end the same way: labels and gains re-judged against the
+    # complete dataset (ingest judged each sample against what came before it).
+    for name, db in (("pass1", db1), ("pass2", db2)):
+        regains[name] = json.loads(cli.run("regain", "--db", db, "--labels", capture=True))
+        r = regains[name]
+        progress(f"{name}: winnow regain --labels: {r['labels']['newly_flagged']} newly flagged, "
+                 f"{r['labels']['cleared']} cleared, {r['gains_updated']} gains ({r['seconds']:.1f} s)")
+    lap("final_regain")
 
     # 4. Reports and curation figures.
     # (Dawid-Skene reads only the annotations, the same in both passes: one report.)
@@ -459,7 +469,7 @@ def main(argv=None):
     # 6. Results.
     targets = check_targets(runs, sources, curation)
     results = {"config": {k: v for k, v in vars(args).items()}, "planted": planted,
-               "curation": curation, "sources": sources, "runs": runs,
+               "curation": curation, "regain": regains, "sources": sources, "runs": runs,
                "training_label_noise": label_noise, "targets": targets, "timings": timings,
                "total_seconds": round(time.monotonic() - START, 1)}
     with open(os.path.join(workdir, "results.json"), "w") as f:
@@ -471,14 +481,14 @@ def main(argv=None):
     return results
 
 
-def coevolve(cli, db1, records, args, embedder_path):
-    """Trains the model on pass 1's accepted samples (their stored labels) and
-    saves its feature extractor as a TorchScript embedder."""
-    accepted = [r for r in cli.export(db1).values() if r["status"] == "accepted"]
+def coevolve(cli, db, records, args, embedder_path):
+    """Trains the model on the dataset's accepted samples so far (their stored
+    labels) and saves its feature extractor as a TorchScript embedder."""
+    accepted = [r for r in cli.export(db).values() if r["status"] == "accepted"]
     index_of_key = {f"rec-{i + 1:06d}": i for i in range(len(records["stored_label"]))}
     rows = np.array([index_of_key[r["key"]] for r in accepted], dtype=np.int64)
     labels = np.array([int(r["label"]) for r in accepted], dtype=np.int64)
-    progress(f"co-evolution: training the {args.model} for {args.coevolve_epochs} epoch(s) on pass 1's "
+    progress(f"co-evolution: training the {args.model} for {args.coevolve_epochs} epoch(s) on the "
              f"{len(rows)} accepted samples")
     _, features, stats = train(args.model, records["pixels"][rows], labels, args.coevolve_epochs, "full",
                                args.seed)

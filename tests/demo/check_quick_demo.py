@@ -55,6 +55,17 @@ def main():
         li = c["label_issues"]
         check(li["planted"] > 0 and li["flagged"] >= li["true_positives"], f"{name}: label-issue counts ({li})")
 
+    # Co-evolution: pass 2 switched to the exported model by `regain --embedder`.
+    regain = results["regain"]
+    co = regain.get("coevolve", {})
+    check(str(co.get("embedder", "")).startswith("torchscript"), f"pass 2 re-embedded with the model ({co})")
+    check(co.get("re_embedded", 0) > 0 and co.get("labels", {}).get("judged", 0) > 0,
+          f"pass 2's stored samples re-embedded and re-judged ({co})")
+    for name in ("pass1", "pass2"):
+        r = regain.get(name, {})
+        check(r.get("gains_updated") == results["curation"][name]["accepted"],
+              f"{name}: the final regain updated every accepted sample's gain ({r})")
+
     sources = {s["name"]: s for s in results["sources"]}
     check(set(planted["vendors"]) <= set(sources), f"every vendor in the report ({sorted(sources)})")
     est = {n: sources[n]["estimated_accuracy"] for n in planted["vendors"] if n in sources}
