@@ -19,6 +19,7 @@ Command add_regain_command(CLI::App& parent) {
   struct Options {
     std::string db;
     bool labels = false;
+    bool consensus = false;
     std::string embedder;
     std::optional<double> min_candidate;
   };
@@ -30,6 +31,9 @@ Command add_regain_command(CLI::App& parent) {
   cmd->add_flag("--labels", o->labels,
                 "also re-judge the label quality of accepted and label_issue samples against "
                 "today's accepted neighbours (flags may be added or cleared)");
+  cmd->add_flag("--consensus", o->consensus,
+                "first give every accepted and label_issue sample with annotations the "
+                "Dawid-Skene consensus label of all annotations, then re-judge labels");
   cmd->add_option("--embedder", o->embedder,
                   "re-embed every stored sample with this embedder spec (e.g. "
                   "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
@@ -42,6 +46,7 @@ Command add_regain_command(CLI::App& parent) {
             curation::IngestPipeline pipeline(o->db);
             curation::RegainOptions options;
             options.labels = o->labels;
+            options.consensus = o->consensus;
             if (!o->embedder.empty()) options.embedder = o->embedder;
             options.min_candidate_similarity = o->min_candidate;
             const curation::RegainReport r = pipeline.regain(options);
@@ -54,7 +59,8 @@ Command add_regain_command(CLI::App& parent) {
               out["re_embedded"] = r.re_embedded;
               out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
             }
-            if (options.labels || options.embedder) {
+            if (options.consensus) out["relabelled"] = r.relabelled;
+            if (options.labels || options.consensus || options.embedder) {
               out["labels"] = {{"judged", r.judged},
                                {"newly_flagged", r.newly_flagged},
                                {"cleared", r.cleared},

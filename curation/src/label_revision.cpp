@@ -102,8 +102,12 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
     if (!r.is_label_issue[n]) continue;
     if (judged[n].status == SampleStatus::label_issue) {
       // Already flagged: only kNN's flags get confident learning's reason.
+      // (The last status decision: relabel events leave the status alone.)
       std::vector<EventRecord> events = store_->events_of(judged[n].id);
-      if (!events.empty() && events.back().reason.rfind(kReasonPrefix, 0) == 0) continue;
+      auto last = std::find_if(events.rbegin(), events.rend(), [](const EventRecord& e) {
+        return e.kind != kEventRelabel;
+      });
+      if (last != events.rend() && last->reason.rfind(kReasonPrefix, 0) == 0) continue;
       ++report.confirmed;
     } else {
       leaving_index.push_back(n);

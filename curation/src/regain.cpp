@@ -18,6 +18,10 @@
 //                label_issue; kNN label issues that are no longer flagged
 //                become accepted again. Confident learning's flags are kept:
 //                kNN cannot overrule a model's out-of-sample evidence.
+//   2a. consensus (RegainOptions::consensus, before 2) every stored sample
+//                with annotations takes the Dawid-Skene consensus of all the
+//                dataset's annotations as its label (a relabel event keeps
+//                the label it replaces).
 //   3. gains     every accepted sample's gain against the final index.
 //
 // All of it is one write transaction, so a reader sees the dataset before or
@@ -32,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winnow/curation/consensus_labels.h"
 #include "winnow/curation/information_gain.h"
 #include "winnow/curation/ingest_pipeline.h"
 #include "winnow/error.h"
@@ -108,7 +113,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   RegainReport report;
   const bool reembed = options.embedder.has_value();
-  const bool relabel = options.labels || reembed;
+  const bool relabel = options.labels || options.consensus || reembed;
   WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
                       "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
 
@@ -178,20 +183,49 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     }
     index::VectorIndex& today = reembed ? *rebuilt : *index_;
 
-    // 2. Labels, judged against today's accepted samples, leave-one-out.
+    // 2a. Consensus labels replace the stored ones before they are judged.
+    struct Relabel {
+      std::size_t n;  // position in `samples`
+      std::optional<std::int64_t> before;
+      SampleConsensus consensus;
+    };
+    std::vector<Relabel> relabels;
+    AcceptedLabels labels_now = accepted_labels_;  // as they will be after the relabels
+    std::unordered_map<std::int64_t, std::int64_t> counts_now = label_counts_;
+    if (options.consensus) {
+      const ConsensusLabels consensus = consensus_labels(*store_);
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        auto it = consensus.by_sample.find(samples[n].id);
+        if (it == consensus.by_sample.end() || samples[n].label == it->second.label) continue;
+        relabels.push_back({n, samples[n].label, it->second});
+        if (samples[n].accepted) {
+          if (samples[n].label) --counts_now[*samples[n].label];
+          ++counts_now[it->second.label];
+          labels_now.set(samples[n].id, static_cast<int>(it->second.label));
+        }
+        samples[n].label = it->second.label;
+      }
+      report.relabelled = relabels.size();
+    }
+
+    // 2b. Labels, judged against today's accepted samples, leave-one-out.
     std::vector<std::pair<std::int64_t, Decision>> changes;
     std::vector<SampleScore> qualities;
     std::vector<std::int64_t> leaving, joining;
     std::vector<float> joining_vectors;
     if (relabel) {
       LabelQuality quality({config_.label_k, 1.0, config_.label_flag_below});
-      auto label_of = [&](std::int64_t id) { return accepted_labels_.find(id); };
+      auto label_of = [&](std::int64_t id) { return labels_now.find(id); };
       std::vector<std::size_t> judged;  // positions in `samples`
       for (std::size_t n = 0; n < samples.size(); ++n) {
         if (!samples[n].label) continue;
         if (!samples[n].accepted) {
+          // The last status decision (relabel events leave the status alone).
           std::vector<EventRecord> events = store_->events_of(samples[n].id);
-          if (!events.empty() && events.back().reason.rfind(kConfidentLearningPrefix, 0) == 0) {
+          auto last = std::find_if(events.rbegin(), events.rend(), [](const EventRecord& e) {
+            return e.kind != kEventRelabel;
+          });
+          if (last != events.rend() && last->reason.rfind(kConfidentLearningPrefix, 0) == 0) {
             ++report.kept_confident_learning;
             continue;
           }
@@ -220,7 +254,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
           if (found.k > 0) q = quality.score(found, j - begin, label, label_of, s.id);
           // Support: accepted samples of the label other than this one, as at ingest.
           std::int64_t support = 0;
-          if (auto it = label_counts_.find(*s.label); it != label_counts_.end()) support = it->second;
+          if (auto it = counts_now.find(*s.label); it != counts_now.end()) support = it->second;
           if (s.accepted) --support;
           const bool flagged = q.flagged &&
                                q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
@@ -317,6 +351,21 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       }
       new_config.validate();
       store_->set_meta(kConfigKey, new_config.to_json());
+    }
+    for (const Relabel& r : relabels) {
+      const std::string before = r.before ? label_name(*r.before) : "none";
+      const nlohmann::json details = {{"consensus",
+                                       {{"method", "dawid-skene"},
+                                        {"label", label_name(r.consensus.label)},
+                                        {"posterior", r.consensus.posterior},
+                                        {"annotations", r.consensus.annotations},
+                                        {"replaces", before}}}};
+      store_->relabel(samples[r.n].id, r.consensus.label,
+                      fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
+                                  "annotations) replaces {}",
+                                  label_name(r.consensus.label), r.consensus.posterior,
+                                  r.consensus.annotations, before),
+                      details.dump());
     }
     for (const auto& [id, decision] : changes) store_->update_status(id, decision);
     if (!qualities.empty()) store_->set_label_qualities(qualities);

@@ -328,6 +328,24 @@ void MetadataStore::update_status(std::int64_t sample_id, const Decision& decisi
   transaction.commit();
 }
 
+void MetadataStore::relabel(std::int64_t sample_id, std::int64_t label, std::string_view reason,
+                            const std::string& details_json) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  std::optional<SampleStatus> status;
+  {
+    StatementScope update(db_.cached(
+        "UPDATE samples SET label = ?2, updated_at = ?3 WHERE id = ?1 RETURNING status"));
+    update->bind_all(sample_id, label, now);
+    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot relabel: no sample with id {}", db_.path(),
+                        sample_id);
+    status = parse_sample_status(update->column_text(0));
+    update->run();
+  }
+  append_event(db_, sample_id, std::nullopt, kEventRelabel, status, reason, details_json, now);
+  transaction.commit();
+}
+
 void MetadataStore::set_scores(const char* update_sql, const char* what,
                                const std::vector<SampleScore>& scores) {
   for (const SampleScore& score : scores) {

@@ -193,3 +193,72 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(reopened.store().events_of(reopened.store().find_by_external_key("disguised")->id).size() == 1);
   }
 }
+
+TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest][regain]") {
+  // 60 records annotated by four annotators: `good` always right, `fair`
+  // and `decent` each wrong on a different tenth of the records, `bad` a
+  // coin flip. (With `good` and `fair` alone, nothing in the data says which
+  // of the two is right where they disagree.) One more record, `tie`, has only `good`
+  // (tool, 1) and `bad` (animal, 0): the majority vote ties and winnow stores
+  // the smaller label, 0, which its tool neighbours contradict.
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  CurationConfig config;
+  config.embedder = "provided(dim=4)";
+  IngestPipeline::init(db, config);
+  IngestPipeline p(db);
+  std::mt19937 rng(3);
+  std::bernoulli_distribution coin(0.5);
+  auto annotated = [&](const std::string& key, bool tool, int i) {
+    const int truth = tool ? 1 : 0;
+    const int fair = i % 10 == 0 ? 1 - truth : truth;
+    const int decent = i % 10 == 5 ? 1 - truth : truth;
+    const int bad = coin(rng) ? truth : 1 - truth;
+    json j = {{"key", key}, {"text", words(tool ? kTools : kAnimals, rng)},
+              {"embedding", near_axis(truth, rng)},
+              {"annotations", {{{"annotator", "good"}, {"label", std::to_string(truth)}},
+                               {{"annotator", "fair"}, {"label", std::to_string(fair)}},
+                               {{"annotator", "decent"}, {"label", std::to_string(decent)}},
+                               {{"annotator", "bad"}, {"label", std::to_string(bad)}}}}};
+    return j.dump();
+  };
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i) {
+    lines.push_back(annotated("animal-" + std::to_string(i), false, i));
+    lines.push_back(annotated("tool-" + std::to_string(i), true, i));
+  }
+  REQUIRE(ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines))
+              .counts[SampleStatus::accepted] == 60);
+  json tie = {{"key", "tie"}, {"text", words(kTools, rng)}, {"embedding", near_axis(1, rng)},
+              {"annotations", {{{"annotator", "good"}, {"label", "1"}},
+                               {{"annotator", "bad"}, {"label", "0"}}}}};
+  ingest_file(p, write_manifest(dir.file("batch-2.jsonl"), {tie.dump()}));
+  REQUIRE(p.store().find_by_external_key("tie")->label == 0);
+  REQUIRE(status_of(p, "tie") == SampleStatus::label_issue);
+
+  // Stored labels the majority vote got wrong (ties go to the smaller label).
+  auto truth_of = [](const SampleRecord& x) { return x.external_key.rfind("animal", 0) == 0 ? 0 : 1; };
+  std::size_t wrong_before = 0;
+  p.store().for_each_sample([&](const SampleRecord& x) { wrong_before += x.label != truth_of(x); });
+  REQUIRE(wrong_before >= 1);  // at least `tie`
+
+  RegainOptions o;
+  o.consensus = true;
+  RegainReport r = p.regain(o);
+  CHECK(r.relabelled == wrong_before);
+  auto s = p.store().find_by_external_key("tie");
+  CHECK(s->label == 1);
+  CHECK(s->status == SampleStatus::accepted);
+  auto events = p.store().events_of(s->id);
+  REQUIRE(events.size() == 3);  // ingest (label_issue), relabel, revisit (accepted)
+  CHECK(events[1].kind == "relabel");
+  CHECK(events[1].reason.find("replaces 0") != std::string::npos);
+  CHECK(events[2].decision == SampleStatus::accepted);
+  // Every record now carries `good`'s label, the truth.
+  p.store().for_each_sample([&](const SampleRecord& x) {
+    INFO(x.external_key << " status " << winnow::to_string(x.status));
+    CHECK(x.label == truth_of(x));
+  });
+  // A second consensus pass has nothing left to change.
+  CHECK(p.regain(o).relabelled == 0);
+}

@@ -148,12 +148,18 @@ struct RegainOptions {
   // label_issue when flagged, kNN label_issue -> accepted when no longer
   // flagged. Confident learning's flags are left as they are.
   bool labels = false;
+  // Before re-judging (implies labels): every stored accepted and label_issue
+  // sample with annotations gets the Dawid-Skene consensus of all the
+  // dataset's annotations as its label (consensus_labels.h), with a relabel
+  // event naming the label it replaces.
+  bool consensus = false;
 };
 
 struct RegainReport {
   std::string embedder;           // the dataset's embedder afterwards
   std::string previous_embedder;  // before (equal unless re-embedded)
   std::size_t re_embedded = 0;
+  std::size_t relabelled = 0;       // consensus label differed from the stored one
   std::size_t judged = 0;           // label quality recomputed
   std::size_t newly_flagged = 0;    // accepted -> label_issue
   std::size_t cleared = 0;          // label_issue -> accepted

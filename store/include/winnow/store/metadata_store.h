@@ -44,6 +44,11 @@ class MetadataStore {
   // Revisits a decision: sets status and duplicate_of, appends a revisit event.
   void update_status(std::int64_t sample_id, const Decision& decision,
                      std::optional<std::int64_t> batch_id = std::nullopt);
+  // Replaces the sample's label, appends a relabel event (its decision is
+  // the sample's status, unchanged). The label before stays in the event's
+  // reason and in the sample's annotations.
+  void relabel(std::int64_t sample_id, std::int64_t label, std::string_view reason,
+               const std::string& details_json = {});
   // Bulk setters, one transaction each; throw on an unknown id or a
   // non-finite value, writing nothing.
   void set_gains(const std::vector<SampleScore>& gains);
