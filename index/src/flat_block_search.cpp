@@ -122,6 +122,138 @@ __attribute__((target("avx2"))) void scan_avx2(const float* scores, std::size_t 
 }
 #endif
 
+#if WINNOW_INDEX_HAVE_X86
+// Fused AVX-512 search: the inner products of 32 queries (two registers of
+// 16) with 4 base rows at a time are accumulated in 8 registers and compared
+// with the queries' thresholds right there, so no score matrix is zeroed,
+// written and read back, and the base is read in place (only the queries are
+// packed, into dim-major panels of 32). At the pipeline's 65 dimensions it
+// takes about 13% less time than the sgemm path (docs/benchmarks.md). Scores
+// are summed in another order than sgemm's, so they may differ from it in the
+// last bits.
+constexpr std::size_t kFusedQueries = 32;  // queries per panel (two zmm registers)
+constexpr std::size_t kFusedRows = 4;      // base rows per step
+constexpr std::size_t kFusedBaseBlock = 256;  // base rows kept in L1/L2 across all panels
+
+// Offers the scores of one base row to the queries whose lanes are set in
+// `above` (bit i: lane i of the panel) and updates their thresholds.
+__attribute__((target("avx512f"))) inline void offer_row(std::uint32_t above, const float* row_scores,
+                                                         std::int64_t row, TopK* tops,
+                                                         float* thresholds) {
+  while (above != 0) {
+    const unsigned lane = static_cast<unsigned>(__builtin_ctz(above));
+    above &= above - 1;
+    if (row_scores[lane] > tops[lane].threshold()) {
+      tops[lane].push(row_scores[lane], row);
+      thresholds[lane] = tops[lane].threshold();
+    }
+  }
+}
+
+// Bit i set: score lane i (of 32) is above its query's threshold.
+__attribute__((target("avx512f"))) inline std::uint32_t lanes_above(__m512 lo, __m512 hi,
+                                                                   __m512 thr_lo, __m512 thr_hi) {
+  return static_cast<std::uint32_t>(_mm512_cmp_ps_mask(lo, thr_lo, _CMP_GT_OQ)) |
+         static_cast<std::uint32_t>(_mm512_cmp_ps_mask(hi, thr_hi, _CMP_GT_OQ)) << 16;
+}
+
+__attribute__((target("avx512f"))) void fused_search_avx512(const float* base, std::size_t n,
+                                                            std::size_t d, const float* queries,
+                                                            std::size_t num_queries, std::size_t k,
+                                                            float* scores, std::int64_t* labels) {
+  const std::size_t panels = (num_queries + kFusedQueries - 1) / kFusedQueries;
+  // panel p, dimension j: queries p * 32 .. p * 32 + 31 (zero past the last).
+  std::vector<float> packed(panels * d * kFusedQueries, 0.0f);
+  // Thresholds of padded lanes are +infinity: nothing ever beats them.
+  std::vector<float> thresholds(panels * kFusedQueries, std::numeric_limits<float>::infinity());
+  std::vector<TopK> tops(panels * kFusedQueries);
+  for (std::size_t q = 0; q < num_queries; ++q) {
+    float* panel = packed.data() + (q / kFusedQueries) * d * kFusedQueries;
+    for (std::size_t j = 0; j < d; ++j) panel[j * kFusedQueries + q % kFusedQueries] = queries[q * d + j];
+    tops[q].reset(k);
+    thresholds[q] = tops[q].threshold();
+  }
+  alignas(64) float row_scores[kFusedRows][kFusedQueries];
+  for (std::size_t b0 = 0; b0 < n; b0 += kFusedBaseBlock) {
+    const std::size_t b1 = std::min(n, b0 + kFusedBaseBlock);
+    for (std::size_t p = 0; p < panels; ++p) {
+      const float* panel = packed.data() + p * d * kFusedQueries;
+      float* thr = thresholds.data() + p * kFusedQueries;
+      TopK* top = tops.data() + p * kFusedQueries;
+      __m512 thr_lo = _mm512_loadu_ps(thr), thr_hi = _mm512_loadu_ps(thr + 16);
+      std::size_t r = b0;
+      for (; r + kFusedRows <= b1; r += kFusedRows) {
+        const float* x0 = base + r * d;
+        const float* x1 = x0 + d;
+        const float* x2 = x1 + d;
+        const float* x3 = x2 + d;
+        __m512 a0l = _mm512_setzero_ps(), a0h = a0l, a1l = a0l, a1h = a0l, a2l = a0l, a2h = a0l,
+               a3l = a0l, a3h = a0l;
+        for (std::size_t j = 0; j < d; ++j) {
+          const __m512 ql = _mm512_loadu_ps(panel + j * kFusedQueries);
+          const __m512 qh = _mm512_loadu_ps(panel + j * kFusedQueries + 16);
+          const __m512 v0 = _mm512_set1_ps(x0[j]), v1 = _mm512_set1_ps(x1[j]);
+          const __m512 v2 = _mm512_set1_ps(x2[j]), v3 = _mm512_set1_ps(x3[j]);
+          a0l = _mm512_fmadd_ps(v0, ql, a0l);
+          a0h = _mm512_fmadd_ps(v0, qh, a0h);
+          a1l = _mm512_fmadd_ps(v1, ql, a1l);
+          a1h = _mm512_fmadd_ps(v1, qh, a1h);
+          a2l = _mm512_fmadd_ps(v2, ql, a2l);
+          a2h = _mm512_fmadd_ps(v2, qh, a2h);
+          a3l = _mm512_fmadd_ps(v3, ql, a3l);
+          a3h = _mm512_fmadd_ps(v3, qh, a3h);
+        }
+        const std::uint32_t m0 = lanes_above(a0l, a0h, thr_lo, thr_hi),
+                            m1 = lanes_above(a1l, a1h, thr_lo, thr_hi),
+                            m2 = lanes_above(a2l, a2h, thr_lo, thr_hi),
+                            m3 = lanes_above(a3l, a3h, thr_lo, thr_hi);
+        if ((m0 | m1 | m2 | m3) == 0) continue;  // the common case
+        // Rows in order, so that of equal scores the lower row stays.
+        _mm512_store_ps(row_scores[0], a0l);
+        _mm512_store_ps(row_scores[0] + 16, a0h);
+        _mm512_store_ps(row_scores[1], a1l);
+        _mm512_store_ps(row_scores[1] + 16, a1h);
+        _mm512_store_ps(row_scores[2], a2l);
+        _mm512_store_ps(row_scores[2] + 16, a2h);
+        _mm512_store_ps(row_scores[3], a3l);
+        _mm512_store_ps(row_scores[3] + 16, a3h);
+        const std::uint32_t masks[kFusedRows] = {m0, m1, m2, m3};
+        for (std::size_t i = 0; i < kFusedRows; ++i) {
+          offer_row(masks[i], row_scores[i], static_cast<std::int64_t>(r + i), top, thr);
+        }
+        thr_lo = _mm512_loadu_ps(thr);
+        thr_hi = _mm512_loadu_ps(thr + 16);
+      }
+      for (; r < b1; ++r) {  // the block's last rows, one at a time
+        const float* x = base + r * d;
+        __m512 al = _mm512_setzero_ps(), ah = al;
+        for (std::size_t j = 0; j < d; ++j) {
+          const __m512 v = _mm512_set1_ps(x[j]);
+          al = _mm512_fmadd_ps(v, _mm512_loadu_ps(panel + j * kFusedQueries), al);
+          ah = _mm512_fmadd_ps(v, _mm512_loadu_ps(panel + j * kFusedQueries + 16), ah);
+        }
+        const std::uint32_t m = lanes_above(al, ah, thr_lo, thr_hi);
+        if (m == 0) continue;
+        _mm512_store_ps(row_scores[0], al);
+        _mm512_store_ps(row_scores[0] + 16, ah);
+        offer_row(m, row_scores[0], static_cast<std::int64_t>(r), top, thr);
+        thr_lo = _mm512_loadu_ps(thr);
+        thr_hi = _mm512_loadu_ps(thr + 16);
+      }
+    }
+  }
+  for (std::size_t q = 0; q < num_queries; ++q) tops[q].write(scores + q * k, labels + q * k);
+}
+
+bool have_avx512f() {
+  static const bool have = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return have;
+}
+#endif
+
 using ScanKernel = void (*)(const float*, std::size_t, std::int64_t, TopK&);
 
 ScanKernel scan_kernel() {
@@ -146,6 +278,12 @@ int as_blas_int(std::size_t v) {
 void flat_block_search(const float* base, std::size_t n, std::size_t d, const float* queries,
                        std::size_t num_queries, std::size_t k, float* scores,
                        std::int64_t* labels) {
+#if WINNOW_INDEX_HAVE_X86
+  if (have_avx512f()) {
+    fused_search_avx512(base, n, d, queries, num_queries, k, scores, labels);
+    return;
+  }
+#endif
   const ScanKernel scan = scan_kernel();
   std::vector<float> block(std::min(kQueryBlock, num_queries) * std::min(kBaseBlock, n));
   std::vector<TopK> tops(std::min(kQueryBlock, num_queries));

@@ -131,7 +131,7 @@ std::size_t FlatVectorIndex::do_remove(std::size_t n, const std::int64_t* ids) {
 
 namespace detail {
 
-void PayloadCodec::write_flat(const FlatVectorIndex& index, std::vector<std::uint8_t>& out) {
+void PayloadCodec::write_flat(const FlatVectorIndex& index, ByteSink& out) {
   index.impl_->ids.write(out);
   write_faiss(*index.impl_->flat, out);
 }

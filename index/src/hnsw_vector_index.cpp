@@ -202,7 +202,7 @@ void HnswVectorIndex::compact() {
 
 namespace detail {
 
-void PayloadCodec::write_hnsw(const HnswVectorIndex& index, std::vector<std::uint8_t>& out) {
+void PayloadCodec::write_hnsw(const HnswVectorIndex& index, ByteSink& out) {
   index.impl_->ids.write(out);
   write_faiss(*index.impl_->index, out);
 }

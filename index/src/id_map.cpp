@@ -92,7 +92,7 @@ void IdMap::rebuild_lookup() {
 }
 
 // Layout: u64 count, i64 external[count], u8 dead bitmap[(count + 7) / 8].
-void IdMap::write(std::vector<std::uint8_t>& out) const {
+void IdMap::write(ByteSink& out) const {
   append_pod(out, static_cast<std::uint64_t>(external_.size()));
   append_bytes(out, external_.data(), external_.size() * sizeof(std::int64_t));
   append_bytes(out, dead_.data(), dead_.size());
@@ -107,12 +107,8 @@ IdMap IdMap::read(ByteReader& in) {
   const auto n = static_cast<std::size_t>(count);
   map.external_.resize(n);
   map.dead_.resize((n + 7) / 8);
-  const std::uint8_t* ids = in.take(n * sizeof(std::int64_t), "the id table");
-  const std::uint8_t* dead = in.take(map.dead_.size(), "the tombstone bitmap");
-  if (n > 0) {
-    std::memcpy(map.external_.data(), ids, n * sizeof(std::int64_t));
-    std::memcpy(map.dead_.data(), dead, map.dead_.size());
-  }
+  in.read_bytes(map.external_.data(), n * sizeof(std::int64_t), "the id table");
+  in.read_bytes(map.dead_.data(), map.dead_.size(), "the tombstone bitmap");
   map.rebuild_lookup();
   std::size_t live = 0;
   for (std::size_t i = 0; i < n; ++i) {

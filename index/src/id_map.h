@@ -58,7 +58,7 @@ class IdMap {
   std::vector<std::int64_t> live_external() const;
   std::vector<std::int64_t> live_internal() const;
 
-  void write(std::vector<std::uint8_t>& out) const;
+  void write(ByteSink& out) const;
   static IdMap read(ByteReader& in);
 
  private:

@@ -1,7 +1,8 @@
 // Encoding of an index's state (id map + FAISS data) inside a winnow index
 // file (private to winnow_index). The file header, checksum and atomic
 // writing live in vector_index_io.cpp; each implementation encodes its own
-// state in its own .cpp through these friend functions.
+// state in its own .cpp through these friend functions. Payloads are streamed
+// to and from the file (byte_io.h), never held whole in memory.
 //
 // Payload layout, for both index types:
 //   id map (id_map.cpp: u64 count, i64 ids[count], tombstone bitmap)
@@ -26,23 +27,23 @@ namespace winnow::index::detail {
 
 struct PayloadCodec {
   // Dispatch on the dynamic type (vector_index_io.cpp).
-  static void write(const VectorIndex& index, std::vector<std::uint8_t>& out);
+  static void write(const VectorIndex& index, ByteSink& out);
   static std::unique_ptr<VectorIndex> read(const std::string& config, std::size_t dim,
                                            ByteReader& in);
 
   // flat_vector_index.cpp
-  static void write_flat(const FlatVectorIndex& index, std::vector<std::uint8_t>& out);
+  static void write_flat(const FlatVectorIndex& index, ByteSink& out);
   static std::unique_ptr<VectorIndex> read_flat(std::size_t dim, ByteReader& in);
 
   // hnsw_vector_index.cpp
-  static void write_hnsw(const HnswVectorIndex& index, std::vector<std::uint8_t>& out);
+  static void write_hnsw(const HnswVectorIndex& index, ByteSink& out);
   static std::unique_ptr<VectorIndex> read_hnsw(const HnswParams& params, std::size_t dim,
                                                 ByteReader& in);
 
-  // Shared helpers (vector_index_io.cpp): faiss::write_index into the buffer
+  // Shared helpers (vector_index_io.cpp): faiss::write_index into the stream
   // as u64 size + bytes, and back. read_faiss rethrows FAISS errors as
   // winnow::Error naming in.what().
-  static void write_faiss(const faiss::Index& index, std::vector<std::uint8_t>& out);
+  static void write_faiss(const faiss::Index& index, ByteSink& out);
   static std::unique_ptr<faiss::Index> read_faiss(ByteReader& in);
 };
 

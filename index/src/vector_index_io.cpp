@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -33,20 +34,59 @@ constexpr std::uint32_t kVersion = 1;
 constexpr std::size_t kFixedHeader = 8 + 4 * 4 + 6 * 8 + 8;
 constexpr std::size_t kMaxConfig = 4096;
 
-// 64-bit FNV-1a over 8-byte little-endian words, then the tail bytes.
-std::uint64_t checksum(const std::uint8_t* data, std::size_t size) {
-  constexpr std::uint64_t kPrime = 1099511628211ull;
-  std::uint64_t h = 14695981039346656037ull;
-  std::size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
+// 64-bit FNV-1a over 8-byte little-endian words, then the tail bytes; fed in
+// pieces of any size, so that a file can be checked while it streams by.
+class Checksum {
+ public:
+  void update(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) {
+      return;  // an empty array's data() may be null, and memcpy from null is UB
+    }
+    if (pending_size_ > 0) {
+      const std::size_t n = std::min(size, 8 - pending_size_);
+      std::memcpy(pending_ + pending_size_, data, n);
+      pending_size_ += n;
+      data += n;
+      size -= n;
+      if (pending_size_ < 8) {
+        return;
+      }
+      mix_word(pending_);
+      pending_size_ = 0;
+    }
+    for (; size >= 8; data += 8, size -= 8) {
+      mix_word(data);
+    }
+    std::memcpy(pending_, data, size);
+    pending_size_ = size;
+  }
+
+  std::uint64_t value() const {
+    std::uint64_t h = hash_;
+    for (std::size_t i = 0; i < pending_size_; ++i) {
+      h = (h ^ pending_[i]) * kPrime;
+    }
+    return h;
+  }
+
+ private:
+  static constexpr std::uint64_t kPrime = 1099511628211ull;
+
+  void mix_word(const std::uint8_t* bytes) {
     std::uint64_t word;
-    std::memcpy(&word, data + i, 8);
-    h = (h ^ word) * kPrime;
+    std::memcpy(&word, bytes, 8);
+    hash_ = (hash_ ^ word) * kPrime;
   }
-  for (; i < size; ++i) {
-    h = (h ^ data[i]) * kPrime;
-  }
-  return h;
+
+  std::uint64_t hash_ = 14695981039346656037ull;
+  std::uint8_t pending_[8] = {};
+  std::size_t pending_size_ = 0;
+};
+
+std::uint64_t checksum(const std::uint8_t* data, std::size_t size) {
+  Checksum c;
+  c.update(data, size);
+  return c.value();
 }
 
 std::string errno_text(int err) { return std::strerror(err); }
@@ -63,6 +103,98 @@ void write_all(int fd, const std::uint8_t* data, std::size_t size, const std::st
   }
 }
 
+// Buffered writes to a file descriptor, counting and checksumming the bytes.
+class ChecksummedFileSink final : public detail::ByteSink {
+ public:
+  ChecksummedFileSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
+    buffer_.reserve(kBufferSize);
+  }
+
+  void write(const void* data, std::size_t size) override {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    checksum_.update(p, size);
+    bytes_ += size;
+    if (buffer_.size() + size > kBufferSize) {
+      flush();
+    }
+    if (size >= kBufferSize) {
+      write_all(fd_, p, size, path_);  // big arrays (the vectors) go straight out
+    } else {
+      buffer_.insert(buffer_.end(), p, p + size);
+    }
+  }
+
+  void flush() {
+    write_all(fd_, buffer_.data(), buffer_.size(), path_);
+    buffer_.clear();
+  }
+
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t checksum() const { return checksum_.value(); }
+
+ private:
+  static constexpr std::size_t kBufferSize = 1 << 20;
+  int fd_;
+  std::string path_;
+  std::vector<std::uint8_t> buffer_;
+  Checksum checksum_;
+  std::uint64_t bytes_ = 0;
+};
+
+// Reads of a file descriptor from its current offset.
+class FileSource final : public detail::ByteSource {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+
+  std::size_t read_some(void* dst, std::size_t size) override {
+    for (;;) {
+      const ssize_t n = ::read(fd_, dst, std::min<std::size_t>(size, 1 << 30));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      WINNOW_THROW_IF_NOT(n >= 0, "cannot read vector index file '{}': {}", path_,
+                          errno_text(errno));
+      return static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+// Closes a file descriptor when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+int open_for_reading(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  WINNOW_THROW_IF_NOT(fd >= 0, "cannot open vector index file '{}': {}", path, errno_text(errno));
+  return fd;
+}
+
+void seek_to(int fd, std::uint64_t offset, const std::string& what) {
+  WINNOW_THROW_IF_NOT(::lseek(fd, static_cast<off_t>(offset), SEEK_SET) == static_cast<off_t>(offset),
+                      "cannot seek in {}: {}", what, errno_text(errno));
+}
+
+// Up to `max_bytes` from the source's current position (fewer at the end).
+std::vector<std::uint8_t> read_prefix(detail::ByteSource& source, std::size_t max_bytes) {
+  std::vector<std::uint8_t> data(max_bytes);
+  std::size_t size = 0;
+  while (size < max_bytes) {
+    const std::size_t n = source.read_some(data.data() + size, max_bytes - size);
+    if (n == 0) {
+      break;
+    }
+    size += n;
+  }
+  data.resize(size);
+  return data;
+}
+
 std::string parent_directory(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) {
@@ -76,34 +208,6 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::vector<std::uint8_t> read_file(const std::string& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  WINNOW_THROW_IF_NOT(fd >= 0, "cannot open vector index file '{}': {}", path, errno_text(errno));
-  std::vector<std::uint8_t> data;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-    data.reserve(std::min(max_bytes, static_cast<std::size_t>(st.st_size)));
-  }
-  std::uint8_t buffer[1 << 16];
-  while (data.size() < max_bytes) {
-    const ssize_t n = ::read(fd, buffer, std::min(sizeof(buffer), max_bytes - data.size()));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      const int err = errno;
-      if (n < 0) {
-        ::close(fd);
-        WINNOW_THROW("cannot read vector index file '{}': {}", path, errno_text(err));
-      }
-      break;
-    }
-    data.insert(data.end(), buffer, buffer + n);
-  }
-  ::close(fd);
-  return data;
-}
-
 struct Header {
   VectorIndexFileInfo info;
   std::size_t header_size = 0;
@@ -114,19 +218,21 @@ std::vector<std::uint8_t> encode_header(const VectorIndex& index, const IndexFin
                                         std::uint64_t payload_size, std::uint64_t payload_checksum) {
   const std::string config = index.config();
   std::vector<std::uint8_t> out;
-  detail::append_bytes(out, kMagic, sizeof(kMagic));
-  detail::append_pod(out, kVersion);
-  detail::append_pod(out, static_cast<std::uint32_t>(kFixedHeader + config.size()));
-  detail::append_pod(out, static_cast<std::uint32_t>(index.dim()));
-  detail::append_pod(out, static_cast<std::uint32_t>(config.size()));
-  detail::append_pod(out, static_cast<std::uint64_t>(index.size() + index.tombstones()));
-  detail::append_pod(out, static_cast<std::uint64_t>(index.size()));
-  detail::append_pod(out, fp.sample_count);
-  detail::append_pod(out, fp.last_sample_id);
-  detail::append_pod(out, payload_size);
-  detail::append_pod(out, payload_checksum);
-  detail::append_bytes(out, config.data(), config.size());
-  detail::append_pod(out, checksum(out.data(), out.size()));
+  detail::VectorSink sink(out);
+  detail::append_bytes(sink, kMagic, sizeof(kMagic));
+  detail::append_pod(sink, kVersion);
+  detail::append_pod(sink, static_cast<std::uint32_t>(kFixedHeader + config.size()));
+  detail::append_pod(sink, static_cast<std::uint32_t>(index.dim()));
+  detail::append_pod(sink, static_cast<std::uint32_t>(config.size()));
+  detail::append_pod(sink, static_cast<std::uint64_t>(index.size() + index.tombstones()));
+  detail::append_pod(sink, static_cast<std::uint64_t>(index.size()));
+  detail::append_pod(sink, fp.sample_count);
+  detail::append_pod(sink, fp.last_sample_id);
+  detail::append_pod(sink, payload_size);
+  detail::append_pod(sink, payload_checksum);
+  detail::append_bytes(sink, config.data(), config.size());
+  const std::uint64_t header_checksum = checksum(out.data(), out.size());
+  detail::append_pod(sink, header_checksum);
   return out;
 }
 
@@ -137,7 +243,8 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
   detail::ByteReader in(data.data(), data.size(), what);
   WINNOW_THROW_IF_NOT(data.size() >= sizeof(kMagic) && std::memcmp(data.data(), kMagic, 8) == 0,
                       "{} is not a winnow vector index (bad magic; {} bytes)", what, data.size());
-  in.take(sizeof(kMagic), "the magic");
+  char magic[sizeof(kMagic)];
+  in.read_bytes(magic, sizeof(magic), "the magic");
   Header h;
   h.info.version = in.read<std::uint32_t>();
   WINNOW_THROW_IF_NOT(h.info.version == kVersion, "{} has format version {}, this build reads {}",
@@ -154,8 +261,8 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
   h.info.fingerprint.last_sample_id = in.read<std::int64_t>();
   h.info.payload_size = in.read<std::uint64_t>();
   h.payload_checksum = in.read<std::uint64_t>();
-  const std::uint8_t* config = in.take(config_size, "the config string");
-  h.info.config.assign(reinterpret_cast<const char*>(config), config_size);
+  h.info.config.resize(config_size);
+  in.read_bytes(h.info.config.data(), config_size, "the config string");
   const std::size_t checked = in.position();
   const auto stored = in.read<std::uint64_t>();
   WINNOW_THROW_IF_NOT(stored == checksum(data.data(), checked), "{} has a corrupt header (checksum)",
@@ -186,7 +293,7 @@ bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) 
 
 namespace detail {
 
-void PayloadCodec::write(const VectorIndex& index, std::vector<std::uint8_t>& out) {
+void PayloadCodec::write(const VectorIndex& index, ByteSink& out) {
   if (const auto* flat = dynamic_cast<const FlatVectorIndex*>(&index)) {
     write_flat(*flat, out);
   } else if (const auto* hnsw = dynamic_cast<const HnswVectorIndex*>(&index)) {
@@ -211,29 +318,68 @@ std::unique_ptr<VectorIndex> PayloadCodec::read(const std::string& config, std::
   return read_hnsw(parsed.hnsw, dim, in);
 }
 
-void PayloadCodec::write_faiss(const faiss::Index& index, std::vector<std::uint8_t>& out) {
-  faiss::VectorIOWriter writer;
+namespace {
+
+// faiss::IOWriter that only counts bytes: the FAISS data's size goes before
+// the data, so write_faiss serialises twice, once to count.
+struct CountingIOWriter : faiss::IOWriter {
+  std::uint64_t bytes = 0;
+  size_t operator()(const void*, size_t size, size_t nitems) override {
+    bytes += static_cast<std::uint64_t>(size) * nitems;
+    return nitems;
+  }
+};
+
+struct SinkIOWriter : faiss::IOWriter {
+  explicit SinkIOWriter(ByteSink& sink) : out(sink) {}
+  size_t operator()(const void* ptr, size_t size, size_t nitems) override {
+    out.write(ptr, size * nitems);
+    return nitems;
+  }
+  ByteSink& out;
+};
+
+// faiss::IOReader over the next `left` bytes of a ByteReader; reading past
+// them returns short, which FAISS reports as a read error.
+struct ByteReaderIOReader : faiss::IOReader {
+  ByteReaderIOReader(ByteReader& reader, std::uint64_t size) : in(reader), left(size) {}
+  size_t operator()(void* ptr, size_t size, size_t nitems) override {
+    if (size == 0) {
+      return nitems;
+    }
+    const std::uint64_t available = std::min<std::uint64_t>(nitems, left / size);
+    const auto bytes = static_cast<std::size_t>(available * size);
+    in.read_bytes(ptr, bytes, "the FAISS data");
+    left -= bytes;
+    return static_cast<size_t>(available);
+  }
+  ByteReader& in;
+  std::uint64_t left;
+};
+
+}  // namespace
+
+void PayloadCodec::write_faiss(const faiss::Index& index, ByteSink& out) {
   try {
+    CountingIOWriter counter;
+    faiss::write_index(&index, &counter);
+    append_pod(out, counter.bytes);
+    SinkIOWriter writer(out);
     faiss::write_index(&index, &writer);
   } catch (const faiss::FaissException& e) {
     WINNOW_THROW("FAISS could not serialise the index: {}", e.what());
   }
-  append_pod(out, static_cast<std::uint64_t>(writer.data.size()));
-  append_bytes(out, writer.data.data(), writer.data.size());
 }
 
 std::unique_ptr<faiss::Index> PayloadCodec::read_faiss(ByteReader& in) {
   const auto size = in.read<std::uint64_t>();
   WINNOW_THROW_IF_NOT(size <= in.remaining(), "{}: FAISS data of {} bytes but only {} remain",
                       in.what(), size, in.remaining());
-  const std::uint8_t* data = in.take(static_cast<std::size_t>(size), "the FAISS data");
-  faiss::VectorIOReader reader;
-  reader.data.assign(data, data + size);
+  ByteReaderIOReader reader(in, size);
   try {
     std::unique_ptr<faiss::Index> index(faiss::read_index(&reader));
-    WINNOW_THROW_IF_NOT(reader.rp == reader.data.size(),
-                        "{}: FAISS data has {} unread trailing bytes", in.what(),
-                        reader.data.size() - reader.rp);
+    WINNOW_THROW_IF_NOT(reader.left == 0, "{}: FAISS data has {} unread trailing bytes", in.what(),
+                        reader.left);
     return index;
   } catch (const faiss::FaissException& e) {
     WINNOW_THROW("{}: FAISS could not read the index data: {}", in.what(), e.what());
@@ -249,11 +395,9 @@ std::unique_ptr<faiss::Index> PayloadCodec::read_faiss(ByteReader& in) {
 void save_vector_index(const VectorIndex& index, const std::string& path,
                        const IndexFingerprint& fingerprint) {
   WINNOW_THROW_IF_NOT(!path.empty(), "save_vector_index: empty path");
-  std::vector<std::uint8_t> payload;
-  detail::PayloadCodec::write(index, payload);
-  const std::vector<std::uint8_t> header =
-      encode_header(index, fingerprint, payload.size(), checksum(payload.data(), payload.size()));
-
+  // The payload streams into the file behind a placeholder header; the real
+  // header (payload size and checksum) overwrites it once they are known.
+  const std::vector<std::uint8_t> placeholder = encode_header(index, fingerprint, 0, 0);
   static std::atomic<unsigned> counter{0};
   const std::string tmp =
       fmt::format("{}.tmp.{}.{}", path, static_cast<long>(::getpid()), counter.fetch_add(1));
@@ -261,8 +405,17 @@ void save_vector_index(const VectorIndex& index, const std::string& path,
   WINNOW_THROW_IF_NOT(fd >= 0, "cannot create temporary file '{}' for vector index '{}': {}", tmp,
                       path, errno_text(errno));
   try {
+    write_all(fd, placeholder.data(), placeholder.size(), tmp);
+    ChecksummedFileSink payload(fd, tmp);
+    detail::PayloadCodec::write(index, payload);
+    payload.flush();
+    const std::vector<std::uint8_t> header =
+        encode_header(index, fingerprint, payload.bytes(), payload.checksum());
+    WINNOW_THROW_IF_NOT(header.size() == placeholder.size() &&
+                            ::lseek(fd, 0, SEEK_SET) == 0,
+                        "cannot rewind '{}' to write the vector index header: {}", tmp,
+                        errno_text(errno));
     write_all(fd, header.data(), header.size(), tmp);
-    write_all(fd, payload.data(), payload.size(), tmp);
     WINNOW_THROW_IF_NOT(::fsync(fd) == 0, "cannot fsync '{}': {}", tmp, errno_text(errno));
     const int rc = ::close(fd);
     WINNOW_THROW_IF_NOT(rc == 0, "cannot close '{}': {}", tmp, errno_text(errno));
@@ -287,25 +440,46 @@ void save_vector_index(const VectorIndex& index, const std::string& path,
 
 VectorIndexFileInfo read_vector_index_info(const std::string& path) {
   WINNOW_THROW_IF_NOT(file_exists(path), "vector index file '{}' does not exist", path);
-  const std::vector<std::uint8_t> data = read_file(path, kFixedHeader + kMaxConfig);
-  return decode_header(data, path).info;
+  const int fd = open_for_reading(path);
+  const FdCloser closer{fd};
+  FileSource source(fd, path);
+  return decode_header(read_prefix(source, kFixedHeader + kMaxConfig), path).info;
 }
 
+// Reads the file twice without holding it in memory: once to verify the
+// payload checksum (so that FAISS never parses corrupt data), once to decode.
 LoadedVectorIndex load_vector_index(const std::string& path) {
   WINNOW_THROW_IF_NOT(file_exists(path), "vector index file '{}' does not exist", path);
-  const std::vector<std::uint8_t> data = read_file(path, static_cast<std::size_t>(-1));
-  const Header h = decode_header(data, path);
+  const int fd = open_for_reading(path);
+  const FdCloser closer{fd};
+  FileSource source(fd, path);
+  const Header h = decode_header(read_prefix(source, kFixedHeader + kMaxConfig), path);
   const std::string what = fmt::format("vector index file '{}'", path);
+  struct stat st {};
+  WINNOW_THROW_IF_NOT(::fstat(fd, &st) == 0, "cannot stat {}: {}", what, errno_text(errno));
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
   const std::uint64_t expected = h.header_size + h.info.payload_size;
-  WINNOW_THROW_IF_NOT(data.size() == expected,
+  WINNOW_THROW_IF_NOT(file_size == expected,
                       "{} is {} bytes but its header says {} (truncated or appended to)", what,
-                      data.size(), expected);
-  const std::uint8_t* payload = data.data() + h.header_size;
+                      file_size, expected);
   const auto payload_size = static_cast<std::size_t>(h.info.payload_size);
-  WINNOW_THROW_IF_NOT(checksum(payload, payload_size) == h.payload_checksum,
-                      "{} is corrupt (payload checksum mismatch)", what);
 
-  detail::ByteReader in(payload, payload_size, what);
+  seek_to(fd, h.header_size, what);
+  {
+    detail::ByteReader payload(source, payload_size, what);
+    std::vector<std::uint8_t> buffer(std::min<std::size_t>(payload_size, 1 << 20));
+    Checksum sum;
+    while (payload.remaining() > 0) {
+      const std::size_t n = std::min(buffer.size(), payload.remaining());
+      payload.read_bytes(buffer.data(), n, "the payload");
+      sum.update(buffer.data(), n);
+    }
+    WINNOW_THROW_IF_NOT(sum.value() == h.payload_checksum,
+                        "{} is corrupt (payload checksum mismatch)", what);
+  }
+
+  seek_to(fd, h.header_size, what);
+  detail::ByteReader in(source, payload_size, what);
   LoadedVectorIndex out;
   out.index = detail::PayloadCodec::read(h.info.config, h.info.dim, in);
   out.fingerprint = h.info.fingerprint;

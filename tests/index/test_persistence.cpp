@@ -117,6 +117,51 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   CHECK(dir.entries() == 1);
 }
 
+// Files are written and read as streams (header placeholder, payload through a
+// 1 MB buffer with big arrays written directly, checksum fed in pieces). An
+// index of 2,100 x 128-d vectors has a payload above the buffer size whose
+// length is not a multiple of the checksum's 8-byte words.
+TEST_CASE("a payload larger than the write buffer round-trips and is checksummed to its last byte",
+          "[io]") {
+  constexpr std::size_t d = 128;
+  constexpr std::size_t n = 2100;
+  const Dataset big = clustered_dataset(n, 8, d, 16, 5);
+  ScratchDir dir;
+  const std::string path = dir.file("big.widx");
+  auto index = make_vector_index("hnsw(M=8,efConstruction=20,efSearch=32)", d);
+  index->add(sequential_ids(n, 1), big.base);
+  REQUIRE(index->remove({5, 6, 7}) == 3);  // a tombstone bitmap of 263 bytes
+  save_vector_index(*index, path, {n, static_cast<std::int64_t>(n)});
+
+  const VectorIndexFileInfo info = read_vector_index_info(path);
+  const auto size = std::filesystem::file_size(path);
+  CHECK(info.payload_size > (1u << 20));
+  CHECK(info.payload_size % 8 != 0);
+  CHECK(size > info.payload_size);  // header + payload, nothing else
+  CHECK(info.live == n - 3);
+
+  LoadedVectorIndex loaded = load_vector_index(path);
+  REQUIRE(loaded.index);
+  CHECK(loaded.index->ids() == index->ids());
+  const SearchResults before = index->search(big.queries, 5);
+  const SearchResults after = loaded.index->search(big.queries, 5);
+  CHECK(after.ids == before.ids);
+  CHECK(after.similarities == before.similarities);
+
+  SECTION("a flipped last byte (in the checksum's tail) is caught") {
+    flip_byte(path, size - 1);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("checksum"));
+  }
+  SECTION("a flipped byte in the middle of the vectors is caught") {
+    flip_byte(path, size - info.payload_size + (1u << 20) + 3);
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("checksum"));
+  }
+  SECTION("an appended byte is caught") {
+    std::ofstream(path, std::ios::app | std::ios::binary) << 'x';
+    CHECK_THROWS_WITH(load_vector_index(path), Contains(path) && Contains("appended"));
+  }
+}
+
 TEST_CASE("loading a missing, truncated or corrupt file throws naming the path", "[io]") {
   const Data& dd = data();
   ScratchDir dir;

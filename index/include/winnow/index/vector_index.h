@@ -54,7 +54,7 @@ class VectorIndex {
 
   // "flat" or "hnsw".
   virtual std::string type() const = 0;
-  // Canonical factory string, e.g. "hnsw(M=32,efConstruction=40,efSearch=64)";
+  // Canonical factory string, e.g. "hnsw(M=16,efConstruction=40,efSearch=64)";
   // make_vector_index(config(), dim()) makes an empty index of the same kind.
   virtual std::string config() const = 0;
   virtual std::size_t dim() const = 0;

@@ -2,7 +2,7 @@
 //
 //   "flat"                                        exact search (FlatVectorIndex)
 //   "hnsw"                                        HNSW with the default parameters
-//   "hnsw(M=32,efConstruction=40,efSearch=64)"    any subset of the keys, any order
+//   "hnsw(M=16,efConstruction=40,efSearch=64)"    any subset of the keys, any order
 //
 // Spaces are ignored; keys are case-sensitive; values are positive integers.
 #pragma once
