@@ -134,11 +134,21 @@ class PixelsEmbedder final : public Embedder {
     thread_local std::vector<float> buf;
     thread_local std::vector<float> spectrum;
     buf.assign(pooled, 0.0f);
-    for (std::size_t y = 0; y < height_; ++y) {
+    // Pixel (x, y) adds to pooled cell (x / pool, y / pool), counted along
+    // instead of divided (a division per pixel was about 1/8 of the embedding).
+    for (std::size_t y = 0, y_in_cell = 0, cell_row = 0; y < height_; ++y) {
       const std::uint8_t* row = r.pixels.data() + y * width_;
-      float* dst = buf.data() + (y / pool_) * pw_;
-      for (std::size_t x = 0; x < width_; ++x) {
-        dst[x / pool_] += static_cast<float>(row[x]);
+      float* dst = buf.data() + cell_row * pw_;
+      for (std::size_t x = 0, x_in_cell = 0, cell = 0; x < width_; ++x) {
+        dst[cell] += static_cast<float>(row[x]);
+        if (++x_in_cell == pool_) {
+          x_in_cell = 0;
+          ++cell;
+        }
+      }
+      if (++y_in_cell == pool_) {
+        y_in_cell = 0;
+        ++cell_row;
       }
     }
     double mean = 0.0;
