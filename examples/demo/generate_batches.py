@@ -19,12 +19,43 @@ order below, so the same seed gives byte-identical files):
    batch).
 3. Labels. Four annotation vendors with stated label accuracies
      vendor_a 0.98, vendor_b 0.95, vendor_c 0.85, vendor_d 0.60,
-   submitting 30%, 30%, 25% and 15% of the records. A wrong label is uniform
-   over the other 9 classes (the confusion model Dawid-Skene assumes). Every
-   record is labelled by its submitting vendor (its `source`); 60% of the
-   records carry that one annotation, 30% a second one and 10% a third one, from
-   vendors drawn without replacement among the other three. Re-submissions are
-   labelled afresh, like any record.
+   submitting 10%, 20%, 30% and 40% of the records (the cheap vendors do the
+   bulk of the volume, the near-expert one a small share). Every record is
+   labelled by its submitting vendor (its `source`); a second and a third
+   opinion come from vendors drawn without replacement among the other three,
+   and are bought where they are needed: the two premium vendors' records are
+   spot-checked (1, 2, 3 annotations with probability 0.80, 0.15, 0.05),
+   vendor_c's are reviewed about half the time (0.40, 0.45, 0.15) and nearly
+   every record of the 0.60 vendor is reviewed (0.10, 0.70, 0.20).
+   Re-submissions are labelled afresh, like any record.
+
+   A vendor's mistakes are not uniform, because real annotators' are not (the
+   human relabelling of CIFAR-10, CIFAR-10N, puts most errors between
+   look-alike classes: cat/dog, automobile/truck). Each vendor answers from a
+   10 x 10 confusion matrix built as follows:
+     how often   class c is mislabelled (1 - accuracy) * DIFFICULTY[c], the
+                 difficulties having mean 1, so the vendor's accuracy over the
+                 balanced classes is its stated accuracy: shirts are the
+                 hardest class, trousers the easiest;
+     where to    80% of the mistakes go to a look-alike class (SIMILAR[c],
+                 weights rounded from the confusion matrix of a 1-nearest-
+                 neighbour pixel classifier on Fashion-MNIST: the five tops
+                 T-shirt/top, Pullover, Dress, Coat, Shirt among themselves,
+                 Sandal/Sneaker/Ankle boot among themselves, Trouser with
+                 Dress), 20% are slips, uniform over the other 9 classes;
+     bias        vendor_d's guideline folds classes: its look-alike mistakes on
+                 a Shirt are all "T-shirt/top", on a Coat all "Pullover", on an
+                 Ankle boot all "Sneaker" (a weak vendor's systematic error).
+   The stored label is the majority of the annotations with ties broken
+   toward the smallest label (winnow's rule for a record without `label`).
+   A reviewed record with two disagreeing annotations is such a tie, and the
+   three folds point to a smaller label (T-shirt/top 0 < Shirt 6, Pullover 2
+   < Coat 4, Sneaker 7 < Ankle boot 9), so when vendor_d folds and its
+   reviewer does not, the raw label is vendor_d's: the raw labels keep most of
+   vendor_d's bias even on reviewed records. Dawid-Skene, which weighs each
+   vendor by its estimated confusion matrix (a model this noise fits: errors
+   depend on the vendor and the true class only), undoes it where a second
+   opinion exists.
 4. Batches. The stream of N + R records is cut into `--batches` (default 6)
    manifests of equal size, batch-1.jsonl .. batch-6.jsonl.
 
@@ -41,8 +72,9 @@ Beside the batches, the truth, so every figure of the demo can be checked:
                       the original, or null), edit (null, exact, shift,
                       brightness, noise) and edit_detail.
   truth_summary.json  the seed and parameters, per-vendor stated and true
-                      accuracy on the labels it actually gave, planted
-                      re-submissions by kind, planted label errors.
+                      accuracy on the labels it actually gave and its planted
+                      confusion matrix, planted re-submissions by kind,
+                      planted label errors (overall and per true class).
   records.npz         the same records as arrays (pixels uint8 [M, 784],
                       true_label, stored_label, batch) for the training runs.
 """
@@ -56,10 +88,38 @@ import numpy as np
 
 DEFAULT_DATA = os.environ.get("WINNOW_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 
-# (name, stated label accuracy, share of the records it submits)
-VENDORS = [("vendor_a", 0.98, 0.30), ("vendor_b", 0.95, 0.30),
-           ("vendor_c", 0.85, 0.25), ("vendor_d", 0.60, 0.15)]
-ANNOTATION_COUNTS = [(1, 0.6), (2, 0.3), (3, 0.1)]  # annotations per record: probability
+# (name, stated label accuracy, share of the records it submits, probabilities
+# of 1, 2 and 3 annotations on the records it submits)
+VENDORS = [("vendor_a", 0.98, 0.10, (0.80, 0.15, 0.05)),
+           ("vendor_b", 0.95, 0.20, (0.80, 0.15, 0.05)),
+           ("vendor_c", 0.85, 0.30, (0.40, 0.45, 0.15)),
+           ("vendor_d", 0.60, 0.40, (0.10, 0.70, 0.20))]
+CLASS_NAMES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+               "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
+# Where a vendor's look-alike mistakes on a true class go: {class: weight}.
+# Rounded from the confusions of a 1-nearest-neighbour pixel classifier
+# (20,000 training images, 3,000 test images of Fashion-MNIST).
+SIMILAR = {
+    0: {6: 0.60, 3: 0.15, 2: 0.15, 4: 0.10},   # T-shirt/top: Shirt, Dress, Pullover, Coat
+    1: {3: 0.70, 0: 0.20, 6: 0.10},             # Trouser: Dress, T-shirt/top, Shirt
+    2: {4: 0.50, 6: 0.40, 0: 0.10},             # Pullover: Coat, Shirt, T-shirt/top
+    3: {4: 0.30, 6: 0.30, 0: 0.25, 1: 0.15},   # Dress: Coat, Shirt, T-shirt/top, Trouser
+    4: {2: 0.55, 6: 0.30, 3: 0.15},             # Coat: Pullover, Shirt, Dress
+    5: {7: 0.60, 9: 0.35, 8: 0.05},             # Sandal: Sneaker, Ankle boot, Bag
+    6: {0: 0.45, 2: 0.30, 4: 0.15, 3: 0.10},   # Shirt: T-shirt/top, Pullover, Coat, Dress
+    7: {9: 0.70, 5: 0.30},                      # Sneaker: Ankle boot, Sandal
+    8: {6: 0.30, 0: 0.20, 2: 0.20, 3: 0.15, 4: 0.15},  # Bag: the tops
+    9: {7: 0.70, 5: 0.30},                      # Ankle boot: Sneaker, Sandal
+}
+# How often each class is mislabelled relative to the average (mean 1): the
+# same 1-NN classifier's per-class error, tempered (its shirts are wrong 2.3x
+# as often as the average class; human annotators' spread is assumed milder).
+DIFFICULTY = [1.0, 0.5, 1.1, 1.1, 1.2, 1.0, 1.5, 0.8, 0.8, 1.0]
+SLIP_SHARE = 0.2  # share of a vendor's mistakes that are slips: uniform over the other classes
+# A vendor's systematic bias: {vendor: {true class: the class all its look-alike
+# mistakes on that class go to}}. vendor_d folds Shirt into T-shirt/top, Coat
+# into Pullover and Ankle boot into Sneaker.
+FOLDS = {"vendor_d": {6: 0, 4: 2, 9: 7}}
 RESUBMISSION_SHARE = 0.05
 EDITS = ["shift", "brightness", "noise"]
 NUM_CLASSES = 10
@@ -115,12 +175,28 @@ def edit_image(image, edit, rng):
     return np.clip(np.rint(noisy), 0, 255).astype(np.uint8), {"sigma": round(sigma, 4)}
 
 
-def noisy_label(true_label, accuracy, rng):
-    """The true label with probability `accuracy`, else one of the other classes, uniformly."""
-    if rng.random() < accuracy:
-        return int(true_label)
-    wrong = int(rng.integers(NUM_CLASSES - 1))
-    return wrong + 1 if wrong >= true_label else wrong
+def confusion_matrix(vendor, accuracy):
+    """P(the vendor answers k | true class c) as a [10, 10] array (rows sum to 1)."""
+    matrix = np.zeros((NUM_CLASSES, NUM_CLASSES))
+    for c in range(NUM_CLASSES):
+        error = (1.0 - accuracy) * DIFFICULTY[c]
+        look_alikes = SIMILAR[c]
+        if c in FOLDS.get(vendor, {}):
+            look_alikes = {FOLDS[vendor][c]: 1.0}
+        for k, weight in look_alikes.items():
+            matrix[c, k] += error * (1.0 - SLIP_SHARE) * weight
+        for k in range(NUM_CLASSES):
+            if k != c:
+                matrix[c, k] += error * SLIP_SHARE / (NUM_CLASSES - 1)
+        matrix[c, c] = 1.0 - error
+    return matrix
+
+
+def noisy_label(true_label, cumulative_rows, rng):
+    """One answer drawn from the vendor's confusion row of the true class
+    (`cumulative_rows`: the row-wise cumulative sums of its matrix)."""
+    drawn = int(np.searchsorted(cumulative_rows[true_label], rng.random(), side="right"))
+    return min(drawn, NUM_CLASSES - 1)  # guards against a last cumulative sum of 0.9999...
 
 
 def majority(labels):
@@ -154,10 +230,8 @@ def generate(images, true_labels, seed, num_batches):
         stream.extend((int(order[originals[r]]), r) for r in after[position])
 
     names = [v[0] for v in VENDORS]
-    accuracy = {v[0]: v[1] for v in VENDORS}
+    cumulative = [np.cumsum(confusion_matrix(name, accuracy), axis=1) for name, accuracy, _, _ in VENDORS]
     submit_p = np.array([v[2] for v in VENDORS])
-    count_values = [c for c, _ in ANNOTATION_COUNTS]
-    count_p = np.array([p for _, p in ANNOTATION_COUNTS])
 
     total = len(stream)
     batch_size = -(-total // num_batches)
@@ -180,10 +254,10 @@ def generate(images, true_labels, seed, num_batches):
         pixels[i] = image.reshape(-1)
         true_label = int(true_labels[train_index])
         submitter = int(rng.choice(len(names), p=submit_p))
-        count = int(rng.choice(count_values, p=count_p))
+        count = int(rng.choice([1, 2, 3], p=np.array(VENDORS[submitter][3])))
         others = [j for j in range(len(names)) if j != submitter]
         annotators = [submitter] + [others[j] for j in rng.permutation(len(others))[:count - 1]]
-        annotations = [{"annotator": names[a], "label": noisy_label(true_label, accuracy[names[a]], rng)}
+        annotations = [{"annotator": names[a], "label": noisy_label(true_label, cumulative[a], rng)}
                        for a in annotators]
         stored = majority(np.array([a["label"] for a in annotations]))
         records.append({"key": key, "batch": i // batch_size + 1, "train_index": train_index,
@@ -196,9 +270,11 @@ def generate(images, true_labels, seed, num_batches):
 
 def summarize(records, seed, num_batches):
     vendors = {}
-    for name, stated, share in VENDORS:
-        vendors[name] = {"stated_accuracy": stated, "submit_share": share, "submitted": 0,
-                         "labels": 0, "correct": 0}
+    for name, stated, share, counts in VENDORS:
+        vendors[name] = {"stated_accuracy": stated, "submit_share": share,
+                         "annotation_count_probabilities": list(counts), "submitted": 0,
+                         "labels": 0, "correct": 0,
+                         "confusion": np.round(confusion_matrix(name, stated), 4).tolist()}
     for rec in records:
         vendors[rec["source"]]["submitted"] += 1
         for a in rec["annotations"]:
@@ -208,7 +284,12 @@ def summarize(records, seed, num_batches):
     for v in vendors.values():
         v["true_accuracy"] = v["correct"] / v["labels"] if v["labels"] else None
     edits = {kind: sum(1 for r in records if r["edit"] == kind) for kind in ["exact"] + EDITS}
-    counts = {str(c): sum(1 for r in records if len(r["annotations"]) == c) for c, _ in ANNOTATION_COUNTS}
+    counts = {str(c): sum(1 for r in records if len(r["annotations"]) == c) for c in (1, 2, 3)}
+    errors_by_class = {}
+    for c, name in enumerate(CLASS_NAMES):
+        of_class = [r for r in records if r["true_label"] == c]
+        errors_by_class[name] = {"records": len(of_class),
+                                 "label_errors": sum(1 for r in of_class if r["label_error"])}
     return {
         "seed": seed,
         "records": len(records),
@@ -219,7 +300,10 @@ def summarize(records, seed, num_batches):
         "label_errors": sum(1 for r in records if r["label_error"]),
         "label_error_rate": sum(1 for r in records if r["label_error"]) / len(records),
         "annotations_per_record": counts,
-        "error_model": "uniform over the other 9 classes",
+        "label_errors_by_true_class": errors_by_class,
+        "error_model": {"difficulty": DIFFICULTY, "slip_share": SLIP_SHARE,
+                        "similar": {str(c): {str(k): w for k, w in m.items()} for c, m in SIMILAR.items()},
+                        "folds": {v: {str(c): k for c, k in m.items()} for v, m in FOLDS.items()}},
         "vendors": vendors,
     }
 
