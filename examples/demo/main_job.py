@@ -20,8 +20,9 @@ each announced by a `[demo MM:SS]` progress line:
               torchscript:embedder.pt` (daemon still running) re-embeds every
               stored sample, rebuilds the index and re-judges every label with
               it; the daemon curates the later batches with the new embedder.
-              At the end `winnow regain --labels` re-judges labels and gains of
-              both passes against the complete dataset.
+              At the end `winnow regain --consensus` gives both passes'
+              annotated samples their Dawid-Skene consensus label and
+              re-judges labels and gains against the complete dataset.
 4. report     `winnow report` of pass 2 (Dawid-Skene per-source accuracy and
               consensus labels); both passes' label-issue precision/recall/F1
               and duplicates caught, against the planted truth.
@@ -265,11 +266,17 @@ def curation_figures(truth, exported):
                      and exported[t["key"]]["status"] not in DUPLICATE)
     false_dups = sum(1 for t in truth if not t["resubmission_of"]
                      and exported[t["key"]]["status"] in DUPLICATE)
-    # Label issues: over the records label quality judged (accepted or label_issue).
+    # Label issues: over the records label quality judged (accepted or
+    # label_issue), against their final stored label (after the consensus
+    # relabelling, which both passes get): an error is a final label that is
+    # not the true one, and a flag is right when it flags such a label.
     judged = [t for t in truth if exported[t["key"]]["status"] in ("accepted", "label_issue")]
+    wrong = {t["key"] for t in judged if int(exported[t["key"]]["label"]) != t["true_label"]}
     flagged = [t for t in judged if exported[t["key"]]["status"] == "label_issue"]
-    issues = prf(sum(1 for t in flagged if t["label_error"]), len(flagged),
-                 sum(1 for t in judged if t["label_error"]))
+    issues = prf(sum(1 for t in flagged if t["key"] in wrong), len(flagged), len(wrong))
+    # The consensus's own share: majority labels that were wrong and are now right.
+    issues["corrected_by_consensus"] = sum(1 for t in judged if t["label_error"] and t["key"] not in wrong)
+    issues["wrong_majority_labels"] = sum(1 for t in judged if t["label_error"])
     accepted = [t for t in judged if exported[t["key"]]["status"] == "accepted"]
     return {"by_status": by_status,
             "duplicates": {"planted": len(planted_dups), "caught": len(caught), "by_kind": per_kind,
@@ -277,7 +284,7 @@ def curation_figures(truth, exported):
                            "false_positives": false_dups},
             "label_issues": issues,
             "accepted": len(accepted),
-            "accepted_label_errors": sum(1 for t in accepted if t["label_error"])}
+            "accepted_label_errors": sum(1 for t in accepted if t["key"] in wrong)}
 
 
 def read_jsonl(path):
@@ -404,13 +411,16 @@ def main(argv=None):
         for daemon in daemons:
             daemon.stop()
     lap("serving")
-    # Both passes end the same way: labels and gains re-judged against the
-    # complete dataset (ingest judged each sample against what came before it).
+    # Both passes end the same way: every annotated sample takes the
+    # Dawid-Skene consensus of all annotations as its label, then labels and
+    # gains are re-judged against the complete dataset (ingest judged each
+    # sample's majority label against what came before it).
     for name, db in (("pass1", db1), ("pass2", db2)):
-        regains[name] = json.loads(cli.run("regain", "--db", db, "--labels", capture=True))
+        regains[name] = json.loads(cli.run("regain", "--db", db, "--consensus", capture=True))
         r = regains[name]
-        progress(f"{name}: winnow regain --labels: {r['labels']['newly_flagged']} newly flagged, "
-                 f"{r['labels']['cleared']} cleared, {r['gains_updated']} gains ({r['seconds']:.1f} s)")
+        progress(f"{name}: winnow regain --consensus: {r['relabelled']} consensus labels, "
+                 f"{r['labels']['newly_flagged']} newly flagged, {r['labels']['cleared']} cleared, "
+                 f"{r['gains_updated']} gains ({r['seconds']:.1f} s)")
     lap("final_regain")
 
     # 4. Reports and curation figures.
