@@ -22,6 +22,7 @@ Command add_regain_command(CLI::App& parent) {
     bool consensus = false;
     std::string embedder;
     std::optional<double> min_candidate;
+    std::optional<double> flag_below;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -34,6 +35,9 @@ Command add_regain_command(CLI::App& parent) {
   cmd->add_flag("--consensus", o->consensus,
                 "first give every accepted and label_issue sample with annotations the "
                 "Dawid-Skene consensus label of all annotations, then re-judge labels");
+  cmd->add_option("--flag-below", o->flag_below,
+                  "label quality below which this re-judgement flags a label (default: the "
+                  "dataset's; not stored)");
   cmd->add_option("--embedder", o->embedder,
                   "re-embed every stored sample with this embedder spec (e.g. "
                   "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
@@ -47,6 +51,7 @@ Command add_regain_command(CLI::App& parent) {
             curation::RegainOptions options;
             options.labels = o->labels;
             options.consensus = o->consensus;
+            options.flag_below = o->flag_below;
             if (!o->embedder.empty()) options.embedder = o->embedder;
             options.min_candidate_similarity = o->min_candidate;
             const curation::RegainReport r = pipeline.regain(options);

@@ -30,6 +30,7 @@
 // the next open rebuilds the index from the store.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <unordered_set>
@@ -214,7 +215,10 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     std::vector<std::int64_t> leaving, joining;
     std::vector<float> joining_vectors;
     if (relabel) {
-      LabelQuality quality({config_.label_k, 1.0, config_.label_flag_below});
+      const double flag_below = options.flag_below.value_or(config_.label_flag_below);
+      WINNOW_THROW_IF_NOT(std::isfinite(flag_below) && flag_below >= 0.0 && flag_below <= 1.0,
+                          "regain: flag_below={} must be in [0, 1]", flag_below);
+      LabelQuality quality({config_.label_k, 1.0, flag_below});
       auto label_of = [&](std::int64_t id) { return labels_now.find(id); };
       std::vector<std::size_t> judged;  // positions in `samples`
       for (std::size_t n = 0; n < samples.size(); ++n) {

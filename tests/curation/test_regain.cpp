@@ -175,6 +175,17 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(other.index_info().vectors == 62);
   }
 
+  SECTION("a re-judgement threshold of 0 flags nothing, and is not stored") {
+    RegainOptions o = relabel();
+    o.flag_below = 0.0;
+    RegainReport g = p.regain(o);
+    CHECK(g.cleared == 1);  // misplaced: quality 0 is not below 0
+    CHECK(status_of(p, "misplaced") == SampleStatus::accepted);
+    CHECK(p.config().label_flag_below == CurationConfig{}.label_flag_below);
+    o.flag_below = 1.5;
+    CHECK_THROWS_WITH(p.regain(o), Catch::Contains("flag_below=1.5 must be in [0, 1]"));
+  }
+
   SECTION("a new candidate floor without a new embedder is refused") {
     RegainOptions o = relabel();
     o.min_candidate_similarity = 0.5;

@@ -153,6 +153,10 @@ struct RegainOptions {
   // dataset's annotations as its label (consensus_labels.h), with a relabel
   // event naming the label it replaces.
   bool consensus = false;
+  // The label quality below which this re-judgement flags a label (unset:
+  // the dataset's label_flag_below). Not stored: later batches keep the
+  // dataset's threshold.
+  std::optional<double> flag_below;
 };
 
 struct RegainReport {
