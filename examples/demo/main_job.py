@@ -327,6 +327,14 @@ def parse_args(argv):
     parser.add_argument("--coevolve-epochs", type=int, default=3)
     parser.add_argument("--pass2-min-candidate", type=float, default=0.6,
                         help="pass 2's --min-candidate (index cosine of the learned embedding)")
+    parser.add_argument("--flag-below", type=float, default=None,
+                        help="both passes' --flag-below (label quality under which a label is an "
+                             "issue; default: winnow init's 0.1)")
+    parser.add_argument("--final-flag-below", type=float, default=0.05,
+                        help="the final regain's --flag-below: flag a label only when (almost) no "
+                             "neighbour agrees")
+    parser.add_argument("--policy", default="infobatch(r=0.6)",
+                        help="the pruning policy of runs (c) and (d)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", default=generate_batches.DEFAULT_DATA)
@@ -376,8 +384,9 @@ def main(argv=None):
     # pixel embedder throughout (the baseline); pass 2 is the co-evolving
     # dataset, whose embedder becomes the model after --coevolve-after batches.
     db1, db2 = os.path.join(workdir, "pass1.db"), os.path.join(workdir, "pass2.db")
-    cli.run("init", "--db", db1)
-    cli.run("init", "--db", db2)
+    flag = [] if args.flag_below is None else ["--flag-below", str(args.flag_below)]
+    cli.run("init", "--db", db1, *flag)
+    cli.run("init", "--db", db2, *flag)
     daemons = []  # stopped whatever happens, so no daemon outlives the job
     regains = {}
     try:
@@ -416,7 +425,8 @@ def main(argv=None):
     # gains are re-judged against the complete dataset (ingest judged each
     # sample's majority label against what came before it).
     for name, db in (("pass1", db1), ("pass2", db2)):
-        regains[name] = json.loads(cli.run("regain", "--db", db, "--consensus", capture=True))
+        regains[name] = json.loads(cli.run("regain", "--db", db, "--consensus", "--flag-below",
+                                           str(args.final_flag_below), capture=True))
         r = regains[name]
         progress(f"{name}: winnow regain --consensus: {r['relabelled']} consensus labels, "
                  f"{r['labels']['newly_flagged']} newly flagged, {r['labels']['cleared']} cleared, "
@@ -460,9 +470,11 @@ def main(argv=None):
     plans = [
         ("a", "all records, raw labels, full", pixels, stored, "full"),
         ("b", "accepted, consensus labels, full", pixels[accepted], accepted_labels, "full"),
-        ("c", "accepted, consensus labels, infobatch", pixels[accepted], accepted_labels, "infobatch"),
-        ("d", "top-50% gain of (c), infobatch", pixels[accepted[top_gain]], accepted_labels[top_gain], "infobatch"),
-        ("d'", "random 50% of (c), infobatch", pixels[accepted[random_half]], accepted_labels[random_half], "infobatch"),
+        ("c", f"accepted, consensus labels, {args.policy}", pixels[accepted], accepted_labels, args.policy),
+        ("d", f"top-50% gain of (c), {args.policy}", pixels[accepted[top_gain]], accepted_labels[top_gain],
+         args.policy),
+        ("d'", f"random 50% of (c), {args.policy}", pixels[accepted[random_half]], accepted_labels[random_half],
+         args.policy),
     ]
     runs = {}
     for run_id, what, x, y, policy in plans:
