@@ -331,8 +331,8 @@ def parse_args(argv):
                         help="both passes' --flag-below (label quality under which a label is an "
                              "issue; default: winnow init's 0.1)")
     parser.add_argument("--final-flag-below", type=float, default=0.05,
-                        help="the final regain's --flag-below: flag a label only when (almost) no "
-                             "neighbour agrees")
+                        help="after the final regain --consensus, one more re-judgement with this "
+                             "--flag-below (flag a label only when almost no neighbour agrees)")
     parser.add_argument("--policy", default="infobatch(r=0.6)",
                         help="the pruning policy of runs (c) and (d)")
     parser.add_argument("--seed", type=int, default=2026)
@@ -424,13 +424,21 @@ def main(argv=None):
     # Dawid-Skene consensus of all annotations as its label, then labels and
     # gains are re-judged against the complete dataset (ingest judged each
     # sample's majority label against what came before it).
+    # A second, stricter re-judgement against the index the first one cleaned
+    # keeps the correct hard images the first one flagged (--final-flag-below).
     for name, db in (("pass1", db1), ("pass2", db2)):
-        regains[name] = json.loads(cli.run("regain", "--db", db, "--consensus", "--flag-below",
-                                           str(args.final_flag_below), capture=True))
+        regains[name] = json.loads(cli.run("regain", "--db", db, "--consensus", capture=True))
         r = regains[name]
         progress(f"{name}: winnow regain --consensus: {r['relabelled']} consensus labels, "
                  f"{r['labels']['newly_flagged']} newly flagged, {r['labels']['cleared']} cleared, "
                  f"{r['gains_updated']} gains ({r['seconds']:.1f} s)")
+        if args.final_flag_below is not None:
+            regains[name + "_strict"] = json.loads(cli.run(
+                "regain", "--db", db, "--labels", "--flag-below", str(args.final_flag_below), capture=True))
+            r = regains[name + "_strict"]
+            progress(f"{name}: winnow regain --labels --flag-below {args.final_flag_below}: "
+                     f"{r['labels']['newly_flagged']} newly flagged, {r['labels']['cleared']} cleared "
+                     f"({r['seconds']:.1f} s)")
     lap("final_regain")
 
     # 4. Reports and curation figures.
