@@ -307,6 +307,10 @@ void IngestPipeline::open_index() {
   open_info_.rebuild_reason = result.rebuilt ? std::string(index::to_string(result.reason)) +
                                                    (result.detail.empty() ? "" : ": " + result.detail)
                                              : "";
+  load_accepted_labels();
+}
+
+void IngestPipeline::load_accepted_labels() {
   accepted_labels_.clear();
   label_counts_.clear();
   for (const AcceptedSample& s : store_->accepted_samples()) {

@@ -387,7 +387,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       index_ = std::move(rebuilt);
     }
     index::save_vector_index(*index_, index_path_, fp);
-    open_index();  // the labels of today's accepted samples (the index file is fresh)
+    load_accepted_labels();  // the index in memory is today's already
   } catch (const std::exception&) {
     // Rolled back: the caches may hold changes that were not committed.
     open_index();

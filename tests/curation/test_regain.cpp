@@ -108,14 +108,20 @@ RegainOptions reembed(const std::string& spec, std::optional<double> min_candida
   return o;
 }
 
-}  // namespace
-
-TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[ingest][regain]") {
-  winnow::test::TempDir dir;
+// A fresh dataset with the provided(dim=4) embedder; returns its file.
+std::string provided_dataset(const winnow::test::TempDir& dir) {
   const std::string db = dir.file("data.db");
   CurationConfig config;
   config.embedder = "provided(dim=4)";
   IngestPipeline::init(db, config);
+  return db;
+}
+
+}  // namespace
+
+TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[ingest][regain]") {
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
   IngestPipeline p(db);
   std::mt19937 rng(7);
   REQUIRE(ingest_file(p, first_batch(dir, rng)).counts[SampleStatus::accepted] == 60);
@@ -213,10 +219,7 @@ TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest]
   // (tool, 1) and `bad` (animal, 0): the majority vote ties and winnow stores
   // the smaller label, 0, which its tool neighbours contradict.
   winnow::test::TempDir dir;
-  const std::string db = dir.file("data.db");
-  CurationConfig config;
-  config.embedder = "provided(dim=4)";
-  IngestPipeline::init(db, config);
+  const std::string db = provided_dataset(dir);
   IngestPipeline p(db);
   std::mt19937 rng(3);
   std::bernoulli_distribution coin(0.5);

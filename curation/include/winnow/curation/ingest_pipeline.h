@@ -218,7 +218,8 @@ class IngestPipeline {
   struct Pending;
   struct Work;
 
-  void open_index();
+  void open_index();            // and load_accepted_labels
+  void load_accepted_labels();  // accepted_labels_ and label_counts_ from the store
   index::IndexFingerprint fingerprint();
   // Several processes may write one dataset (the daemon, `winnow ingest`,
   // `winnow regain`); each caches the config, embedder, index and labels.
