@@ -1,7 +1,10 @@
 #include "winnow/curation/near_duplicate_verifier.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,32 +23,13 @@ namespace winnow::curation {
 
 namespace {
 
-// Sums over n pixel pairs (a[i], b[i]): the five terms of a Pearson
-// correlation, exact in integers.
-struct PixelPairSums {
-  std::int64_t a = 0, b = 0, aa = 0, bb = 0, ab = 0;
-  void subtract(const PixelPairSums& o) {
-    a -= o.a;
-    b -= o.b;
-    aa -= o.aa;
-    bb -= o.bb;
-    ab -= o.ab;
-  }
-};
-
-PixelPairSums pixel_pair_sums_portable(const std::uint8_t* a, const std::uint8_t* b,
-                                       std::size_t n) {
-  PixelPairSums s;
+// Sum of a[i] * b[i] over n pixel pairs, exact in integers.
+std::int64_t pixel_products_portable(const std::uint8_t* a, const std::uint8_t* b, std::size_t n) {
+  std::int64_t ab = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t va = a[i];
-    const std::int64_t vb = b[i];
-    s.a += va;
-    s.b += vb;
-    s.aa += va * va;
-    s.bb += vb * vb;
-    s.ab += va * vb;
+    ab += static_cast<std::int64_t>(a[i]) * b[i];
   }
-  return s;
+  return ab;
 }
 
 #if WINNOW_CURATION_HAVE_X86
@@ -61,57 +45,176 @@ __attribute__((target("avx2"))) inline std::int64_t sum_epi32(__m256i v) {
 
 // 16 pixel pairs per step, widened to 16 bits; _mm256_madd_epi16 adds pairs
 // of products into 32-bit lanes. A lane gains at most 2 * 255 * 255 per step,
-// so the lanes are emptied into 64-bit totals every 4096 steps.
-__attribute__((target("avx2"))) PixelPairSums pixel_pair_sums_avx2(const std::uint8_t* a,
+// so the lanes are emptied into a 64-bit total every 4096 steps.
+__attribute__((target("avx2"))) std::int64_t pixel_products_avx2(const std::uint8_t* a,
                                                                  const std::uint8_t* b,
                                                                  std::size_t n) {
-  PixelPairSums s;
-  const __m256i ones = _mm256_set1_epi16(1);
+  std::int64_t ab = 0;
   std::size_t i = 0;
   while (i + 16 <= n) {
-    __m256i sa = _mm256_setzero_si256(), sb = sa, saa = sa, sbb = sa, sab = sa;
+    __m256i sab = _mm256_setzero_si256();
     const std::size_t stop = std::min(n - (n - i) % 16, i + 16 * 4096);
     for (; i < stop; i += 16) {
       const __m256i va = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
       const __m256i vb = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
-      sa = _mm256_add_epi32(sa, _mm256_madd_epi16(va, ones));
-      sb = _mm256_add_epi32(sb, _mm256_madd_epi16(vb, ones));
-      saa = _mm256_add_epi32(saa, _mm256_madd_epi16(va, va));
-      sbb = _mm256_add_epi32(sbb, _mm256_madd_epi16(vb, vb));
       sab = _mm256_add_epi32(sab, _mm256_madd_epi16(va, vb));
     }
-    s.a += sum_epi32(sa);
-    s.b += sum_epi32(sb);
-    s.aa += sum_epi32(saa);
-    s.bb += sum_epi32(sbb);
-    s.ab += sum_epi32(sab);
+    ab += sum_epi32(sab);
   }
-  const PixelPairSums tail = pixel_pair_sums_portable(a + i, b + i, n - i);
-  s.a += tail.a;
-  s.b += tail.b;
-  s.aa += tail.aa;
-  s.bb += tail.bb;
-  s.ab += tail.ab;
-  return s;
+  return ab + pixel_products_portable(a + i, b + i, n - i);
+}
+
+// The same with 32 pixel pairs per step.
+__attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_products_avx512(
+    const std::uint8_t* a, const std::uint8_t* b, std::size_t n) {
+  std::int64_t ab = 0;
+  std::size_t i = 0;
+  while (i + 32 <= n) {
+    __m512i sab = _mm512_setzero_si512();
+    const std::size_t stop = std::min(n - (n - i) % 32, i + 32 * 4096);
+    for (; i < stop; i += 32) {
+      const __m512i va = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+      const __m512i vb = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+      sab = _mm512_add_epi32(sab, _mm512_madd_epi16(va, vb));
+    }
+    alignas(64) std::int32_t lanes[16];
+    _mm512_store_si512(lanes, sab);
+    for (const std::int32_t lane : lanes) ab += lane;
+  }
+  return ab + pixel_products_portable(a + i, b + i, n - i);
+}
+// Sum of n pixels: _mm512_sad_epu8 against zero adds 8 bytes into each
+// 64-bit lane.
+__attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_total_avx512(const std::uint8_t* a,
+                                                                            std::size_t n) {
+  __m512i total = _mm512_setzero_si512();
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    total = _mm512_add_epi64(total, _mm512_sad_epu8(_mm512_loadu_si512(a + i), _mm512_setzero_si512()));
+  }
+  alignas(64) std::int64_t lanes[8];
+  _mm512_store_si512(lanes, total);
+  std::int64_t sum = 0;
+  for (const std::int64_t lane : lanes) sum += lane;
+  for (; i < n; ++i) sum += a[i];
+  return sum;
 }
 #endif
 
-using PixelPairSumsKernel = PixelPairSums (*)(const std::uint8_t*, const std::uint8_t*,
-                                              std::size_t);
+using PixelProductsKernel = std::int64_t (*)(const std::uint8_t*, const std::uint8_t*, std::size_t);
+using PixelTotalKernel = std::int64_t (*)(const std::uint8_t*, std::size_t);
 
-// The AVX2 kernel where the CPU has it (chosen once), else the portable loop.
-PixelPairSumsKernel pixel_pair_sums_kernel() {
-  static const PixelPairSumsKernel kernel = [] {
+std::int64_t pixel_total_portable(const std::uint8_t* a, std::size_t n) {
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += a[i];
+  return sum;
+}
+
+PixelTotalKernel pixel_total_kernel() {
+  static const PixelTotalKernel kernel = [] {
 #if WINNOW_CURATION_HAVE_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-      return &pixel_pair_sums_avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+      return &pixel_total_avx512;
     }
 #endif
-    return &pixel_pair_sums_portable;
+    return &pixel_total_portable;
   }();
   return kernel;
 }
+
+// The widest kernel the CPU has (chosen once), else the portable loop.
+PixelProductsKernel pixel_products_kernel() {
+  static const PixelProductsKernel kernel = [] {
+#if WINNOW_CURATION_HAVE_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+      return &pixel_products_avx512;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+      return &pixel_products_avx2;
+    }
+#endif
+    return &pixel_products_portable;
+  }();
+  return kernel;
+}
+
+// The five sums of a Pearson correlation over the pixel pairs (a[i], b[i]).
+struct PixelSums {
+  std::int64_t a = 0, b = 0, aa = 0, bb = 0, ab = 0;
+};
+
+constexpr std::size_t kMaxShift = 8;  // ImageVerifierOptions::max_shift's bound
+
+// The sums of one image's pixels and of their squares over any overlap a
+// shift of at most `max_shift` leaves, by inclusion-exclusion: the whole
+// image, less the rows and columns the shift cuts off, plus the corners cut
+// twice. Computed once per image, so the shifts share them and only the
+// products of the two images are summed per shift.
+class ImageSums {
+ public:
+  ImageSums(const std::uint8_t* img, std::size_t width, std::size_t height, std::size_t max_shift,
+            PixelProductsKernel products)
+      : img_(img), width_(width), height_(height) {
+    const std::size_t n = width * height;
+    whole_.sum = pixel_total_kernel()(img, n);
+    whole_.squares = products(img, img, n);
+    for (std::size_t i = 0; i < std::min(max_shift, height); ++i) {
+      top_[i] = line(i * width, 1, width);                    // row i
+      bottom_[i] = line((height - 1 - i) * width, 1, width);  // row h - 1 - i
+    }
+    for (std::size_t j = 0; j < std::min(max_shift, width); ++j) {
+      left_[j] = line(j, width, height);               // column j
+      right_[j] = line(width - 1 - j, width, height);  // column w - 1 - j
+    }
+  }
+  // Sum and sum of squares over columns [x0, x1) of rows [y0, y1); at most
+  // max_shift columns or rows may be cut off on each side.
+  void rectangle(long x0, long x1, long y0, long y1, std::int64_t& sum, std::int64_t& squares) const {
+    Sums s = whole_;
+    const auto cut = [&s](const std::array<Sums, kMaxShift>& lines, std::size_t count) {
+      for (std::size_t i = 0; i < count; ++i) s.remove(lines[i]);
+    };
+    const auto top = static_cast<std::size_t>(y0), bottom = height_ - static_cast<std::size_t>(y1);
+    const auto left = static_cast<std::size_t>(x0), right = width_ - static_cast<std::size_t>(x1);
+    cut(top_, top);
+    cut(bottom_, bottom);
+    cut(left_, left);
+    cut(right_, right);
+    // The corners were cut twice (as part of a row and of a column).
+    for (long y = 0; y < static_cast<long>(height_); ++y) {
+      if (y >= y0 && y < y1) {
+        y = y1 - 1;  // skip the kept rows
+        continue;
+      }
+      const std::uint8_t* row = img_ + static_cast<std::size_t>(y) * width_;
+      for (std::size_t x = 0; x < left; ++x) s.add_pixel(row[x]);
+      for (std::size_t x = width_ - right; x < width_; ++x) s.add_pixel(row[x]);
+    }
+    sum = s.sum;
+    squares = s.squares;
+  }
+
+ private:
+  struct Sums {
+    std::int64_t sum = 0, squares = 0;
+    void add_pixel(std::int64_t v) { sum += v; squares += v * v; }
+    void remove(const Sums& o) { sum -= o.sum; squares -= o.squares; }
+  };
+  // Sums of `count` pixels from `first`, `stride` apart.
+  Sums line(std::size_t first, std::size_t stride, std::size_t count) const {
+    Sums s;
+    for (std::size_t i = 0; i < count; ++i) s.add_pixel(img_[first + i * stride]);
+    return s;
+  }
+
+  const std::uint8_t* img_;
+  std::size_t width_, height_;
+  Sums whole_;
+  // The first max_shift lines from each side (max_shift <= kMaxShift).
+  std::array<Sums, kMaxShift> top_{}, bottom_{}, left_{}, right_{};
+};
 
 }  // namespace
 
@@ -136,7 +239,7 @@ void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& 
 
 ImageNearDuplicateVerifier::ImageNearDuplicateVerifier(ImageVerifierOptions options)
     : options_(options) {
-  WINNOW_THROW_IF_NOT(options_.max_shift >= 0 && options_.max_shift <= 8,
+  WINNOW_THROW_IF_NOT(options_.max_shift >= 0 && static_cast<std::size_t>(options_.max_shift) <= kMaxShift,
                       "image verifier: max_shift={} must be in [0, 8]", options_.max_shift);
   WINNOW_THROW_IF_NOT(std::isfinite(options_.threshold) && options_.threshold >= -1.0 &&
                           options_.threshold <= 1.0,
@@ -152,7 +255,12 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
                                                    int max_shift) {
   const auto w = static_cast<long>(width);
   const auto h = static_cast<long>(height);
-  const PixelPairSumsKernel pair_sums = pixel_pair_sums_kernel();
+  WINNOW_THROW_IF_NOT(max_shift >= 0 && static_cast<std::size_t>(max_shift) <= kMaxShift,
+                      "shifted Pearson: max_shift={} must be in [0, {}]", max_shift, kMaxShift);
+  const PixelProductsKernel products = pixel_products_kernel();
+  const auto shift_bound = static_cast<std::size_t>(max_shift);
+  const ImageSums sums_a(a, width, height, shift_bound, products),
+      sums_b(b, width, height, shift_bound, products);
   double best = -1.0;
   bool any = false;
   for (int dy = -max_shift; dy <= max_shift; ++dy) {
@@ -172,15 +280,17 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
       const long offset = dy * w + dx;
       const long first = y0 * w + x0;
       const long last = (y1 - 1) * w + x1;  // one past the end
-      PixelPairSums s =
-          pair_sums(a + first, b + first + offset, static_cast<std::size_t>(last - first));
+      std::int64_t ab = products(a + first, b + first + offset, static_cast<std::size_t>(last - first));
       if (dx != 0) {
         for (long y = y0; y + 1 < y1; ++y) {
           const long gap = y * w + x1;  // (x1, y) .. (x0 - 1, y + 1): w - x1 + x0 = |dx| pixels
-          s.subtract(pixel_pair_sums_portable(a + gap, b + gap + offset,
-                                              static_cast<std::size_t>(w - x1 + x0)));
+          for (long x = gap; x < gap + w - x1 + x0; ++x) ab -= static_cast<std::int64_t>(a[x]) * b[x + offset];
         }
       }
+      PixelSums s;
+      s.ab = ab;
+      sums_a.rectangle(x0, x1, y0, y1, s.a, s.aa);
+      sums_b.rectangle(x0 + dx, x1 + dx, y0 + dy, y1 + dy, s.b, s.bb);
       const double n = static_cast<double>((x1 - x0) * (y1 - y0));
       const double va = static_cast<double>(s.aa) - static_cast<double>(s.a) * s.a / n;
       const double vb = static_cast<double>(s.bb) - static_cast<double>(s.b) * s.b / n;

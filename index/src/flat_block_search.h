@@ -1,13 +1,20 @@
 // Exact k-nearest-neighbour search of a batch of queries against a flat
 // array of vectors by inner product (private to winnow_index).
 //
-// The base is cut into blocks of rows; one sgemm per (query block, base
-// block) computes every inner product, and each query's row of scores is
-// then scanned with a SIMD compare against the current k-th best score, so
-// only the few scores that beat it touch the query's heap. FAISS's
-// IndexFlat::search also uses sgemm, but pushes every score through a
-// scalar heap comparison, which cost as much as the sgemm itself in the
-// ingest pipeline's profile.
+// Two implementations compute the same top-k (up to the last bits of the
+// scores: they sum in different orders):
+//  - fused AVX-512 (where the CPU has it): a register-blocked kernel
+//    computes the inner products of 64 queries (32 for small batches) with
+//    6 (8) base rows at a time and compares them with the queries' k-th
+//    best scores in registers, so no score matrix is written or read back;
+//  - sgemm: the base is cut into blocks of rows, one sgemm per (query
+//    block, base block) computes every inner product, and each query's row
+//    of scores is then scanned with a SIMD compare against its k-th best
+//    score. FAISS's IndexFlat::search also uses sgemm, but pushes every
+//    score through a scalar heap comparison, which cost as much as the
+//    sgemm itself in the ingest pipeline's profile.
+// Either way only the few scores that beat a query's k-th best touch its
+// top-k heap.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +22,23 @@
 
 namespace winnow::index::detail {
 
+enum class FlatSearchKernel {
+  automatic,     // fused_avx512 where the CPU has AVX-512F, else sgemm
+  sgemm,         // BLAS sgemm per block, then a SIMD scan of the scores
+  fused_avx512,  // only where fused_avx512_available()
+};
+
+// Whether this CPU can run FlatSearchKernel::fused_avx512.
+bool fused_avx512_available();
+
 // For each of `num_queries` queries (row-major, num_queries x d), the k best
 // rows of `base` (n x d): row numbers in `labels` and inner products in
 // `scores` (num_queries x k each), best first; ties go to the lower row.
-// Slots beyond n are -1 / -infinity.
+// Slots beyond n are -1 / -infinity. Throws winnow::Error when `kernel`
+// is fused_avx512 and the CPU lacks AVX-512F.
 void flat_block_search(const float* base, std::size_t n, std::size_t d, const float* queries,
                        std::size_t num_queries, std::size_t k, float* scores,
-                       std::int64_t* labels);
+                       std::int64_t* labels,
+                       FlatSearchKernel kernel = FlatSearchKernel::automatic);
 
 }  // namespace winnow::index::detail
