@@ -1,7 +1,8 @@
-// winnow regain --db D [--labels] [--embedder SPEC]: redo against today's
-// dataset what ingest decided against the dataset of each sample's arrival:
-// gains always; label quality with --labels; a new embedding of every stored
-// sample, which then becomes the dataset's embedder, with --embedder
+// winnow regain --db D [--labels] [--consensus] [--embedder SPEC]: redo
+// against today's dataset what ingest decided against the dataset of each
+// sample's arrival: gains always; label quality with --labels; consensus
+// labels with --consensus; a new embedding of every stored sample, which then
+// becomes the dataset's embedder, with --embedder
 // (IngestPipeline::regain, curation/src/regain.cpp).
 #include <iostream>
 #include <memory>
@@ -23,6 +24,7 @@ Command add_regain_command(CLI::App& parent) {
     std::string embedder;
     std::optional<double> min_candidate;
     std::optional<double> flag_below;
+    double consensus_flag_below = curation::RegainOptions{}.consensus_flag_below;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -34,7 +36,14 @@ Command add_regain_command(CLI::App& parent) {
                 "today's accepted neighbours (flags may be added or cleared)");
   cmd->add_flag("--consensus", o->consensus,
                 "first give every accepted and label_issue sample with annotations the "
-                "Dawid-Skene consensus label of all annotations, then re-judge labels");
+                "Dawid-Skene consensus label of its annotations and of the label its neighbours "
+                "suggest, and judge it by that consensus's posterior");
+  cmd->add_option("--consensus-flag-below", o->consensus_flag_below,
+                  "with --consensus: the consensus posterior below which an annotated sample is "
+                  "a label issue")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs("--consensus");
   cmd->add_option("--flag-below", o->flag_below,
                   "label quality below which this re-judgement flags a label (default: the "
                   "dataset's; not stored)");
@@ -52,6 +61,7 @@ Command add_regain_command(CLI::App& parent) {
             options.labels = o->labels;
             options.consensus = o->consensus;
             options.flag_below = o->flag_below;
+            options.consensus_flag_below = o->consensus_flag_below;
             if (!o->embedder.empty()) options.embedder = o->embedder;
             options.min_candidate_similarity = o->min_candidate;
             const curation::RegainReport r = pipeline.regain(options);
@@ -64,7 +74,18 @@ Command add_regain_command(CLI::App& parent) {
               out["re_embedded"] = r.re_embedded;
               out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
             }
-            if (options.consensus) out["relabelled"] = r.relabelled;
+            if (options.consensus) {
+              out["relabelled"] = r.relabelled;
+              nlohmann::json voters = nlohmann::json::array();
+              std::size_t votes = 0;
+              for (const auto& v : r.neighbour_voters) {
+                voters.push_back({{"name", v.name}, {"votes", v.votes}, {"accuracy", v.accuracy}});
+                votes += v.votes;
+              }
+              out["consensus"] = {{"flag_below", options.consensus_flag_below},
+                                  {"neighbour_votes", votes},
+                                  {"neighbour_voters", voters}};
+            }
             if (options.labels || options.consensus || options.embedder) {
               out["labels"] = {{"judged", r.judged},
                                {"newly_flagged", r.newly_flagged},

@@ -59,6 +59,7 @@ LabelQualityResult LabelQuality::score(const index::SearchResults& results, std:
       out.suggested_label = l;
     }
   }
+  out.suggested_share = best / total;
   return out;
 }
 

@@ -21,14 +21,22 @@
 //   2a. consensus (RegainOptions::consensus, before 2) every stored sample
 //                with annotations takes the Dawid-Skene consensus of all the
 //                dataset's annotations as its label (a relabel event keeps
-//                the label it replaces).
-//   3. gains     every accepted sample's gain against the final index.
+//                the label it replaces); then, once the neighbours are
+//                found, the consensus is taken again with the label each
+//                sample's neighbours suggest as one more annotator's vote,
+//                and annotated samples are judged by its posterior
+//                (RegainOptions::consensus_flag_below) instead of by kNN
+//                agreement.
+//   3. gains     every accepted sample's gain against the final index (from
+//                the neighbours step 2 found, where it ran, merged with the
+//                samples that joined the index).
 //
 // All of it is one write transaction, so a reader sees the dataset before or
 // after, and an error changes nothing. The index file is removed before the
 // commit and written after it: a crash in between leaves no stale file, and
 // the next open rebuilds the index from the store.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -53,6 +61,9 @@ namespace {
 constexpr const char* kConfigKey = "curation.config";
 constexpr const char* kConfidentLearningPrefix = "confident learning:";
 constexpr std::size_t kSearchChunk = 1024;
+// Shares of the neighbours' weight that split the neighbour vote of
+// --consensus into three voters (chosen on the main job's data, docs/demo.md).
+constexpr std::array<double, 2> kNeighbourAgreementTiers = {0.6, 0.9};
 
 // A stored sample regain may re-judge: accepted or label_issue, with a row in
 // curation_vectors.
@@ -106,6 +117,24 @@ void search_rows(const index::VectorIndex& index, const std::vector<float>& vect
     if (index.size() > 0) found = index.search(end - begin, queries.data(), k);
     visit(found, begin, end);
   }
+}
+
+// search_rows gathered into one result, row j for rows[j] (k == 0 when the
+// index is empty).
+index::SearchResults search_all_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
+                                     std::size_t dim, const std::vector<std::size_t>& rows,
+                                     std::size_t k) {
+  index::SearchResults all;
+  all.num_queries = rows.size();
+  search_rows(index, vectors, dim, rows, k,
+              [&](const index::SearchResults& found, std::size_t, std::size_t) {
+    all.k = found.k;
+    all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
+    all.similarities.insert(all.similarities.end(), found.similarities.begin(),
+                            found.similarities.end());
+  });
+  if (all.k == 0) all.ids.clear(), all.similarities.clear();
+  return all;
 }
 
 }  // namespace
@@ -185,31 +214,31 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     index::VectorIndex& today = reembed ? *rebuilt : *index_;
 
     // 2a. Consensus labels replace the stored ones before they are judged.
-    struct Relabel {
-      std::size_t n;  // position in `samples`
-      std::optional<std::int64_t> before;
-      SampleConsensus consensus;
-    };
-    std::vector<Relabel> relabels;
+    std::vector<std::optional<std::int64_t>> stored_labels;  // before any relabel
+    for (const StoredSample& s : samples) stored_labels.push_back(s.label);
     AcceptedLabels labels_now = accepted_labels_;  // as they will be after the relabels
     std::unordered_map<std::int64_t, std::int64_t> counts_now = label_counts_;
-    if (options.consensus) {
-      const ConsensusLabels consensus = consensus_labels(*store_);
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        auto it = consensus.by_sample.find(samples[n].id);
-        if (it == consensus.by_sample.end() || samples[n].label == it->second.label) continue;
-        relabels.push_back({n, samples[n].label, it->second});
-        if (samples[n].accepted) {
-          if (samples[n].label) --counts_now[*samples[n].label];
+    ConsensusLabels consensus;
+    auto take_consensus = [&] {
+      for (StoredSample& s : samples) {
+        auto it = consensus.by_sample.find(s.id);
+        if (it == consensus.by_sample.end() || s.label == it->second.label) continue;
+        if (s.accepted) {
+          if (s.label) --counts_now[*s.label];
           ++counts_now[it->second.label];
-          labels_now.set(samples[n].id, static_cast<int>(it->second.label));
+          labels_now.set(s.id, static_cast<int>(it->second.label));
         }
-        samples[n].label = it->second.label;
+        s.label = it->second.label;
       }
-      report.relabelled = relabels.size();
+    };
+    if (options.consensus) {
+      consensus = consensus_labels(*store_);
+      take_consensus();
     }
 
     // 2b. Labels, judged against today's accepted samples, leave-one-out.
+    std::vector<std::size_t> judged;  // positions in `samples`
+    index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
     std::vector<std::pair<std::int64_t, Decision>> changes;
     std::vector<SampleScore> qualities;
     std::vector<std::int64_t> leaving, joining;
@@ -218,9 +247,12 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       const double flag_below = options.flag_below.value_or(config_.label_flag_below);
       WINNOW_THROW_IF_NOT(std::isfinite(flag_below) && flag_below >= 0.0 && flag_below <= 1.0,
                           "regain: flag_below={} must be in [0, 1]", flag_below);
+      const double consensus_flag_below = options.consensus_flag_below;
+      WINNOW_THROW_IF_NOT(std::isfinite(consensus_flag_below) && consensus_flag_below >= 0.0 &&
+                              consensus_flag_below <= 1.0,
+                          "regain: consensus_flag_below={} must be in [0, 1]", consensus_flag_below);
       LabelQuality quality({config_.label_k, 1.0, flag_below});
       auto label_of = [&](std::int64_t id) { return labels_now.find(id); };
-      std::vector<std::size_t> judged;  // positions in `samples`
       for (std::size_t n = 0; n < samples.size(); ++n) {
         if (!samples[n].label) continue;
         if (!samples[n].accepted) {
@@ -245,94 +277,189 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
                             db_path_);
         report.without_vector = static_cast<std::size_t>(sqlite3_column_int64(count.get(), 0));
       }
+      neighbours = search_all_rows(today, vectors, dim, judged, static_cast<std::size_t>(config_.label_k) + 1);
+      auto score = [&](std::size_t j) {
+        const StoredSample& s = samples[judged[j]];
+        return neighbours.k > 0 ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+                                : LabelQualityResult{};
+      };
+
+      // 2c. With consensus: the label the neighbours suggest is one more
+      // vote, and the consensus is taken again with it. The vote comes from
+      // one of three voters by how strongly the neighbours agree on it, so
+      // that Dawid-Skene weighs a unanimous neighbourhood above a split one.
+      // An annotated sample is then judged by its consensus posterior, which
+      // weighs the annotators and the neighbours by what each is worth.
+      if (options.consensus && !consensus.by_sample.empty()) {
+        std::vector<ExtraVoter> voters;
+        for (std::size_t t = 0; t <= kNeighbourAgreementTiers.size(); ++t) {
+          const double low = t == 0 ? 0.0 : kNeighbourAgreementTiers[t - 1];
+          const double high = t == kNeighbourAgreementTiers.size() ? 1.0 : kNeighbourAgreementTiers[t];
+          voters.push_back({fmt::format("neighbours (agreement {} to {})", low, high), {}});
+        }
+        for (std::size_t j = 0; j < judged.size(); ++j) {
+          const StoredSample& s = samples[judged[j]];
+          if (!consensus.by_sample.count(s.id)) continue;
+          const LabelQualityResult q = score(j);
+          if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(config_.min_label_neighbours)) continue;
+          const auto tier = static_cast<std::size_t>(
+              std::upper_bound(kNeighbourAgreementTiers.begin(), kNeighbourAgreementTiers.end(),
+                               q.suggested_share) -
+              kNeighbourAgreementTiers.begin());
+          voters[tier].votes.emplace(s.id, *q.suggested_label);
+        }
+        consensus = consensus_labels(*store_, {}, voters);
+        take_consensus();
+        for (std::size_t t = 0; t < voters.size(); ++t) {
+          report.neighbour_voters.push_back(
+              {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
+        }
+      }
 
       const std::string reason_suffix = fmt::format("(regain, embedder {})", report.embedder);
-      const auto k = static_cast<std::size_t>(config_.label_k) + 1;  // + the sample itself
-      search_rows(today, vectors, dim, judged, k, [&](const index::SearchResults& found,
-                                                      std::size_t begin, std::size_t end) {
-        for (std::size_t j = begin; j < end; ++j) {
-          const std::size_t n = judged[j];
-          const StoredSample& s = samples[n];
-          const int label = static_cast<int>(*s.label);
-          LabelQualityResult q;
-          if (found.k > 0) q = quality.score(found, j - begin, label, label_of, s.id);
-          // Support: accepted samples of the label other than this one, as at ingest.
-          std::int64_t support = 0;
-          if (auto it = counts_now.find(*s.label); it != counts_now.end()) support = it->second;
-          if (s.accepted) --support;
-          const bool flagged = q.flagged &&
+      for (std::size_t j = 0; j < judged.size(); ++j) {
+        const std::size_t n = judged[j];
+        const StoredSample& s = samples[n];
+        const LabelQualityResult q = score(j);
+        // Support: accepted samples of the label other than this one, as at ingest.
+        std::int64_t support = 0;
+        if (auto it = counts_now.find(*s.label); it != counts_now.end()) support = it->second;
+        if (s.accepted) --support;
+        const auto agreed = options.consensus ? consensus.by_sample.find(s.id) : consensus.by_sample.end();
+        const bool by_consensus = agreed != consensus.by_sample.end();
+        const bool flagged =
+            by_consensus ? agreed->second.posterior < consensus_flag_below
+                         : q.flagged &&
                                q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
                                support >= config_.label_k;
-          qualities.push_back({s.id, q.quality});
-          ++report.judged;
-          if (flagged == !s.accepted) continue;  // decision unchanged
-          nlohmann::json details = {
-              {"label_quality",
-               {{"quality", q.quality},
-                {"neighbours", q.neighbours},
-                {"k", q.k},
-                {"flag_below", q.flag_below},
-                {"min_neighbours", config_.min_label_neighbours},
-                {"label_support", support}}},
-              {"regain", {{"embedder", report.embedder}}}};
-          if (q.suggested_label) {
-            details["label_quality"]["suggested_label"] = label_name(*q.suggested_label);
-          }
-          if (flagged) {
-            changes.emplace_back(
-                s.id, Decision{SampleStatus::label_issue, std::nullopt,
-                               fmt::format("label quality {:.3f} < {} over {} neighbours (suggested "
-                                           "{}) {}",
-                                           q.quality, q.flag_below, q.neighbours,
-                                           q.suggested_label ? label_name(*q.suggested_label) : "-",
-                                           reason_suffix),
-                               details.dump()});
-            leaving.push_back(s.id);
-          } else {
-            changes.emplace_back(
-                s.id, Decision{SampleStatus::accepted, std::nullopt,
-                               fmt::format("label issue cleared: label quality {:.3f} over {} "
-                                           "neighbours {}",
-                                           q.quality, q.neighbours, reason_suffix),
-                               details.dump()});
-            joining.push_back(s.id);
-            joining_vectors.insert(joining_vectors.end(), vector(n), vector(n) + dim);
-          }
+        qualities.push_back({s.id, q.quality});
+        ++report.judged;
+        if (flagged == !s.accepted) continue;  // decision unchanged
+        nlohmann::json details = {
+            {"label_quality",
+             {{"quality", q.quality},
+              {"neighbours", q.neighbours},
+              {"k", q.k},
+              {"flag_below", q.flag_below},
+              {"min_neighbours", config_.min_label_neighbours},
+              {"label_support", support}}},
+            {"regain", {{"embedder", report.embedder}}}};
+        if (q.suggested_label) {
+          details["label_quality"]["suggested_label"] = label_name(*q.suggested_label);
         }
-      });
+        std::string why;
+        if (by_consensus) {
+          const SampleConsensus& c = agreed->second;
+          details["consensus"] = {{"method", "dawid-skene"},
+                                  {"posterior", c.posterior},
+                                  {"flag_below", consensus_flag_below},
+                                  {"annotations", c.annotations},
+                                  {"neighbour_votes", c.extra_votes}};
+          why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
+                            flagged ? "<" : ">=", consensus_flag_below, c.annotations,
+                            c.extra_votes > 0 ? " and the neighbours' vote" : "");
+        } else {
+          why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
+                            flagged ? "<" : ">=", q.flag_below, q.neighbours);
+        }
+        if (flagged) {
+          changes.emplace_back(
+              s.id, Decision{SampleStatus::label_issue, std::nullopt,
+                             fmt::format("{} (suggested {}) {}", why,
+                                         q.suggested_label ? label_name(*q.suggested_label) : "-",
+                                         reason_suffix),
+                             details.dump()});
+          leaving.push_back(s.id);
+        } else {
+          changes.emplace_back(s.id, Decision{SampleStatus::accepted, std::nullopt,
+                                              fmt::format("label issue cleared: {} {}", why, reason_suffix),
+                                              details.dump()});
+          joining.push_back(s.id);
+          joining_vectors.insert(joining_vectors.end(), vector(n), vector(n) + dim);
+        }
+      }
       report.newly_flagged = leaving.size();
       report.cleared = joining.size();
     }
     if (!leaving.empty()) today.remove(leaving);
     if (!joining.empty()) today.add(joining, joining_vectors);
 
-    // 3. Gains of the accepted samples against the final index.
+    // 3. Gains of the accepted samples against the final index: today's
+    // index less `leaving`, plus `joining`. Where the labels were judged, a
+    // sample's nearest neighbours there are the best of (a) its neighbours
+    // from that search still accepted, exact when at least kGainNeighbours
+    // remain (every other row of today's index is further away), and (b) its
+    // nearest joining samples, found in an index of those alone; otherwise
+    // it is searched again.
     std::vector<SampleScore> gains;
     {
       std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
       std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
-      std::vector<std::size_t> accepted_now;
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        const bool now = samples[n].accepted ? !leaving_set.count(samples[n].id)
-                                             : joining_set.count(samples[n].id) > 0;
-        if (now) accepted_now.push_back(n);
+      std::unordered_map<std::int64_t, std::size_t> judged_row;  // sample id -> row of `neighbours`
+      if (neighbours.k > 0) {
+        for (std::size_t j = 0; j < judged.size(); ++j) judged_row.emplace(samples[judged[j]].id, j);
       }
-      search_rows(today, vectors, dim, accepted_now, kGainNeighbours + 1,
+      std::unique_ptr<index::VectorIndex> joined;
+      if (!joining.empty() && !judged_row.empty()) {
+        joined = index::make_vector_index("flat", dim);
+        joined->add(joining, joining_vectors);
+      }
+      const auto k = static_cast<std::size_t>(kGainNeighbours);
+      using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
+      std::vector<std::size_t> merged, searched;  // positions in `samples`
+      std::vector<std::vector<Neighbour>> kept;   // per merged: (a)
+      for (std::size_t n = 0; n < samples.size(); ++n) {
+        const std::int64_t id = samples[n].id;
+        const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
+        if (!now) continue;
+        auto row = judged_row.find(id);
+        std::vector<Neighbour> still;
+        if (row != judged_row.end()) {
+          for (std::size_t r = 0; r < neighbours.k; ++r) {
+            const std::int64_t other = neighbours.id(row->second, r);
+            if (other < 0 || other == id || leaving_set.count(other)) continue;
+            still.emplace_back(neighbours.similarity(row->second, r), other);
+          }
+        }
+        if (row != judged_row.end() && still.size() >= k) {
+          merged.push_back(n);
+          kept.push_back(std::move(still));
+        } else {
+          searched.push_back(n);
+        }
+      }
+      auto gain_of = [&](std::int64_t id, std::vector<Neighbour> found) {
+        std::sort(found.begin(), found.end(), [](const Neighbour& x, const Neighbour& y) {
+          return x.first > y.first || (x.first == y.first && x.second < y.second);
+        });
+        index::SearchResults own = index::SearchResults::padded(1, k);
+        for (std::size_t r = 0; r < std::min(k, found.size()); ++r) {
+          own.ids[r] = found[r].second;
+          own.similarities[r] = found[r].first;
+        }
+        gains.push_back({id, information_gain(own, 0)});
+      };
+      if (joined) {
+        search_rows(*joined, vectors, dim, merged, k + 1,
+                    [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+          for (std::size_t q = 0; q < end - begin; ++q) {
+            const std::int64_t id = samples[merged[begin + q]].id;
+            for (std::size_t c = 0; c < r.k; ++c) {
+              if (r.id(q, c) >= 0 && r.id(q, c) != id) kept[begin + q].emplace_back(r.similarity(q, c), r.id(q, c));
+            }
+          }
+        });
+      }
+      for (std::size_t m = 0; m < merged.size(); ++m) gain_of(samples[merged[m]].id, std::move(kept[m]));
+      search_rows(today, vectors, dim, searched, k + 1,
                   [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
         for (std::size_t q = 0; q < end - begin; ++q) {
-          const std::int64_t id = samples[accepted_now[begin + q]].id;
-          index::SearchResults own;  // the neighbours other than the sample itself
-          own.num_queries = 1;
-          own.k = kGainNeighbours;
-          own.ids.assign(own.k, -1);
-          own.similarities.assign(own.k, -std::numeric_limits<float>::infinity());
-          std::size_t found = 0;
-          for (std::size_t k = 0; k < r.k && found < own.k; ++k) {
-            if (r.id(q, k) < 0 || r.id(q, k) == id) continue;
-            own.ids[found] = r.id(q, k);
-            own.similarities[found++] = r.similarity(q, k);
+          const std::int64_t id = samples[searched[begin + q]].id;
+          std::vector<Neighbour> found;
+          for (std::size_t c = 0; c < r.k; ++c) {
+            if (r.id(q, c) >= 0 && r.id(q, c) != id) found.emplace_back(r.similarity(q, c), r.id(q, c));
           }
-          gains.push_back({id, information_gain(own, 0)});
+          gain_of(id, std::move(found));
         }
       });
     }
@@ -356,20 +483,24 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       new_config.validate();
       store_->set_meta(kConfigKey, new_config.to_json());
     }
-    for (const Relabel& r : relabels) {
-      const std::string before = r.before ? label_name(*r.before) : "none";
+    for (std::size_t n = 0; n < samples.size(); ++n) {
+      if (samples[n].label == stored_labels[n]) continue;
+      const SampleConsensus& c = consensus.by_sample.at(samples[n].id);
+      const std::string before = stored_labels[n] ? label_name(*stored_labels[n]) : "none";
       const nlohmann::json details = {{"consensus",
                                        {{"method", "dawid-skene"},
-                                        {"label", label_name(r.consensus.label)},
-                                        {"posterior", r.consensus.posterior},
-                                        {"annotations", r.consensus.annotations},
+                                        {"label", label_name(c.label)},
+                                        {"posterior", c.posterior},
+                                        {"annotations", c.annotations},
+                                        {"neighbour_votes", c.extra_votes},
                                         {"replaces", before}}}};
-      store_->relabel(samples[r.n].id, r.consensus.label,
+      store_->relabel(samples[n].id, c.label,
                       fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
-                                  "annotations) replaces {}",
-                                  label_name(r.consensus.label), r.consensus.posterior,
-                                  r.consensus.annotations, before),
+                                  "annotations{}) replaces {}",
+                                  label_name(c.label), c.posterior, c.annotations,
+                                  c.extra_votes > 0 ? " and the neighbours' vote" : "", before),
                       details.dump());
+      ++report.relabelled;
     }
     for (const auto& [id, decision] : changes) store_->update_status(id, decision);
     if (!qualities.empty()) store_->set_label_qualities(qualities);

@@ -276,3 +276,87 @@ TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest]
   // A second consensus pass has nothing left to change.
   CHECK(p.regain(o).relabelled == 0);
 }
+
+TEST_CASE("regain --consensus counts the neighbours' suggested label as one more vote",
+          "[ingest][regain]") {
+  // 60 records annotated by `good` (always right), `decent` (wrong on a
+  // tenth) and `bad` (a coin flip), then two records whose own evidence is
+  // thin:
+  //   bad-only   tool, annotated only by `bad`, wrongly (0): the neighbours'
+  //              vote (1) outweighs an annotator worth a coin flip;
+  //   plain      tool vector, label 0, no annotations: no consensus, so the
+  //              label-quality rule judges it (flagged).
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
+  IngestPipeline p(db);
+  std::mt19937 rng(11);
+  std::bernoulli_distribution coin(0.5);
+  auto annotated = [&](const std::string& key, int axis, std::vector<std::pair<std::string, int>> votes) {
+    json annotations = json::array();
+    for (const auto& [who, label] : votes) {
+      annotations.push_back({{"annotator", who}, {"label", std::to_string(label)}});
+    }
+    return json{{"key", key}, {"text", words(axis == 1 ? kTools : kAnimals, rng)},
+                {"embedding", near_axis(axis, rng)}, {"annotations", annotations}}
+        .dump();
+  };
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i) {
+    for (const int truth : {0, 1}) {
+      const int decent = i % 10 == 3 ? 1 - truth : truth;
+      const int bad = coin(rng) ? truth : 1 - truth;
+      lines.push_back(annotated((truth ? "tool-" : "animal-") + std::to_string(i), truth,
+                                {{"good", truth}, {"decent", decent}, {"bad", bad}}));
+    }
+  }
+  ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines));
+  ingest_file(p, write_manifest(
+                     dir.file("batch-2.jsonl"),
+                     {annotated("bad-only", 1, {{"bad", 0}}),
+                      record("plain", words(kTools, rng), 0, near_axis(1, rng))}));
+
+  RegainOptions o;
+  o.consensus = true;
+  const RegainReport r = p.regain(o);
+  // Every annotated sample has >= 5 labelled neighbours, so all 61 vote,
+  // most from a neighbourhood that agrees (plain's label 0 sits among the
+  // tools), and the most agreeing voter is estimated to be nearly always right.
+  REQUIRE(r.neighbour_voters.size() == 3);
+  std::size_t votes = 0;
+  for (const auto& v : r.neighbour_voters) votes += v.votes;
+  CHECK(votes == 61);
+  CHECK(r.neighbour_voters[1].votes + r.neighbour_voters[2].votes >= 55);
+  CHECK(r.neighbour_voters[2].accuracy > 0.9);
+
+  auto bad_only = p.store().find_by_external_key("bad-only");
+  CHECK(bad_only->label == 1);
+  CHECK(bad_only->status == SampleStatus::accepted);
+  const auto bad_events = p.store().events_of(bad_only->id);
+  REQUIRE(bad_events.size() >= 2);
+  CHECK(bad_events[1].kind == "relabel");
+  CHECK(bad_events[1].reason.find("and the neighbours' vote") != std::string::npos);
+
+  auto plain = p.store().find_by_external_key("plain");
+  CHECK(plain->label == 0);  // no annotations: no consensus label
+  CHECK(plain->status == SampleStatus::label_issue);
+
+  // Every record of the first batch keeps (or gets) `good`'s label.
+  p.store().for_each_sample([&](const SampleRecord& x) {
+    if (x.external_key == "plain" || x.external_key == "bad-only") return;
+    INFO(x.external_key);
+    CHECK(x.label == (x.external_key.rfind("tool", 0) == 0 ? 1 : 0));
+    CHECK(x.status == SampleStatus::accepted);
+  });
+
+  // A threshold above every posterior flags every annotated sample, each
+  // with the posterior in its decision.
+  o.consensus_flag_below = 1.0;
+  CHECK(p.regain(o).newly_flagged == 61);
+  const auto events = p.store().events_of(p.store().find_by_external_key("tool-4")->id);
+  CHECK(events.back().decision == SampleStatus::label_issue);
+  CHECK(events.back().reason.rfind("consensus posterior", 0) == 0);
+  const json details = json::parse(events.back().details_json);
+  CHECK(details["consensus"]["posterior"].get<double>() > 0.9);
+  CHECK(details["consensus"]["neighbour_votes"] == 1);
+  CHECK(details["consensus"]["annotations"] == 3);
+}

@@ -53,7 +53,8 @@ def main():
         check(exact["planted"] > 0 and exact["caught"] == exact["planted"],
               f"{name}: every exact re-submission caught ({exact})")
         li = c["label_issues"]
-        check(li["planted"] > 0 and li["flagged"] >= li["true_positives"], f"{name}: label-issue counts ({li})")
+        check(li["planted"] > 0 and li["acted_on"] >= li["true_positives"] >= li["fixed"],
+              f"{name}: label-error counts ({li})")
 
     # Co-evolution: pass 2 switched to the exported model by `regain --embedder`.
     regain = results["regain"]
@@ -65,6 +66,12 @@ def main():
         r = regain.get(name + "_strict", regain.get(name, {}))  # the last regain of the pass
         check(r.get("gains_updated") == results["curation"][name]["accepted"],
               f"{name}: the final regain updated every accepted sample's gain ({r})")
+        consensus = regain.get(name, {}).get("consensus", {})
+        voters = consensus.get("neighbour_voters", [])
+        check(consensus.get("neighbour_votes", 0) > 0 and len(voters) == 3
+              and all(0 <= v["accuracy"] <= 1 for v in voters)
+              and (voters[-1]["votes"] == 0 or voters[-1]["accuracy"] > 0.5),
+              f"{name}: the neighbours voted in the final consensus, with plausible accuracies ({consensus})")
 
     sources = {s["name"]: s for s in results["sources"]}
     check(set(planted["vendors"]) <= set(sources), f"every vendor in the report ({sorted(sources)})")

@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "winnow/curation/report/dawid_skene.h"
 #include "winnow/store/metadata_store.h"
@@ -17,12 +19,22 @@ namespace winnow::curation {
 struct SampleConsensus {
   std::int64_t label = 0;    // the store's label value
   double posterior = 0.0;    // Dawid-Skene posterior of that label
-  std::size_t annotations = 0;
+  std::size_t annotations = 0;  // the sample's annotations (not counting extra votes)
+  std::size_t extra_votes = 0;  // votes of extra voters it took
+};
+
+// One more annotator that is not in the store, e.g. a classifier: its label
+// (a store label value) for some samples.
+struct ExtraVoter {
+  std::string name;
+  std::unordered_map<std::int64_t, std::int64_t> votes;  // sample id -> label value
 };
 
 struct ConsensusLabels {
   std::unordered_map<std::int64_t, SampleConsensus> by_sample;  // annotated samples only
-  std::size_t annotators = 0;
+  std::size_t annotators = 0;  // extra voters included
+  std::vector<double> extra_accuracy;  // per extra voter: expected accuracy (Dawid-Skene)
+  std::vector<std::size_t> extra_votes;  // per extra voter: votes counted
   std::size_t classes = 0;
   int iterations = 0;
   bool converged = false;
@@ -30,6 +42,13 @@ struct ConsensusLabels {
 
 // Every annotation in `store` (an annotation without an annotator counts as
 // one "unknown" annotator). Empty when the store has no annotations.
-ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& options = {});
+//
+// `extra` adds annotators that are not in the store, such as the label a
+// sample's nearest neighbours suggest. Each one's confusion matrix is
+// estimated like any annotator's, so its votes weigh what they are worth per
+// class (this is how CROWDLAB, in cleanlab, combines a classifier with
+// annotators). Only samples with annotations take extra votes.
+ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& options = {},
+                                 const std::vector<ExtraVoter>& extra = {});
 
 }  // namespace winnow::curation

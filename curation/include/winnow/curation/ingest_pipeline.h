@@ -151,8 +151,14 @@ struct RegainOptions {
   // Before re-judging (implies labels): every stored accepted and label_issue
   // sample with annotations gets the Dawid-Skene consensus of all the
   // dataset's annotations as its label (consensus_labels.h), with a relabel
-  // event naming the label it replaces.
+  // event naming the label it replaces. The consensus is taken twice: over
+  // the annotations, then with the label each sample's neighbours suggest
+  // (under the first consensus) as one more annotator's vote. An annotated
+  // sample is then judged by its consensus posterior: flagged below
+  // consensus_flag_below, accepted at or above it. Samples without
+  // annotations are judged by label quality as with labels alone.
   bool consensus = false;
+  double consensus_flag_below = 0.7;
   // The label quality below which this re-judgement flags a label (unset:
   // the dataset's label_flag_below). Not stored: later batches keep the
   // dataset's threshold.
@@ -164,6 +170,14 @@ struct RegainReport {
   std::string previous_embedder;  // before (equal unless re-embedded)
   std::size_t re_embedded = 0;
   std::size_t relabelled = 0;       // consensus label differed from the stored one
+  // With consensus: the neighbours' voters (by agreement), their votes and
+  // expected accuracy as Dawid-Skene estimated it.
+  struct NeighbourVoter {
+    std::string name;
+    std::size_t votes = 0;
+    double accuracy = 0.0;
+  };
+  std::vector<NeighbourVoter> neighbour_voters;
   std::size_t judged = 0;           // label quality recomputed
   std::size_t newly_flagged = 0;    // accepted -> label_issue
   std::size_t cleared = 0;          // label_issue -> accepted

@@ -29,6 +29,7 @@ struct LabelQualityResult {
   bool flagged = false;
   std::size_t neighbours = 0;          // labelled neighbours used
   std::optional<int> suggested_label;  // heaviest neighbour label
+  double suggested_share = 0.0;        // its share of the neighbours' weight
   // Thresholds used, reported with the decision.
   int k = 0;
   double flag_below = 0.0;
