@@ -1,20 +1,18 @@
 #!/usr/bin/env python3
-"""Re-trains the main job's runs (a)-(d') of a finished work folder over several seeds.
+"""Re-trains the main job's runs (a)-(d') of a finished work folder (other seeds, policy).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/demo/retrain.py --workdir build/demo \
-        [--seeds 3] [--runs a,b,c] [--winnow build/bin/winnow]
+        [--seeds 3] [--runs a,b,c] [--policy P] [--out FILE] [--winnow build/bin/winnow]
 
-One training run moves by 0.1-0.2 points of test accuracy from one torch seed
-to the next, as large as the margins the main job's targets are about. This
-trains the same plans (main_job.training_plans: the same data, labels, model,
-budget and policy as the job) with seeds seed, seed + 1, ... and prints one
-JSON object: per run the accuracies, their mean and sample standard deviation
-and the forward passes; and (c) - (a) in points, mean over the seeds.
+Trains the job's plans again (main_job.training_plans and train_runs: the same
+data, labels, model and budget) without curating again, with seeds seed,
+seed + 1, ... and optionally another policy for (c), (d) and (d'), and writes
+one JSON object (WORKDIR/retrain.json or --out): per run the accuracies, their mean and standard deviation and
+the forward passes; and (c) - (a) in points.
 """
 import argparse
 import json
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,6 +32,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--runs", default="a,b,c,d,d'", help="which runs, comma-separated")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: the job's)")
+    parser.add_argument("--policy", default=None, help="the policy of (c), (d), (d') (default: the job's)")
+    parser.add_argument("--out", default=None, help="where the JSON goes (default: WORKDIR/retrain.json)")
     args = parser.parse_args(argv)
     with open(os.path.join(args.workdir, "results.json")) as f:
         config = json.load(f)["config"]
@@ -41,31 +41,23 @@ def main(argv=None):
     truth = main_job.read_jsonl(os.path.join(args.workdir, "truth.jsonl"))
     records = np.load(os.path.join(args.workdir, "records.npz"))
     exported = main_job.Winnow(args.winnow, args.workdir).export(os.path.join(args.workdir, "pass2.db"))
-    plans, _ = main_job.training_plans(records, truth, exported, config["policy"], config["seed"])
+    policy = args.policy or config["policy"]
+    plans, _ = main_job.training_plans(records, truth, exported, policy, config["seed"])
     images, labels = generate_batches.load_split(config["data"], "t10k")
     test_x, test_y = main_job.as_input(images.reshape(len(images), -1)), torch.from_numpy(labels)
-    wanted = args.runs.split(",")
     seeds = [config["seed"] + i for i in range(args.seeds)]
-    runs = {}
-    for run_id, what, x, y, policy in plans:
-        if run_id not in wanted:
-            continue
-        accuracies, forward = [], []
-        for seed in seeds:
-            model, _, stats = main_job.train(config["model"], x, y, config["epochs"], policy, seed)
-            accuracies.append(main_job.accuracy(model, test_x, test_y))
-            forward.append(stats["forward_samples"])
-            print(f"({run_id}) seed {seed}: test accuracy {accuracies[-1]:.4f}", file=sys.stderr, flush=True)
-        runs[run_id] = {"description": what, "samples": len(x), "seeds": seeds, "test_accuracy": accuracies,
-                        "mean": round(statistics.mean(accuracies), 4),
-                        "sd": round(statistics.stdev(accuracies), 4) if len(accuracies) > 1 else None,
-                        "forward_samples": forward}
-    out = {"workdir": args.workdir, "model": config["model"], "epochs": config["epochs"], "runs": runs}
+    runs = main_job.train_runs(plans, config["model"], config["epochs"], seeds, test_x, test_y,
+                               wanted=args.runs.split(","))
+    out = {"workdir": args.workdir, "model": config["model"], "epochs": config["epochs"], "policy": policy,
+           "runs": runs}
     if "a" in runs and "c" in runs:
-        out["c_minus_a_points"] = round(100 * (runs["c"]["mean"] - runs["a"]["mean"]), 2)
-        out["c_forward_share_of_a"] = round(statistics.mean(runs["c"]["forward_samples"])
-                                            / statistics.mean(runs["a"]["forward_samples"]), 3)
-    print(json.dumps(out, indent=2))
+        out["c_minus_a_points"] = round(100 * (runs["c"]["test_accuracy"] - runs["a"]["test_accuracy"]), 2)
+        out["c_forward_share_of_a"] = round(runs["c"]["forward_samples"] / runs["a"]["forward_samples"], 3)
+    path = args.out or os.path.join(args.workdir, "retrain.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+        f.write("\n")
+    main_job.progress(f"done; (c) - (a) = {out.get('c_minus_a_points')} points; results in {path}")
 
 
 if __name__ == "__main__":
