@@ -92,24 +92,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const auto start = Clock::now();
-  const IdxImages imgs = read_idx_images(images);
-  const std::vector<std::uint8_t> truth = read_idx_labels(labels_path);
-  const std::size_t n = limit > 0 ? std::min(limit, imgs.count) : imgs.count;
-
   // The same flips as bench_label_quality.
-  const FlippedLabels flip = flip_labels(truth, n, noise, seed, kClasses);
-  const std::vector<int>& labels = flip.labels;
-  const std::vector<bool>& flipped = flip.flipped;
-  const std::size_t flips = flip.count;
-
-  EmbedderOptions eopt;
-  eopt.width = imgs.cols;
-  eopt.height = imgs.rows;
-  const auto embedder = make_embedder(embedder_spec, eopt);
-  const std::size_t d = embedder->dim();
-  const auto t_embed = Clock::now();
-  const std::vector<float> vecs = embed_images(imgs, n, *embedder);
-  const double embed_s = seconds_since(t_embed);
+  const NoisyEmbeddedImages data =
+      load_noisy_embedded(images, labels_path, limit, noise, seed, kClasses, embedder_spec);
+  const std::vector<std::uint8_t>& truth = data.truth;
+  const auto& [labels, flipped, flips] = data.flip;
+  const std::size_t n = data.n, d = data.embedder->dim();
+  const std::vector<float>& vecs = data.vectors;
 
   // Folds: a seeded shuffle cut into `folds` parts; each part is predicted by
   // the kNN vote over the index of the others.
@@ -221,7 +210,7 @@ int main(int argc, char** argv) {
       {"flipped", flips},
       {"noise", noise},
       {"seed", seed},
-      {"embedder", embedder->spec()},
+      {"embedder", data.embedder->spec()},
       {"model", fmt::format("kNN vote, k={}, alpha={}, {}-fold CV, flat index", vote_k, alpha, folds)},
       {"cv_accuracy_true_labels", double(correct_true) / double(n)},
       {"cv_accuracy_given_labels", double(correct_given) / double(n)},
@@ -229,7 +218,7 @@ int main(int argc, char** argv) {
       {"num_label_issues_calibrated", num_label_issues_calibrated},
       {"confident_learning", filters},
       {"knn_label_quality", knn},
-      {"embed_s", embed_s},
+      {"embed_s", data.embed_seconds},
       {"cv_s", cv_s},
       {"total_s", seconds_since(start)},
       {"load_average", load_average()},

@@ -47,23 +47,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const auto start = Clock::now();
-  const IdxImages imgs = read_idx_images(images);
-  const std::vector<std::uint8_t> truth = read_idx_labels(labels_path);
-  const std::size_t n = limit > 0 ? std::min(limit, imgs.count) : imgs.count;
-
-  const FlippedLabels flip = flip_labels(truth, n, noise, seed, 10);
-  const std::vector<int>& labels = flip.labels;
-  const std::vector<bool>& flipped = flip.flipped;
-  const std::size_t flips = flip.count;
-
-  EmbedderOptions eopt;
-  eopt.width = imgs.cols;
-  eopt.height = imgs.rows;
-  const auto embedder = make_embedder(embedder_spec, eopt);
-  const std::size_t d = embedder->dim();
-  const auto t_embed = Clock::now();
-  const std::vector<float> vecs = embed_images(imgs, n, *embedder);
-  const double embed_s = seconds_since(t_embed);
+  const NoisyEmbeddedImages data =
+      load_noisy_embedded(images, labels_path, limit, noise, seed, 10, embedder_spec);
+  const auto& [labels, flipped, flips] = data.flip;
+  const std::size_t n = data.n, d = data.embedder->dim();
+  const std::vector<float>& vecs = data.vectors;
 
   auto index = winnow::index::make_vector_index(index_config, d);
   std::vector<std::int64_t> ids(n);
@@ -114,12 +102,12 @@ int main(int argc, char** argv) {
       {"flipped", flips},
       {"noise", noise},
       {"seed", seed},
-      {"embedder", embedder->spec()},
+      {"embedder", data.embedder->spec()},
       {"index", index->config()},
       {"k", k},
       {"power", power},
       {"curve", curve},
-      {"embed_s", embed_s},
+      {"embed_s", data.embed_seconds},
       {"index_add_s", add_s},
       {"search_score_s", search_s},
       {"total_s", seconds_since(start)},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -63,6 +64,39 @@ inline std::vector<float> embed_images(const IdxImages& imgs, std::size_t n,
     embedder.embed(rec, vecs.data() + i * d);
   }
   return vecs;
+}
+
+// The label-noise benchmarks' data: the first `limit` (0: all) IDX images
+// and their true labels, the flipped labels (flip_labels) and the images
+// embedded with `embedder_spec`. bench_label_quality and
+// bench_confident_learning judge the same flips in the same embedding.
+struct NoisyEmbeddedImages {
+  IdxImages images;
+  std::vector<std::uint8_t> truth;
+  std::size_t n = 0;
+  FlippedLabels flip;
+  std::unique_ptr<Embedder> embedder;
+  std::vector<float> vectors;  // n x embedder->dim()
+  double embed_seconds = 0.0;
+};
+
+inline NoisyEmbeddedImages load_noisy_embedded(const std::string& images_path,
+                                               const std::string& labels_path, std::size_t limit,
+                                               double noise, unsigned seed, int classes,
+                                               const std::string& embedder_spec) {
+  NoisyEmbeddedImages out;
+  out.images = read_idx_images(images_path);
+  out.truth = read_idx_labels(labels_path);
+  out.n = limit > 0 ? std::min(limit, out.images.count) : out.images.count;
+  out.flip = flip_labels(out.truth, out.n, noise, seed, classes);
+  EmbedderOptions eopt;
+  eopt.width = out.images.cols;
+  eopt.height = out.images.rows;
+  out.embedder = make_embedder(embedder_spec, eopt);
+  const auto start = Clock::now();
+  out.vectors = embed_images(out.images, out.n, *out.embedder);
+  out.embed_seconds = seconds_since(start);
+  return out;
 }
 
 }  // namespace winnow::curation::bench
