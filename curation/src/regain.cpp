@@ -137,6 +137,93 @@ index::SearchResults search_all_rows(const index::VectorIndex& index, const std:
   return all;
 }
 
+// The gains of the samples accepted after regain against `final_index`
+// (today's index less `leaving`, plus `joining`). Where the labels were
+// judged (row j of `neighbours` for judged[j]), a sample's nearest neighbours
+// there are the best of (a) its neighbours from that search still accepted,
+// exact when at least kGainNeighbours remain (every other row of today's
+// index is further away), and (b) its nearest joining samples, found in an
+// index of those alone; otherwise it is searched again.
+std::vector<SampleScore> gains_against_final_index(
+    const std::vector<StoredSample>& samples, const std::vector<float>& vectors, std::size_t dim,
+    const index::VectorIndex& final_index, const std::vector<std::size_t>& judged,
+    const index::SearchResults& neighbours, const std::vector<std::int64_t>& leaving,
+    const std::vector<std::int64_t>& joining, const std::vector<float>& joining_vectors) {
+  std::vector<SampleScore> gains;
+  std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
+  std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
+  std::unordered_map<std::int64_t, std::size_t> judged_row;  // sample id -> row of `neighbours`
+  if (neighbours.k > 0) {
+    for (std::size_t j = 0; j < judged.size(); ++j) judged_row.emplace(samples[judged[j]].id, j);
+  }
+  std::unique_ptr<index::VectorIndex> joined;
+  if (!joining.empty() && !judged_row.empty()) {
+    joined = index::make_vector_index("flat", dim);
+    joined->add(joining, joining_vectors);
+  }
+  const auto k = static_cast<std::size_t>(kGainNeighbours);
+  using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
+  std::vector<std::size_t> merged, searched;  // positions in `samples`
+  std::vector<std::vector<Neighbour>> kept;   // per merged: (a)
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    const std::int64_t id = samples[n].id;
+    const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
+    if (!now) continue;
+    auto row = judged_row.find(id);
+    std::vector<Neighbour> still;
+    if (row != judged_row.end()) {
+      for (std::size_t r = 0; r < neighbours.k; ++r) {
+        const std::int64_t other = neighbours.id(row->second, r);
+        if (other < 0 || other == id || leaving_set.count(other)) continue;
+        still.emplace_back(neighbours.similarity(row->second, r), other);
+      }
+    }
+    if (row != judged_row.end() && still.size() >= k) {
+      merged.push_back(n);
+      kept.push_back(std::move(still));
+    } else {
+      searched.push_back(n);
+    }
+  }
+  // Row q of a search's results other than the sample `id` itself.
+  auto add_found = [](const index::SearchResults& r, std::size_t q, std::int64_t id,
+                      std::vector<Neighbour>& out) {
+    for (std::size_t c = 0; c < r.k; ++c) {
+      if (r.id(q, c) >= 0 && r.id(q, c) != id) out.emplace_back(r.similarity(q, c), r.id(q, c));
+    }
+  };
+  auto gain_of = [&](std::int64_t id, std::vector<Neighbour> found) {
+    std::sort(found.begin(), found.end(), [](const Neighbour& x, const Neighbour& y) {
+      return x.first > y.first || (x.first == y.first && x.second < y.second);
+    });
+    index::SearchResults own = index::SearchResults::padded(1, k);
+    for (std::size_t r = 0; r < std::min(k, found.size()); ++r) {
+      own.ids[r] = found[r].second;
+      own.similarities[r] = found[r].first;
+    }
+    gains.push_back({id, information_gain(own, 0)});
+  };
+  if (joined) {
+    search_rows(*joined, vectors, dim, merged, k + 1,
+                [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+      for (std::size_t q = 0; q < end - begin; ++q) {
+        add_found(r, q, samples[merged[begin + q]].id, kept[begin + q]);
+      }
+    });
+  }
+  for (std::size_t m = 0; m < merged.size(); ++m) gain_of(samples[merged[m]].id, std::move(kept[m]));
+  search_rows(final_index, vectors, dim, searched, k + 1,
+              [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+    for (std::size_t q = 0; q < end - begin; ++q) {
+      const std::int64_t id = samples[searched[begin + q]].id;
+      std::vector<Neighbour> found;
+      add_found(r, q, id, found);
+      gain_of(id, std::move(found));
+    }
+  });
+  return gains;
+}
+
 }  // namespace
 
 RegainReport IngestPipeline::regain(const RegainOptions& options) {
@@ -384,85 +471,9 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     if (!leaving.empty()) today.remove(leaving);
     if (!joining.empty()) today.add(joining, joining_vectors);
 
-    // 3. Gains of the accepted samples against the final index: today's
-    // index less `leaving`, plus `joining`. Where the labels were judged, a
-    // sample's nearest neighbours there are the best of (a) its neighbours
-    // from that search still accepted, exact when at least kGainNeighbours
-    // remain (every other row of today's index is further away), and (b) its
-    // nearest joining samples, found in an index of those alone; otherwise
-    // it is searched again.
-    std::vector<SampleScore> gains;
-    {
-      std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
-      std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
-      std::unordered_map<std::int64_t, std::size_t> judged_row;  // sample id -> row of `neighbours`
-      if (neighbours.k > 0) {
-        for (std::size_t j = 0; j < judged.size(); ++j) judged_row.emplace(samples[judged[j]].id, j);
-      }
-      std::unique_ptr<index::VectorIndex> joined;
-      if (!joining.empty() && !judged_row.empty()) {
-        joined = index::make_vector_index("flat", dim);
-        joined->add(joining, joining_vectors);
-      }
-      const auto k = static_cast<std::size_t>(kGainNeighbours);
-      using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
-      std::vector<std::size_t> merged, searched;  // positions in `samples`
-      std::vector<std::vector<Neighbour>> kept;   // per merged: (a)
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        const std::int64_t id = samples[n].id;
-        const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
-        if (!now) continue;
-        auto row = judged_row.find(id);
-        std::vector<Neighbour> still;
-        if (row != judged_row.end()) {
-          for (std::size_t r = 0; r < neighbours.k; ++r) {
-            const std::int64_t other = neighbours.id(row->second, r);
-            if (other < 0 || other == id || leaving_set.count(other)) continue;
-            still.emplace_back(neighbours.similarity(row->second, r), other);
-          }
-        }
-        if (row != judged_row.end() && still.size() >= k) {
-          merged.push_back(n);
-          kept.push_back(std::move(still));
-        } else {
-          searched.push_back(n);
-        }
-      }
-      auto gain_of = [&](std::int64_t id, std::vector<Neighbour> found) {
-        std::sort(found.begin(), found.end(), [](const Neighbour& x, const Neighbour& y) {
-          return x.first > y.first || (x.first == y.first && x.second < y.second);
-        });
-        index::SearchResults own = index::SearchResults::padded(1, k);
-        for (std::size_t r = 0; r < std::min(k, found.size()); ++r) {
-          own.ids[r] = found[r].second;
-          own.similarities[r] = found[r].first;
-        }
-        gains.push_back({id, information_gain(own, 0)});
-      };
-      if (joined) {
-        search_rows(*joined, vectors, dim, merged, k + 1,
-                    [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-          for (std::size_t q = 0; q < end - begin; ++q) {
-            const std::int64_t id = samples[merged[begin + q]].id;
-            for (std::size_t c = 0; c < r.k; ++c) {
-              if (r.id(q, c) >= 0 && r.id(q, c) != id) kept[begin + q].emplace_back(r.similarity(q, c), r.id(q, c));
-            }
-          }
-        });
-      }
-      for (std::size_t m = 0; m < merged.size(); ++m) gain_of(samples[merged[m]].id, std::move(kept[m]));
-      search_rows(today, vectors, dim, searched, k + 1,
-                  [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-        for (std::size_t q = 0; q < end - begin; ++q) {
-          const std::int64_t id = samples[searched[begin + q]].id;
-          std::vector<Neighbour> found;
-          for (std::size_t c = 0; c < r.k; ++c) {
-            if (r.id(q, c) >= 0 && r.id(q, c) != id) found.emplace_back(r.similarity(q, c), r.id(q, c));
-          }
-          gain_of(id, std::move(found));
-        }
-      });
-    }
+    // 3. Gains of the accepted samples against the final index.
+    const std::vector<SampleScore> gains = gains_against_final_index(
+        samples, vectors, dim, today, judged, neighbours, leaving, joining, joining_vectors);
 
     // Write it all.
     CurationConfig new_config = config_;
