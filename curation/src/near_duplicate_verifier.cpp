@@ -32,6 +32,13 @@ std::int64_t pixel_products_portable(const std::uint8_t* a, const std::uint8_t* 
   return ab;
 }
 
+// Sum of n pixels.
+std::int64_t pixel_total_portable(const std::uint8_t* a, std::size_t n) {
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += a[i];
+  return sum;
+}
+
 #if WINNOW_CURATION_HAVE_X86
 __attribute__((target("avx2"))) inline std::int64_t sum_epi32(__m256i v) {
   alignas(32) std::int32_t lanes[8];
@@ -83,6 +90,7 @@ __attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_products_avx512(
   }
   return ab + pixel_products_portable(a + i, b + i, n - i);
 }
+
 // Sum of n pixels: _mm512_sad_epu8 against zero adds 8 bytes into each
 // 64-bit lane.
 __attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_total_avx512(const std::uint8_t* a,
@@ -101,43 +109,27 @@ __attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_total_avx512(cons
 }
 #endif
 
-using PixelProductsKernel = std::int64_t (*)(const std::uint8_t*, const std::uint8_t*, std::size_t);
-using PixelTotalKernel = std::int64_t (*)(const std::uint8_t*, std::size_t);
+// The pixel kernels of this CPU: the widest it has (chosen once), else the
+// portable loops.
+struct PixelKernels {
+  std::int64_t (*products)(const std::uint8_t*, const std::uint8_t*, std::size_t);
+  std::int64_t (*total)(const std::uint8_t*, std::size_t);
+};
 
-std::int64_t pixel_total_portable(const std::uint8_t* a, std::size_t n) {
-  std::int64_t sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += a[i];
-  return sum;
-}
-
-PixelTotalKernel pixel_total_kernel() {
-  static const PixelTotalKernel kernel = [] {
+const PixelKernels& pixel_kernels() {
+  static const PixelKernels kernels = [] {
+    PixelKernels k{&pixel_products_portable, &pixel_total_portable};
 #if WINNOW_CURATION_HAVE_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
-      return &pixel_total_avx512;
+      k = {&pixel_products_avx512, &pixel_total_avx512};
+    } else if (__builtin_cpu_supports("avx2")) {
+      k.products = &pixel_products_avx2;
     }
 #endif
-    return &pixel_total_portable;
+    return k;
   }();
-  return kernel;
-}
-
-// The widest kernel the CPU has (chosen once), else the portable loop.
-PixelProductsKernel pixel_products_kernel() {
-  static const PixelProductsKernel kernel = [] {
-#if WINNOW_CURATION_HAVE_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
-      return &pixel_products_avx512;
-    }
-    if (__builtin_cpu_supports("avx2")) {
-      return &pixel_products_avx2;
-    }
-#endif
-    return &pixel_products_portable;
-  }();
-  return kernel;
+  return kernels;
 }
 
 // The five sums of a Pearson correlation over the pixel pairs (a[i], b[i]).
@@ -155,11 +147,11 @@ constexpr std::size_t kMaxShift = 8;  // ImageVerifierOptions::max_shift's bound
 class ImageSums {
  public:
   ImageSums(const std::uint8_t* img, std::size_t width, std::size_t height, std::size_t max_shift,
-            PixelProductsKernel products)
+            const PixelKernels& kernels)
       : img_(img), width_(width), height_(height) {
     const std::size_t n = width * height;
-    whole_.sum = pixel_total_kernel()(img, n);
-    whole_.squares = products(img, img, n);
+    whole_.sum = kernels.total(img, n);
+    whole_.squares = kernels.products(img, img, n);
     for (std::size_t i = 0; i < std::min(max_shift, height); ++i) {
       top_[i] = line(i * width, 1, width);                    // row i
       bottom_[i] = line((height - 1 - i) * width, 1, width);  // row h - 1 - i
@@ -240,7 +232,7 @@ void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& 
 ImageNearDuplicateVerifier::ImageNearDuplicateVerifier(ImageVerifierOptions options)
     : options_(options) {
   WINNOW_THROW_IF_NOT(options_.max_shift >= 0 && static_cast<std::size_t>(options_.max_shift) <= kMaxShift,
-                      "image verifier: max_shift={} must be in [0, 8]", options_.max_shift);
+                      "image verifier: max_shift={} must be in [0, {}]", options_.max_shift, kMaxShift);
   WINNOW_THROW_IF_NOT(std::isfinite(options_.threshold) && options_.threshold >= -1.0 &&
                           options_.threshold <= 1.0,
                       "image verifier: threshold={} must be in [-1, 1]", options_.threshold);
@@ -257,10 +249,9 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
   const auto h = static_cast<long>(height);
   WINNOW_THROW_IF_NOT(max_shift >= 0 && static_cast<std::size_t>(max_shift) <= kMaxShift,
                       "shifted Pearson: max_shift={} must be in [0, {}]", max_shift, kMaxShift);
-  const PixelProductsKernel products = pixel_products_kernel();
-  const auto shift_bound = static_cast<std::size_t>(max_shift);
-  const ImageSums sums_a(a, width, height, shift_bound, products),
-      sums_b(b, width, height, shift_bound, products);
+  const PixelKernels& kernels = pixel_kernels();
+  const ImageSums sums_a(a, width, height, static_cast<std::size_t>(max_shift), kernels),
+      sums_b(b, width, height, static_cast<std::size_t>(max_shift), kernels);
   double best = -1.0;
   bool any = false;
   for (int dy = -max_shift; dy <= max_shift; ++dy) {
@@ -280,7 +271,8 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
       const long offset = dy * w + dx;
       const long first = y0 * w + x0;
       const long last = (y1 - 1) * w + x1;  // one past the end
-      std::int64_t ab = products(a + first, b + first + offset, static_cast<std::size_t>(last - first));
+      std::int64_t ab =
+          kernels.products(a + first, b + first + offset, static_cast<std::size_t>(last - first));
       if (dx != 0) {
         for (long y = y0; y + 1 < y1; ++y) {
           const long gap = y * w + x1;  // (x1, y) .. (x0 - 1, y + 1): w - x1 + x0 = |dx| pixels
