@@ -32,7 +32,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kConfigKey = "curation.config";
 constexpr const char* kLabelNamesKey = "curation.label_names";
 constexpr const char* kIndexFileKey = "index.file";
 constexpr const char* kIndexTypeKey = "index.type";
@@ -189,14 +188,14 @@ std::vector<ManifestEntry> read_manifest(const std::string& path,
 void IngestPipeline::init(const std::string& db_path, const CurationConfig& config) {
   config.validate();
   MetadataStore store(db_path);  // schema version 2 has curation_vectors
-  auto existing = store.get_meta(kConfigKey);
+  auto existing = store.get_meta(CurationConfig::kMetaKey);
   if (existing && store.count_by_status().total() > 0) {
     CurationConfig old = CurationConfig::from_json(*existing);
     WINNOW_THROW_IF_NOT(old.to_json() == config.to_json(),
                         "{}: already holds samples curated with config {}; it cannot change to {}",
                         db_path, old.to_json(), config.to_json());
   }
-  store.set_meta(kConfigKey, config.to_json());
+  store.set_meta(CurationConfig::kMetaKey, config.to_json());
   store.set_meta(kIndexFileKey, std::filesystem::path(db_path).filename().string() + ".index");
   store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
 }
@@ -214,7 +213,7 @@ IngestPipeline::IngestPipeline(const std::string& db_path) : db_path_(db_path) {
   // transaction, whose statement journal SQLite writes to a temporary file
   // past 64 KB; in memory it costs no system calls.
   store_->database().exec("PRAGMA temp_store = MEMORY");
-  auto cfg = store_->get_meta(kConfigKey);
+  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
   WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' was never initialised (run `winnow init`)",
                       db_path);
   config_ = CurationConfig::from_json(*cfg);
@@ -266,7 +265,7 @@ std::int64_t IngestPipeline::next_revision() {
 void IngestPipeline::sync_with_store() {
   const std::int64_t now = stored_revision();
   if (now == revision_) return;
-  auto cfg = store_->get_meta(kConfigKey);
+  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
   WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path_);
   CurationConfig config = CurationConfig::from_json(*cfg);
   if (config.embedder != config_.embedder) embedder_ = make_embedder(config.embedder);

@@ -25,11 +25,11 @@
 #include "winnow/error.h"
 #include "winnow/store/transaction.h"
 
+#include "confident_learning_reason.h"
+
 namespace winnow::curation {
 
 namespace {
-
-constexpr const char* kReasonPrefix = "confident learning:";
 
 struct JudgedSample {
   std::int64_t id = 0;
@@ -102,12 +102,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
     if (!r.is_label_issue[n]) continue;
     if (judged[n].status == SampleStatus::label_issue) {
       // Already flagged: only kNN's flags get confident learning's reason.
-      // (The last status decision: relabel events leave the status alone.)
-      std::vector<EventRecord> events = store_->events_of(judged[n].id);
-      auto last = std::find_if(events.rbegin(), events.rend(), [](const EventRecord& e) {
-        return e.kind != kEventRelabel;
-      });
-      if (last != events.rend() && last->reason.rfind(kReasonPrefix, 0) == 0) continue;
+      if (decided_by_confident_learning(*store_, judged[n].id)) continue;
       ++report.confirmed;
     } else {
       leaving_index.push_back(n);
@@ -134,7 +129,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pr
     revisits.emplace_back(
         judged[n].id,
         Decision{SampleStatus::label_issue, std::nullopt,
-                 fmt::format("{} given {}, suggested {}, {} {:.3f} ({})", kReasonPrefix, given,
+                 fmt::format("{} given {}, suggested {}, {} {:.3f} ({})", kConfidentLearningReason, given,
                              suggested, score_name, r.label_quality[n], to_string(options.filter_by)),
                  details.dump()});
   }

@@ -52,14 +52,13 @@
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/store/transaction.h"
 
+#include "confident_learning_reason.h"
 #include "raw_statement.h"
 
 namespace winnow::curation {
 
 namespace {
 
-constexpr const char* kConfigKey = "curation.config";
-constexpr const char* kConfidentLearningPrefix = "confident learning:";
 constexpr std::size_t kSearchChunk = 1024;
 // Shares of the neighbours' weight that split the neighbour vote of
 // --consensus into three voters (chosen on the main job's data, docs/demo.md).
@@ -342,16 +341,9 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       auto label_of = [&](std::int64_t id) { return labels_now.find(id); };
       for (std::size_t n = 0; n < samples.size(); ++n) {
         if (!samples[n].label) continue;
-        if (!samples[n].accepted) {
-          // The last status decision (relabel events leave the status alone).
-          std::vector<EventRecord> events = store_->events_of(samples[n].id);
-          auto last = std::find_if(events.rbegin(), events.rend(), [](const EventRecord& e) {
-            return e.kind != kEventRelabel;
-          });
-          if (last != events.rend() && last->reason.rfind(kConfidentLearningPrefix, 0) == 0) {
-            ++report.kept_confident_learning;
-            continue;
-          }
+        if (!samples[n].accepted && decided_by_confident_learning(*store_, samples[n].id)) {
+          ++report.kept_confident_learning;
+          continue;
         }
         judged.push_back(n);
       }
@@ -492,7 +484,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
         new_config.min_candidate_similarity = *options.min_candidate_similarity;
       }
       new_config.validate();
-      store_->set_meta(kConfigKey, new_config.to_json());
+      store_->set_meta(CurationConfig::kMetaKey, new_config.to_json());
     }
     for (std::size_t n = 0; n < samples.size(); ++n) {
       if (samples[n].label == stored_labels[n]) continue;

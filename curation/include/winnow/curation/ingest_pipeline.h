@@ -62,6 +62,8 @@ namespace winnow::curation {
 
 // The dataset's configuration, recorded in meta by init and read back on open.
 struct CurationConfig {
+  static constexpr const char* kMetaKey = "curation.config";  // its key in the store's meta
+
   std::string embedder = "pixels(width=28,height=28,fourier=6)";
   std::string index = "flat";
   int candidates = 10;                    // near-dup candidates from the index
