@@ -17,8 +17,9 @@ namespace winnow::index {
 namespace {
 
 // Below this many queries, each query is scanned with the vectorised inner
-// product; from it on, the batch goes through sgemm (flat_block_search.h).
-constexpr std::size_t kBlasQueryThreshold = 20;
+// product; from it on, the batch goes through the blocked batch search
+// (flat_block_search.h: fused AVX-512, else sgemm).
+constexpr std::size_t kBatchQueryThreshold = 20;
 
 constexpr std::size_t kMaxDim = 1u << 16;
 
@@ -67,7 +68,7 @@ SearchResults FlatVectorIndex::do_search(std::size_t num_queries, const float* n
   }
   const std::size_t d = dim();
 
-  if (num_queries < kBlasQueryThreshold) {
+  if (num_queries < kBatchQueryThreshold) {
     const float* base = impl_->flat->vectors();
     std::vector<float> scores(total);
     std::vector<std::pair<float, std::int64_t>> heap;  // min-heap on similarity

@@ -2,7 +2,8 @@
 //
 // Backed by a FAISS IndexFlatIP with winnow's own id map. Searches of fewer
 // than 20 queries scan the vectors with winnow's vectorised kernel on the
-// calling thread; larger batches go through FAISS, which uses BLAS (sgemm).
+// calling thread; larger batches go through winnow's blocked batch search
+// (a fused AVX-512 kernel where the CPU has it, else BLAS sgemm).
 // remove() deletes rows for good (no tombstones), at O(size) per call.
 // Factory string: "flat".
 #pragma once
