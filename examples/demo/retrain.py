@@ -7,8 +7,9 @@
 Trains the job's plans again (main_job.training_plans and train_runs: the same
 data, labels, model and budget) without curating again, with seeds seed,
 seed + 1, ... and optionally another policy for (c), (d) and (d'), and writes
-one JSON object (WORKDIR/retrain.json or --out): per run the accuracies, their mean and standard deviation and
-the forward passes; and (c) - (a) in points.
+one JSON object (WORKDIR/retrain.json or --out): per run the accuracies, their
+mean and standard deviation and the forward passes; with (a) and (c), (c)'s
+gain over (a) in points and its share of (a)'s passes.
 """
 import argparse
 import json
@@ -51,13 +52,12 @@ def main(argv=None):
     out = {"workdir": args.workdir, "model": config["model"], "epochs": config["epochs"], "policy": policy,
            "runs": runs}
     if "a" in runs and "c" in runs:
-        out["c_minus_a_points"] = round(100 * (runs["c"]["test_accuracy"] - runs["a"]["test_accuracy"]), 2)
-        out["c_forward_share_of_a"] = round(runs["c"]["forward_samples"] / runs["a"]["forward_samples"], 3)
+        out["c_against_a"] = main_job.c_against_a(runs)
     path = args.out or os.path.join(args.workdir, "retrain.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=2)
         f.write("\n")
-    main_job.progress(f"done; (c) - (a) = {out.get('c_minus_a_points')} points; results in {path}")
+    main_job.progress(f"done; results in {path}")
 
 
 if __name__ == "__main__":

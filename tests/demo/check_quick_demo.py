@@ -63,10 +63,10 @@ def main():
     check(co.get("re_embedded", 0) > 0 and co.get("labels", {}).get("judged", 0) > 0,
           f"pass 2's stored samples re-embedded and re-judged ({co})")
     for name in ("pass1", "pass2"):
-        r = regain.get(name + "_strict", regain.get(name, {}))  # the last regain of the pass
+        r = regain.get(name, {})  # the final regain of the pass
         check(r.get("gains_updated") == results["curation"][name]["accepted"],
               f"{name}: the final regain updated every accepted sample's gain ({r})")
-        consensus = regain.get(name, {}).get("consensus", {})
+        consensus = r.get("consensus", {})
         voters = consensus.get("neighbour_voters", [])
         check(consensus.get("neighbour_votes", 0) > 0 and len(voters) == 3
               and all(0 <= v["accuracy"] <= 1 for v in voters)
