@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <unordered_set>
 
@@ -71,6 +72,19 @@ struct StoredSample {
   bool accepted = false;
   std::optional<std::int64_t> label;
 };
+
+// The stored samples regain works on, in id order, with their vectors in the
+// embedding regain uses: vector(n) is the one of samples[n].
+struct StoredSamples {
+  std::vector<StoredSample> samples;
+  std::vector<float> vectors;  // samples.size() x dim
+  std::size_t dim = 0;
+
+  const float* vector(std::size_t n) const { return vectors.data() + n * dim; }
+};
+
+// Store label value -> its name (IngestPipeline::label_name).
+using LabelName = std::function<std::string(std::int64_t)>;
 
 // The stored content of one curation_vectors row as a record an embedder
 // takes; throws for path records, whose content is not kept.
@@ -223,6 +237,322 @@ std::vector<SampleScore> gains_against_final_index(
   return gains;
 }
 
+// 1. The stored accepted and label_issue samples with their vectors: the
+// stored embeddings, or with `reembed` the stored contents embedded again
+// with `embedder` (a sample it cannot embed aborts regain).
+StoredSamples read_stored_samples(Database& db, const std::string& db_path, const Embedder& embedder,
+                                  bool reembed) {
+  StoredSamples stored;
+  stored.dim = embedder.dim();
+  const std::size_t dim = stored.dim;
+  RawStatement rows(db,
+                    "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
+                    " v.height, v.content FROM curation_vectors v JOIN samples s"
+                    " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
+                    " ORDER BY v.sample_id");
+  while (rows.step()) {
+    sqlite3_stmt* row = rows.get();
+    StoredSample s;
+    s.id = sqlite3_column_int64(row, 0);
+    s.accepted = std::string(reinterpret_cast<const char*>(sqlite3_column_text(row, 1))) ==
+                 "accepted";
+    if (sqlite3_column_type(row, 2) != SQLITE_NULL) s.label = sqlite3_column_int64(row, 2);
+    stored.vectors.resize(stored.vectors.size() + dim);
+    float* out = stored.vectors.data() + stored.vectors.size() - dim;
+    if (reembed) {
+      ManifestRecord record = stored_record(row, s.id, db_path);
+      try {
+        embedder.embed(record, out);
+      } catch (const winnow::Error& e) {
+        WINNOW_THROW("{}: sample {} cannot be re-embedded with {}: {}", db_path, s.id,
+                     embedder.spec(), e.what());
+      }
+    } else {
+      const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 3));
+      WINNOW_THROW_IF_NOT(bytes == dim * sizeof(float),
+                          "{}: stored embedding of sample {} has {} bytes, expected {}",
+                          db_path, s.id, bytes, dim * sizeof(float));
+      const auto* f = static_cast<const float*>(sqlite3_column_blob(row, 3));
+      std::copy(f, f + dim, out);
+    }
+    stored.samples.push_back(s);
+  }
+  return stored;
+}
+
+// An index of type `index_type` over the vectors of the accepted samples
+// (the label issues stay out, as at ingest).
+std::unique_ptr<index::VectorIndex> index_of_accepted(const StoredSamples& stored,
+                                                      const std::string& index_type) {
+  std::unique_ptr<index::VectorIndex> index = index::make_vector_index(index_type, stored.dim);
+  std::vector<std::int64_t> ids;
+  std::vector<float> batch;
+  for (std::size_t n = 0; n < stored.samples.size(); ++n) {
+    if (!stored.samples[n].accepted) continue;
+    ids.push_back(stored.samples[n].id);
+    batch.insert(batch.end(), stored.vector(n), stored.vector(n) + stored.dim);
+  }
+  if (!ids.empty()) index->add(ids, batch);
+  return index;
+}
+
+// The labels of the accepted samples and their counts per label as they will
+// be once the consensus relabels are written (label quality and the label
+// support read these, not the store).
+struct LabelsAfterRelabels {
+  AcceptedLabels accepted;
+  std::unordered_map<std::int64_t, std::int64_t> counts;  // accepted samples per label
+};
+
+// 2a. Gives every sample with a consensus its consensus label, keeping
+// `labels` in step for the accepted ones.
+void take_consensus(const ConsensusLabels& consensus, std::vector<StoredSample>& samples,
+                    LabelsAfterRelabels& labels) {
+  for (StoredSample& s : samples) {
+    auto it = consensus.by_sample.find(s.id);
+    if (it == consensus.by_sample.end() || s.label == it->second.label) continue;
+    if (s.accepted) {
+      if (s.label) --labels.counts[*s.label];
+      ++labels.counts[it->second.label];
+      labels.accepted.set(s.id, static_cast<int>(it->second.label));
+    }
+    s.label = it->second.label;
+  }
+}
+
+// What every label re-judgement of one regain goes by.
+struct JudgementRules {
+  int label_k = 0;               // accepted samples of the label needed to flag it, as at ingest
+  int min_label_neighbours = 0;  // fewer labelled neighbours: kNN never flags
+  double flag_below = 0.0;       // label quality
+  double consensus_flag_below = 0.0;  // consensus posterior, for annotated samples
+  std::string embedder;          // named in every reason and details
+};
+
+// The rules of `options` over the dataset's `config`; throws for a threshold
+// outside [0, 1].
+JudgementRules judgement_rules(const RegainOptions& options, const CurationConfig& config,
+                               const std::string& embedder) {
+  const double flag_below = options.flag_below.value_or(config.label_flag_below);
+  WINNOW_THROW_IF_NOT(std::isfinite(flag_below) && flag_below >= 0.0 && flag_below <= 1.0,
+                      "regain: flag_below={} must be in [0, 1]", flag_below);
+  const double consensus_flag_below = options.consensus_flag_below;
+  WINNOW_THROW_IF_NOT(std::isfinite(consensus_flag_below) && consensus_flag_below >= 0.0 &&
+                          consensus_flag_below <= 1.0,
+                      "regain: consensus_flag_below={} must be in [0, 1]", consensus_flag_below);
+  return {config.label_k, config.min_label_neighbours, flag_below, consensus_flag_below, embedder};
+}
+
+// Positions in `samples` of those whose label is re-judged: every labelled
+// sample but the label issues confident learning flagged (kNN cannot overrule
+// a model's out-of-sample evidence), counted in `kept_confident_learning`.
+std::vector<std::size_t> samples_to_judge(MetadataStore& store, const std::vector<StoredSample>& samples,
+                                          std::size_t& kept_confident_learning) {
+  std::vector<std::size_t> judged;
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    if (!samples[n].label) continue;
+    if (!samples[n].accepted && decided_by_confident_learning(store, samples[n].id)) {
+      ++kept_confident_learning;
+      continue;
+    }
+    judged.push_back(n);
+  }
+  return judged;
+}
+
+// Label issues regain cannot re-judge: stores written before label_issue
+// samples kept their vectors.
+std::size_t label_issues_without_vector(Database& db, const std::string& db_path) {
+  RawStatement count(db,
+                     "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
+                     " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)");
+  WINNOW_THROW_IF_NOT(count.step(), "{}: counting label issues without vectors returned no row",
+                      db_path);
+  return static_cast<std::size_t>(sqlite3_column_int64(count.get(), 0));
+}
+
+// Label quality of the j-th judged sample against its neighbours, with the
+// labels as they are when it is called.
+using JudgedScore = std::function<LabelQualityResult(std::size_t j)>;
+
+// 2c. The label each annotated judged sample's neighbours suggest (from at
+// least min_label_neighbours of them), as the vote of one of three voters by
+// how strongly the neighbours agree on it (kNeighbourAgreementTiers), so that
+// Dawid-Skene weighs a unanimous neighbourhood above a split one.
+std::vector<ExtraVoter> neighbour_voters(const std::vector<StoredSample>& samples,
+                                         const std::vector<std::size_t>& judged,
+                                         const ConsensusLabels& consensus, const JudgedScore& score,
+                                         int min_label_neighbours) {
+  std::vector<ExtraVoter> voters;
+  for (std::size_t t = 0; t <= kNeighbourAgreementTiers.size(); ++t) {
+    const double low = t == 0 ? 0.0 : kNeighbourAgreementTiers[t - 1];
+    const double high = t == kNeighbourAgreementTiers.size() ? 1.0 : kNeighbourAgreementTiers[t];
+    voters.push_back({fmt::format("neighbours (agreement {} to {})", low, high), {}});
+  }
+  for (std::size_t j = 0; j < judged.size(); ++j) {
+    const StoredSample& s = samples[judged[j]];
+    if (!consensus.by_sample.count(s.id)) continue;
+    const LabelQualityResult q = score(j);
+    if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(min_label_neighbours)) continue;
+    const auto tier = static_cast<std::size_t>(
+        std::upper_bound(kNeighbourAgreementTiers.begin(), kNeighbourAgreementTiers.end(),
+                         q.suggested_share) -
+        kNeighbourAgreementTiers.begin());
+    voters[tier].votes.emplace(s.id, *q.suggested_label);
+  }
+  return voters;
+}
+
+// The details of a sample's consensus shared by its decision and its relabel
+// event (each adds its own keys).
+nlohmann::json consensus_details(const SampleConsensus& c) {
+  return {{"method", "dawid-skene"},
+          {"posterior", c.posterior},
+          {"annotations", c.annotations},
+          {"neighbour_votes", c.extra_votes}};
+}
+
+// Ends "... over N annotations" in a reason when the neighbours voted too.
+const char* neighbours_vote_note(const SampleConsensus& c) {
+  return c.extra_votes > 0 ? " and the neighbours' vote" : "";
+}
+
+// The decision for a sample whose judgement changed: flagged (accepted ->
+// label_issue) or cleared (label_issue -> accepted), with the reason and the
+// details. `agreed` is the sample's consensus when it was judged by its
+// posterior, else null (judged by kNN agreement); `suggested_label` is the
+// name of q.suggested_label, "-" when there is none.
+Decision changed_label_decision(bool flagged, const LabelQualityResult& q, std::int64_t support,
+                                const SampleConsensus* agreed, const JudgementRules& rules,
+                                const std::string& suggested_label) {
+  nlohmann::json details = {
+      {"label_quality",
+       {{"quality", q.quality},
+        {"neighbours", q.neighbours},
+        {"k", q.k},
+        {"flag_below", q.flag_below},
+        {"min_neighbours", rules.min_label_neighbours},
+        {"label_support", support}}},
+      {"regain", {{"embedder", rules.embedder}}}};
+  if (q.suggested_label) details["label_quality"]["suggested_label"] = suggested_label;
+  std::string why;
+  if (agreed) {
+    const SampleConsensus& c = *agreed;
+    details["consensus"] = consensus_details(c);
+    details["consensus"]["flag_below"] = rules.consensus_flag_below;
+    why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
+                      flagged ? "<" : ">=", rules.consensus_flag_below, c.annotations,
+                      neighbours_vote_note(c));
+  } else {
+    why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
+                      flagged ? "<" : ">=", q.flag_below, q.neighbours);
+  }
+  const std::string reason_suffix = fmt::format("(regain, embedder {})", rules.embedder);
+  if (flagged) {
+    return Decision{SampleStatus::label_issue, std::nullopt,
+                    fmt::format("{} (suggested {}) {}", why, suggested_label, reason_suffix),
+                    details.dump()};
+  }
+  return Decision{SampleStatus::accepted, std::nullopt,
+                  fmt::format("label issue cleared: {} {}", why, reason_suffix), details.dump()};
+}
+
+// What re-judging the labels changes.
+struct LabelJudgements {
+  std::vector<std::pair<std::int64_t, Decision>> changes;  // sample id -> its new decision
+  std::vector<SampleScore> qualities;                      // of every judged sample
+  std::vector<std::int64_t> leaving;   // flagged accepted samples: they leave the index
+  std::vector<std::int64_t> joining;   // cleared label issues: they join it
+  std::vector<float> joining_vectors;  // joining.size() x dim
+};
+
+// 2b. Judges every sample of `judged`: an annotated one (with a consensus)
+// by its consensus posterior, any other by kNN agreement with the thresholds
+// of ingest (min_label_neighbours labelled neighbours, label_k other
+// accepted samples of the label).
+LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std::size_t>& judged,
+                             const JudgedScore& score, const LabelsAfterRelabels& labels,
+                             const ConsensusLabels& consensus, const JudgementRules& rules,
+                             const LabelName& label_name) {
+  LabelJudgements out;
+  for (std::size_t j = 0; j < judged.size(); ++j) {
+    const std::size_t n = judged[j];
+    const StoredSample& s = stored.samples[n];
+    const LabelQualityResult q = score(j);
+    // Support: accepted samples of the label other than this one, as at ingest.
+    std::int64_t support = 0;
+    if (auto it = labels.counts.find(*s.label); it != labels.counts.end()) support = it->second;
+    if (s.accepted) --support;
+    const auto found = consensus.by_sample.find(s.id);
+    const SampleConsensus* agreed = found != consensus.by_sample.end() ? &found->second : nullptr;
+    const bool flagged =
+        agreed ? agreed->posterior < rules.consensus_flag_below
+               : q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
+                     support >= rules.label_k;
+    out.qualities.push_back({s.id, q.quality});
+    if (flagged == !s.accepted) continue;  // decision unchanged
+    const std::string suggested = q.suggested_label ? label_name(*q.suggested_label) : "-";
+    out.changes.emplace_back(s.id,
+                             changed_label_decision(flagged, q, support, agreed, rules, suggested));
+    if (flagged) {
+      out.leaving.push_back(s.id);
+    } else {
+      out.joining.push_back(s.id);
+      out.joining_vectors.insert(out.joining_vectors.end(), stored.vector(n),
+                                 stored.vector(n) + stored.dim);
+    }
+  }
+  return out;
+}
+
+// Replaces every sample's stored embedding with its vector in `stored` (the
+// re-embedded one).
+void write_vectors(Database& db, const StoredSamples& stored) {
+  RawStatement update(db, "UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
+  for (std::size_t n = 0; n < stored.samples.size(); ++n) {
+    update.reset();
+    sqlite3_bind_blob(update.get(), 1, stored.vector(n), static_cast<int>(stored.dim * sizeof(float)),
+                      SQLITE_STATIC);
+    sqlite3_bind_int64(update.get(), 2, stored.samples[n].id);
+    update.step();
+  }
+}
+
+// `config` with the new embedder (and, when given, its
+// min_candidate_similarity); throws when the result is not a valid config.
+CurationConfig config_with_embedder(CurationConfig config, const std::string& embedder,
+                                    const std::optional<double>& min_candidate_similarity) {
+  config.embedder = embedder;
+  if (min_candidate_similarity) config.min_candidate_similarity = *min_candidate_similarity;
+  config.validate();
+  return config;
+}
+
+// Writes a relabel event for every sample whose label the consensus changed
+// (samples[n] against stored_labels[n]), naming the label it replaces;
+// returns how many.
+std::size_t write_relabels(MetadataStore& store, const std::vector<StoredSample>& samples,
+                           const std::vector<std::optional<std::int64_t>>& stored_labels,
+                           const ConsensusLabels& consensus, const LabelName& label_name) {
+  std::size_t relabelled = 0;
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    if (samples[n].label == stored_labels[n]) continue;
+    const SampleConsensus& c = consensus.by_sample.at(samples[n].id);
+    const std::string before = stored_labels[n] ? label_name(*stored_labels[n]) : "none";
+    nlohmann::json details = {{"consensus", consensus_details(c)}};
+    details["consensus"]["label"] = label_name(c.label);
+    details["consensus"]["replaces"] = before;
+    store.relabel(samples[n].id, c.label,
+                  fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
+                              "annotations{}) replaces {}",
+                              label_name(c.label), c.posterior, c.annotations,
+                              neighbours_vote_note(c), before),
+                  details.dump());
+    ++relabelled;
+  }
+  return relabelled;
+}
+
 }  // namespace
 
 RegainReport IngestPipeline::regain(const RegainOptions& options) {
@@ -232,6 +562,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
   const bool relabel = options.labels || options.consensus || reembed;
   WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
                       "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
+  const LabelName name_of = [this](std::int64_t label) { return label_name(label); };
 
   try {
     Transaction tx(store_->database());
@@ -241,272 +572,83 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     std::unique_ptr<Embedder> new_embedder;
     if (reembed) new_embedder = make_embedder(*options.embedder);
     const Embedder& embedder = reembed ? *new_embedder : *embedder_;
-    const std::size_t dim = embedder.dim();
     report.embedder = embedder.spec();
 
-    // 1. The stored samples and their vectors (re-embedded when asked).
-    std::vector<StoredSample> samples;
-    std::vector<float> vectors;
-    {
-      RawStatement rows(store_->database(),
-                        "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
-                        " v.height, v.content FROM curation_vectors v JOIN samples s"
-                        " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
-                        " ORDER BY v.sample_id");
-      while (rows.step()) {
-        sqlite3_stmt* row = rows.get();
-        StoredSample s;
-        s.id = sqlite3_column_int64(row, 0);
-        s.accepted = std::string(reinterpret_cast<const char*>(sqlite3_column_text(row, 1))) ==
-                     "accepted";
-        if (sqlite3_column_type(row, 2) != SQLITE_NULL) s.label = sqlite3_column_int64(row, 2);
-        vectors.resize(vectors.size() + dim);
-        float* out = vectors.data() + vectors.size() - dim;
-        if (reembed) {
-          ManifestRecord record = stored_record(row, s.id, db_path_);
-          try {
-            embedder.embed(record, out);
-          } catch (const winnow::Error& e) {
-            WINNOW_THROW("{}: sample {} cannot be re-embedded with {}: {}", db_path_, s.id,
-                         report.embedder, e.what());
-          }
-          ++report.re_embedded;
-        } else {
-          const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 3));
-          WINNOW_THROW_IF_NOT(bytes == dim * sizeof(float),
-                              "{}: stored embedding of sample {} has {} bytes, expected {}",
-                              db_path_, s.id, bytes, dim * sizeof(float));
-          const auto* f = static_cast<const float*>(sqlite3_column_blob(row, 3));
-          std::copy(f, f + dim, out);
-        }
-        samples.push_back(s);
-      }
-    }
-    auto vector = [&](std::size_t n) { return vectors.data() + n * dim; };
-
-    // The index of today's accepted samples, in the embedding regain uses.
+    // 1. The stored samples and their vectors (re-embedded when asked), and
+    // the index of today's accepted samples in the embedding regain uses.
+    StoredSamples stored = read_stored_samples(store_->database(), db_path_, embedder, reembed);
+    if (reembed) report.re_embedded = stored.samples.size();
     std::unique_ptr<index::VectorIndex> rebuilt;
-    if (reembed) {
-      rebuilt = index::make_vector_index(config_.index, dim);
-      std::vector<std::int64_t> ids;
-      std::vector<float> batch;
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        if (!samples[n].accepted) continue;
-        ids.push_back(samples[n].id);
-        batch.insert(batch.end(), vector(n), vector(n) + dim);
-      }
-      if (!ids.empty()) rebuilt->add(ids, batch);
-    }
+    if (reembed) rebuilt = index_of_accepted(stored, config_.index);
     index::VectorIndex& today = reembed ? *rebuilt : *index_;
 
     // 2a. Consensus labels replace the stored ones before they are judged.
     std::vector<std::optional<std::int64_t>> stored_labels;  // before any relabel
-    for (const StoredSample& s : samples) stored_labels.push_back(s.label);
-    AcceptedLabels labels_now = accepted_labels_;  // as they will be after the relabels
-    std::unordered_map<std::int64_t, std::int64_t> counts_now = label_counts_;
-    ConsensusLabels consensus;
-    auto take_consensus = [&] {
-      for (StoredSample& s : samples) {
-        auto it = consensus.by_sample.find(s.id);
-        if (it == consensus.by_sample.end() || s.label == it->second.label) continue;
-        if (s.accepted) {
-          if (s.label) --counts_now[*s.label];
-          ++counts_now[it->second.label];
-          labels_now.set(s.id, static_cast<int>(it->second.label));
-        }
-        s.label = it->second.label;
-      }
-    };
+    for (const StoredSample& s : stored.samples) stored_labels.push_back(s.label);
+    LabelsAfterRelabels labels{accepted_labels_, label_counts_};
+    ConsensusLabels consensus;  // stays empty without options.consensus
     if (options.consensus) {
       consensus = consensus_labels(*store_);
-      take_consensus();
+      take_consensus(consensus, stored.samples, labels);
     }
 
     // 2b. Labels, judged against today's accepted samples, leave-one-out.
-    std::vector<std::size_t> judged;  // positions in `samples`
+    std::vector<std::size_t> judged;  // positions in stored.samples
     index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
-    std::vector<std::pair<std::int64_t, Decision>> changes;
-    std::vector<SampleScore> qualities;
-    std::vector<std::int64_t> leaving, joining;
-    std::vector<float> joining_vectors;
+    LabelJudgements judgements;
     if (relabel) {
-      const double flag_below = options.flag_below.value_or(config_.label_flag_below);
-      WINNOW_THROW_IF_NOT(std::isfinite(flag_below) && flag_below >= 0.0 && flag_below <= 1.0,
-                          "regain: flag_below={} must be in [0, 1]", flag_below);
-      const double consensus_flag_below = options.consensus_flag_below;
-      WINNOW_THROW_IF_NOT(std::isfinite(consensus_flag_below) && consensus_flag_below >= 0.0 &&
-                              consensus_flag_below <= 1.0,
-                          "regain: consensus_flag_below={} must be in [0, 1]", consensus_flag_below);
-      LabelQuality quality({config_.label_k, 1.0, flag_below});
-      auto label_of = [&](std::int64_t id) { return labels_now.find(id); };
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        if (!samples[n].label) continue;
-        if (!samples[n].accepted && decided_by_confident_learning(*store_, samples[n].id)) {
-          ++report.kept_confident_learning;
-          continue;
-        }
-        judged.push_back(n);
-      }
-      {
-        // Stores written before label_issue samples kept their vectors.
-        RawStatement count(store_->database(),
-                           "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
-                           " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)");
-        WINNOW_THROW_IF_NOT(count.step(), "{}: counting label issues without vectors returned no row",
-                            db_path_);
-        report.without_vector = static_cast<std::size_t>(sqlite3_column_int64(count.get(), 0));
-      }
-      neighbours = search_all_rows(today, vectors, dim, judged, static_cast<std::size_t>(config_.label_k) + 1);
-      auto score = [&](std::size_t j) {
-        const StoredSample& s = samples[judged[j]];
-        return neighbours.k > 0 ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
-                                : LabelQualityResult{};
+      const JudgementRules rules = judgement_rules(options, config_, report.embedder);
+      const LabelQuality quality({config_.label_k, 1.0, rules.flag_below});
+      judged = samples_to_judge(*store_, stored.samples, report.kept_confident_learning);
+      report.without_vector = label_issues_without_vector(store_->database(), db_path_);
+      neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
+                                   static_cast<std::size_t>(config_.label_k) + 1);
+      const JudgedScore score = [&](std::size_t j) {
+        const StoredSample& s = stored.samples[judged[j]];
+        auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
+        return neighbours.k > 0
+                   ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+                   : LabelQualityResult{};
       };
 
-      // 2c. With consensus: the label the neighbours suggest is one more
-      // vote, and the consensus is taken again with it. The vote comes from
-      // one of three voters by how strongly the neighbours agree on it, so
-      // that Dawid-Skene weighs a unanimous neighbourhood above a split one.
-      // An annotated sample is then judged by its consensus posterior, which
-      // weighs the annotators and the neighbours by what each is worth.
+      // 2c. With consensus: the neighbours' suggested labels are more votes,
+      // and the consensus is taken again with them. An annotated sample is
+      // then judged by its consensus posterior, which weighs the annotators
+      // and the neighbours by what each is worth.
       if (options.consensus && !consensus.by_sample.empty()) {
-        std::vector<ExtraVoter> voters;
-        for (std::size_t t = 0; t <= kNeighbourAgreementTiers.size(); ++t) {
-          const double low = t == 0 ? 0.0 : kNeighbourAgreementTiers[t - 1];
-          const double high = t == kNeighbourAgreementTiers.size() ? 1.0 : kNeighbourAgreementTiers[t];
-          voters.push_back({fmt::format("neighbours (agreement {} to {})", low, high), {}});
-        }
-        for (std::size_t j = 0; j < judged.size(); ++j) {
-          const StoredSample& s = samples[judged[j]];
-          if (!consensus.by_sample.count(s.id)) continue;
-          const LabelQualityResult q = score(j);
-          if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(config_.min_label_neighbours)) continue;
-          const auto tier = static_cast<std::size_t>(
-              std::upper_bound(kNeighbourAgreementTiers.begin(), kNeighbourAgreementTiers.end(),
-                               q.suggested_share) -
-              kNeighbourAgreementTiers.begin());
-          voters[tier].votes.emplace(s.id, *q.suggested_label);
-        }
+        const std::vector<ExtraVoter> voters =
+            neighbour_voters(stored.samples, judged, consensus, score, config_.min_label_neighbours);
         consensus = consensus_labels(*store_, {}, voters);
-        take_consensus();
+        take_consensus(consensus, stored.samples, labels);
         for (std::size_t t = 0; t < voters.size(); ++t) {
           report.neighbour_voters.push_back(
               {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
         }
       }
 
-      const std::string reason_suffix = fmt::format("(regain, embedder {})", report.embedder);
-      for (std::size_t j = 0; j < judged.size(); ++j) {
-        const std::size_t n = judged[j];
-        const StoredSample& s = samples[n];
-        const LabelQualityResult q = score(j);
-        // Support: accepted samples of the label other than this one, as at ingest.
-        std::int64_t support = 0;
-        if (auto it = counts_now.find(*s.label); it != counts_now.end()) support = it->second;
-        if (s.accepted) --support;
-        const auto agreed = options.consensus ? consensus.by_sample.find(s.id) : consensus.by_sample.end();
-        const bool by_consensus = agreed != consensus.by_sample.end();
-        const bool flagged =
-            by_consensus ? agreed->second.posterior < consensus_flag_below
-                         : q.flagged &&
-                               q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
-                               support >= config_.label_k;
-        qualities.push_back({s.id, q.quality});
-        ++report.judged;
-        if (flagged == !s.accepted) continue;  // decision unchanged
-        nlohmann::json details = {
-            {"label_quality",
-             {{"quality", q.quality},
-              {"neighbours", q.neighbours},
-              {"k", q.k},
-              {"flag_below", q.flag_below},
-              {"min_neighbours", config_.min_label_neighbours},
-              {"label_support", support}}},
-            {"regain", {{"embedder", report.embedder}}}};
-        if (q.suggested_label) {
-          details["label_quality"]["suggested_label"] = label_name(*q.suggested_label);
-        }
-        std::string why;
-        if (by_consensus) {
-          const SampleConsensus& c = agreed->second;
-          details["consensus"] = {{"method", "dawid-skene"},
-                                  {"posterior", c.posterior},
-                                  {"flag_below", consensus_flag_below},
-                                  {"annotations", c.annotations},
-                                  {"neighbour_votes", c.extra_votes}};
-          why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
-                            flagged ? "<" : ">=", consensus_flag_below, c.annotations,
-                            c.extra_votes > 0 ? " and the neighbours' vote" : "");
-        } else {
-          why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
-                            flagged ? "<" : ">=", q.flag_below, q.neighbours);
-        }
-        if (flagged) {
-          changes.emplace_back(
-              s.id, Decision{SampleStatus::label_issue, std::nullopt,
-                             fmt::format("{} (suggested {}) {}", why,
-                                         q.suggested_label ? label_name(*q.suggested_label) : "-",
-                                         reason_suffix),
-                             details.dump()});
-          leaving.push_back(s.id);
-        } else {
-          changes.emplace_back(s.id, Decision{SampleStatus::accepted, std::nullopt,
-                                              fmt::format("label issue cleared: {} {}", why, reason_suffix),
-                                              details.dump()});
-          joining.push_back(s.id);
-          joining_vectors.insert(joining_vectors.end(), vector(n), vector(n) + dim);
-        }
-      }
-      report.newly_flagged = leaving.size();
-      report.cleared = joining.size();
+      judgements = judge_labels(stored, judged, score, labels, consensus, rules, name_of);
+      report.judged = judged.size();
+      report.newly_flagged = judgements.leaving.size();
+      report.cleared = judgements.joining.size();
     }
-    if (!leaving.empty()) today.remove(leaving);
-    if (!joining.empty()) today.add(joining, joining_vectors);
+    if (!judgements.leaving.empty()) today.remove(judgements.leaving);
+    if (!judgements.joining.empty()) today.add(judgements.joining, judgements.joining_vectors);
 
     // 3. Gains of the accepted samples against the final index.
     const std::vector<SampleScore> gains = gains_against_final_index(
-        samples, vectors, dim, today, judged, neighbours, leaving, joining, joining_vectors);
+        stored.samples, stored.vectors, stored.dim, today, judged, neighbours, judgements.leaving,
+        judgements.joining, judgements.joining_vectors);
 
     // Write it all.
     CurationConfig new_config = config_;
     if (reembed) {
-      RawStatement update(store_->database(),
-                          "UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
-      for (std::size_t n = 0; n < samples.size(); ++n) {
-        update.reset();
-        sqlite3_bind_blob(update.get(), 1, vector(n), static_cast<int>(dim * sizeof(float)),
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(update.get(), 2, samples[n].id);
-        update.step();
-      }
-      new_config.embedder = report.embedder;
-      if (options.min_candidate_similarity) {
-        new_config.min_candidate_similarity = *options.min_candidate_similarity;
-      }
-      new_config.validate();
+      write_vectors(store_->database(), stored);
+      new_config = config_with_embedder(config_, report.embedder, options.min_candidate_similarity);
       store_->set_meta(CurationConfig::kMetaKey, new_config.to_json());
     }
-    for (std::size_t n = 0; n < samples.size(); ++n) {
-      if (samples[n].label == stored_labels[n]) continue;
-      const SampleConsensus& c = consensus.by_sample.at(samples[n].id);
-      const std::string before = stored_labels[n] ? label_name(*stored_labels[n]) : "none";
-      const nlohmann::json details = {{"consensus",
-                                       {{"method", "dawid-skene"},
-                                        {"label", label_name(c.label)},
-                                        {"posterior", c.posterior},
-                                        {"annotations", c.annotations},
-                                        {"neighbour_votes", c.extra_votes},
-                                        {"replaces", before}}}};
-      store_->relabel(samples[n].id, c.label,
-                      fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
-                                  "annotations{}) replaces {}",
-                                  label_name(c.label), c.posterior, c.annotations,
-                                  c.extra_votes > 0 ? " and the neighbours' vote" : "", before),
-                      details.dump());
-      ++report.relabelled;
-    }
-    for (const auto& [id, decision] : changes) store_->update_status(id, decision);
-    if (!qualities.empty()) store_->set_label_qualities(qualities);
+    report.relabelled = write_relabels(*store_, stored.samples, stored_labels, consensus, name_of);
+    for (const auto& [id, decision] : judgements.changes) store_->update_status(id, decision);
+    if (!judgements.qualities.empty()) store_->set_label_qualities(judgements.qualities);
     store_->set_gains(gains);
     report.gains_updated = gains.size();
     const std::int64_t revision = next_revision();
