@@ -79,14 +79,15 @@ Beside the batches, the truth, so every figure of the demo can be checked:
                       true_label, stored_label, batch) for the training runs.
 """
 import argparse
-import gzip
 import json
 import os
 import sys
 
 import numpy as np
 
-DEFAULT_DATA = os.environ.get("WINNOW_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+# The IDX reader is shared with the Python examples.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from fashion_mnist_idx import DEFAULT_DATA, load_split  # noqa: E402
 
 # (name, stated label accuracy, share of the records it submits, probabilities
 # of 1, 2 and 3 annotations on the records it submits)
@@ -123,33 +124,6 @@ FOLDS = {"vendor_d": {6: 0, 4: 2, 9: 7}}
 RESUBMISSION_SHARE = 0.05
 EDITS = ["shift", "brightness", "noise"]
 NUM_CLASSES = 10
-
-
-def read_idx(path, magic):
-    """A gzipped (or plain) IDX file as a numpy uint8 array."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    found = int.from_bytes(data[0:4], "big")
-    if found != magic:
-        sys.exit(f"'{path}' is not an IDX file of the expected kind (magic {found:#010x})")
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(magic & 0xFF)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * len(dims)).reshape(dims)
-
-
-def find(data_dir, stem):
-    for name in (stem, stem + ".gz"):
-        path = os.path.join(data_dir, name)
-        if os.path.exists(path):
-            return path
-    sys.exit(f"no {stem}(.gz) in '{data_dir}' (install dataset-fashion-mnist or pass --data)")
-
-
-def load_split(data_dir, prefix):
-    """(images uint8 [n, 28, 28], labels int64 [n]) of the train or t10k split."""
-    images = read_idx(find(data_dir, f"{prefix}-images-idx3-ubyte"), 0x00000803)
-    labels = read_idx(find(data_dir, f"{prefix}-labels-idx1-ubyte"), 0x00000801)
-    return images, labels.astype(np.int64)
 
 
 def shifted(image, dy, dx):

@@ -20,7 +20,6 @@ the one plan all ranks build, and update() keeps every rank's scores equal):
 3.11, see docs/distributed.md.)
 """
 import argparse
-import gzip
 import math
 import os
 import sys
@@ -34,37 +33,17 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 
 import winnow
+import fashion_mnist_idx  # beside this file
+from fashion_mnist_idx import DEFAULT_DATA
 
-DEFAULT_DATA = os.environ.get("WINNOW_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 MEAN, STD = 0.2860, 0.3530  # the training set's pixel mean and standard deviation
 
 
-def read_idx(path, magic):
-    """A gzipped (or plain) IDX file as a numpy uint8 array."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    found = int.from_bytes(data[0:4], "big")
-    if found != magic:
-        sys.exit(f"'{path}' is not an IDX file of the expected kind (magic {found:#010x})")
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(magic & 0xFF)]
-    offset = 4 + 4 * len(dims)
-    return np.frombuffer(data, dtype=np.uint8, offset=offset).reshape(dims)
-
-
-def find(data_dir, stem):
-    for name in (stem, stem + ".gz"):
-        path = os.path.join(data_dir, name)
-        if os.path.exists(path):
-            return path
-    sys.exit(f"no {stem}(.gz) in '{data_dir}' (install dataset-fashion-mnist or pass --data)")
-
-
 def load_split(data_dir, prefix):
-    images = read_idx(find(data_dir, f"{prefix}-images-idx3-ubyte"), 0x00000803)
-    labels = read_idx(find(data_dir, f"{prefix}-labels-idx1-ubyte"), 0x00000801)
+    """(standardised pixels float [n, 784], labels int64 [n]) of a split."""
+    images, labels = fashion_mnist_idx.load_split(data_dir, prefix)
     x = (torch.from_numpy(images.astype(np.float32) / 255.0) - MEAN) / STD
-    return x.reshape(len(x), -1), torch.from_numpy(labels.astype(np.int64))
+    return x.reshape(len(x), -1), torch.from_numpy(labels)
 
 
 def main():
