@@ -50,7 +50,7 @@ Command add_demo_command(CLI::App& parent) {
   cmd->add_option("--model", o->model, "mlp or cnn (longer, stronger)")
       ->check(CLI::IsMember({"mlp", "cnn"}))
       ->capture_default_str();
-  cmd->add_option("--epochs", o->epochs, "epoch budget of every run (default: mlp 10, cnn 5)");
+  cmd->add_option("--epochs", o->epochs, "epoch budget of every run (default: mlp 15, cnn 5)");
   cmd->add_option("--seed", o->seed, "seed of the data generator and the runs")->capture_default_str();
   cmd->add_flag("--quick", o->quick, "smoke run: 3,000 images in 2 batches, 1 epoch");
   return {cmd, [o]() -> int {
