@@ -66,8 +66,11 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
   out.iterations = ds.iterations;
   out.converged = ds.converged;
   for (std::size_t i = 0; i < item_sample.size(); ++i) {
-    std::size_t votes = 0;
-    for (const ExtraVoter& voter : extra) votes += voter.votes.count(item_sample[i]);
+    // The item's extra votes are its entries from annotators 0 .. extra.size() - 1.
+    const auto votes = static_cast<std::size_t>(
+        std::count_if(annotators.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
+                      annotators.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]),
+                      [&](int a) { return static_cast<std::size_t>(a) < extra.size(); }));
     out.by_sample[item_sample[i]] = {classes[static_cast<std::size_t>(ds.consensus[i])],
                                      ds.consensus_posterior[i], offsets[i + 1] - offsets[i] - votes,
                                      votes};
