@@ -72,10 +72,12 @@ sys.path.insert(0, HERE)
 import generate_batches  # noqa: E402  (the generator lives beside this file)
 
 MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST training pixel mean / standard deviation
-# The pruning policy of (c) and (d) per model, for its default epochs: InfoBatch
-# trains its last 12.5% of epochs on everything, a whole epoch of the CNN's 5,
-# so the CNN prunes harder to stay within 60% of (a)'s passes (docs/benchmarks.md).
-DEFAULT_POLICY = {"mlp": "infobatch(r=0.6)", "cnn": "infobatch(r=0.75)"}
+# Per model: the epoch budget of every run and the pruning policy of (c) and
+# (d), which go together: InfoBatch trains its last 12.5% of epochs on
+# everything, a whole epoch of the CNN's 5, so the CNN prunes harder to stay
+# within 60% of (a)'s passes (docs/benchmarks.md).
+MODEL_DEFAULTS = {"mlp": {"epochs": 15, "policy": "infobatch(r=0.6)"},
+                  "cnn": {"epochs": 5, "policy": "infobatch(r=0.75)"}}
 START = time.monotonic()
 
 
@@ -342,7 +344,9 @@ def parse_args(argv):
     parser.add_argument("--winnow", default=os.environ.get("WINNOW_BIN", os.path.join(repo, "build/bin/winnow")),
                         help="the winnow executable")
     parser.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
-    parser.add_argument("--epochs", type=int, default=None, help="epoch budget of every run (mlp 15, cnn 5)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="epoch budget of every run (default: "
+                             + ", ".join(f"{m} {d['epochs']}" for m, d in MODEL_DEFAULTS.items()) + ")")
     parser.add_argument("--coevolve-after", type=int, default=3, help="batch after which the embedder is trained")
     parser.add_argument("--coevolve-epochs", type=int, default=3)
     parser.add_argument("--pass2-min-candidate", type=float, default=0.6,
@@ -355,7 +359,7 @@ def parse_args(argv):
                              "posterior under which an annotated sample is a label issue)")
     parser.add_argument("--policy", default=None,
                         help="the pruning policy of runs (c) and (d) (default: "
-                             + ", ".join(f"{m} {p}" for m, p in DEFAULT_POLICY.items()) + ")")
+                             + ", ".join(f"{m} {d['policy']}" for m, d in MODEL_DEFAULTS.items()) + ")")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--train-seeds", type=int, default=3,
                         help="train every run with this many seeds (--seed, --seed + 1, ...) and "
@@ -366,9 +370,9 @@ def parse_args(argv):
                         help="smoke run: 3,000 images in 2 batches, 1 epoch (for the test)")
     args = parser.parse_args(argv)
     if args.epochs is None:
-        args.epochs = 1 if args.quick else (15 if args.model == "mlp" else 5)
+        args.epochs = 1 if args.quick else MODEL_DEFAULTS[args.model]["epochs"]
     if args.policy is None:
-        args.policy = DEFAULT_POLICY[args.model]
+        args.policy = MODEL_DEFAULTS[args.model]["policy"]
     if args.quick:
         args.coevolve_after, args.coevolve_epochs, args.train_seeds = 1, 1, 1
     elif not 1 <= args.coevolve_after <= 6:
