@@ -83,6 +83,7 @@ Command add_regain_command(CLI::App& parent) {
                 votes += v.votes;
               }
               out["consensus"] = {{"flag_below", options.consensus_flag_below},
+                                  {"duplicate_annotations", r.duplicate_annotations},
                                   {"neighbour_votes", votes},
                                   {"neighbour_voters", voters}};
             }

@@ -5,19 +5,65 @@
 
 namespace winnow::curation {
 
+namespace {
+
+// Every duplicate's original, followed to the end of the chain (an original
+// is never itself a duplicate when it is chosen, but a later revisit could
+// make it one).
+std::unordered_map<std::int64_t, std::int64_t> originals_of_duplicates(MetadataStore& store) {
+  std::unordered_map<std::int64_t, std::int64_t> original;
+  for (SampleStatus status : {SampleStatus::duplicate_exact, SampleStatus::duplicate_near}) {
+    store.for_each_sample([&](const SampleRecord& s) { original[s.id] = *s.duplicate_of; }, status);
+  }
+  for (auto& [id, root] : original) {
+    for (std::size_t hops = 0; hops < original.size(); ++hops) {  // bounded: no cycles
+      auto next = original.find(root);
+      if (next == original.end()) break;
+      root = next->second;
+    }
+  }
+  return original;
+}
+
+}  // namespace
+
 ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& options,
                                  const std::vector<ExtraVoter>& extra) {
-  // Items are the annotated samples, in the order annotations arrive (by sample).
+  // A duplicate shows the same image as its original, so its annotations are
+  // more opinions on the original: the item is the original, with every
+  // annotation of it and of its duplicates (the original's first).
+  const std::unordered_map<std::int64_t, std::int64_t> original = originals_of_duplicates(store);
+  struct Vote {
+    std::int64_t item_sample;
+    int annotator;
+    std::int64_t label;
+    bool from_duplicate;
+  };
+  std::vector<Vote> entries;
+  // Extra voter v is annotator v; the store's annotators (contributor id, -1:
+  // unknown) are numbered after them as they are met.
+  std::unordered_map<std::int64_t, int> annotator_index;
+  store.for_each_annotation([&](const MetadataStore::AnnotationRow& row) {
+    const auto dup = original.find(row.sample_id);
+    const std::int64_t who = row.annotator_id.value_or(-1);
+    auto [it, fresh] =
+        annotator_index.emplace(who, static_cast<int>(extra.size() + annotator_index.size()));
+    entries.push_back({dup == original.end() ? row.sample_id : dup->second, it->second, row.label,
+                     dup != original.end()});
+  });
+  std::stable_sort(entries.begin(), entries.end(), [](const Vote& a, const Vote& b) {
+    return a.item_sample < b.item_sample;
+  });
+
+  // Items are the annotated originals in id order: their annotations, then
+  // the extra voters' votes on them.
   std::vector<std::int64_t> item_sample;
   std::vector<std::int64_t> labels;  // per annotation, the store's label value
   std::vector<int> annotators;
   std::vector<std::size_t> offsets{0};
-  // Extra voter v is annotator v; the store's annotators (contributor id, -1:
-  // unknown) are numbered after them as they are met.
-  std::unordered_map<std::int64_t, int> annotator_index;
+  std::vector<std::size_t> duplicate_annotations;  // per item
   std::vector<std::size_t> extra_votes(extra.size(), 0);
-  auto close_item = [&] {  // the extra votes of the last item, after its annotations
-    if (item_sample.empty()) return;
+  auto close_item = [&] {
     for (std::size_t v = 0; v < extra.size(); ++v) {
       auto vote = extra[v].votes.find(item_sample.back());
       if (vote == extra[v].votes.end()) continue;
@@ -25,23 +71,21 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
       labels.push_back(vote->second);
       ++extra_votes[v];
     }
+    offsets.push_back(labels.size());
   };
-  store.for_each_annotation([&](const MetadataStore::AnnotationRow& row) {
-    if (item_sample.empty() || item_sample.back() != row.sample_id) {
-      close_item();
-      if (!item_sample.empty()) offsets.push_back(labels.size());
-      item_sample.push_back(row.sample_id);
+  for (const Vote& v : entries) {
+    if (item_sample.empty() || item_sample.back() != v.item_sample) {
+      if (!item_sample.empty()) close_item();
+      item_sample.push_back(v.item_sample);
+      duplicate_annotations.push_back(0);
     }
-    const std::int64_t who = row.annotator_id.value_or(-1);
-    auto [it, fresh] =
-        annotator_index.emplace(who, static_cast<int>(extra.size() + annotator_index.size()));
-    annotators.push_back(it->second);
-    labels.push_back(row.label);
-  });
-  close_item();
+    annotators.push_back(v.annotator);
+    labels.push_back(v.label);
+    duplicate_annotations.back() += v.from_duplicate;
+  }
+  if (!item_sample.empty()) close_item();
   ConsensusLabels out;
   if (labels.empty()) return out;
-  offsets.push_back(labels.size());
 
   // Classes: the label values in use, ascending (ties go to the first).
   std::vector<std::int64_t> classes(labels);
@@ -73,7 +117,8 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
                       [&](int a) { return static_cast<std::size_t>(a) < extra.size(); }));
     out.by_sample[item_sample[i]] = {classes[static_cast<std::size_t>(ds.consensus[i])],
                                      ds.consensus_posterior[i], offsets[i + 1] - offsets[i] - votes,
-                                     votes};
+                                     duplicate_annotations[i], votes};
+    out.duplicate_annotations += duplicate_annotations[i];
   }
   return out;
 }

@@ -409,6 +409,7 @@ nlohmann::json consensus_details(const SampleConsensus& c) {
   return {{"method", "dawid-skene"},
           {"posterior", c.posterior},
           {"annotations", c.annotations},
+          {"duplicate_annotations", c.duplicate_annotations},
           {"neighbour_votes", c.extra_votes}};
 }
 
@@ -590,6 +591,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     if (options.consensus) {
       consensus = consensus_labels(*store_);
       take_consensus(consensus, stored.samples, labels);
+      report.duplicate_annotations = consensus.duplicate_annotations;
     }
 
     // 2b. Labels, judged against today's accepted samples, leave-one-out.

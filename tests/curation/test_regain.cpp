@@ -11,6 +11,7 @@
 // it. Re-embedding the texts with hashed n-grams puts both where their words
 // are: regain clears `misplaced` and flags `disguised`.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
+#include "winnow/curation/consensus_labels.h"
 #include "winnow/curation/ingest_pipeline.h"
 #include "winnow/error.h"
 
@@ -91,6 +93,37 @@ std::string second_batch(const winnow::test::TempDir& dir, std::mt19937& rng) {
   return write_manifest(dir.file("batch-2.jsonl"),
                         {record("misplaced", words(kAnimals, rng), 0, near_axis(1, rng)),
                          record("disguised", words(kTools, rng), 0, near_axis(0, rng))});
+}
+
+// A record of `text` with a vector near `axis` and the annotators' votes.
+using Votes = std::vector<std::pair<std::string, int>>;
+std::string annotated_record(const std::string& key, const std::string& text, int axis,
+                             const Votes& votes, std::mt19937& rng) {
+  json annotations = json::array();
+  for (const auto& [who, label] : votes) {
+    annotations.push_back({{"annotator", who}, {"label", std::to_string(label)}});
+  }
+  return json{{"key", key}, {"text", text}, {"embedding", near_axis(axis, rng)},
+              {"annotations", annotations}}
+      .dump();
+}
+
+// 30 animal (0) and 30 tool (1) records annotated by `good` (always right),
+// `decent` (wrong on record `decent_wrong` of every ten) and `bad` (a coin flip).
+std::vector<std::string> crowd_records(int decent_wrong, std::mt19937& rng) {
+  std::bernoulli_distribution coin(0.5);
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i) {
+    for (const int truth : {0, 1}) {
+      const int decent = i % 10 == decent_wrong ? 1 - truth : truth;
+      const int bad = coin(rng) ? truth : 1 - truth;
+      const std::string text = words(truth ? kTools : kAnimals, rng);
+      lines.push_back(annotated_record((truth ? "tool-" : "animal-") + std::to_string(i), text,
+                                       truth, {{"good", truth}, {"decent", decent}, {"bad", bad}},
+                                       rng));
+    }
+  }
+  return lines;
 }
 
 constexpr const char* kTextEmbedder = "hashed-ngrams(n=3,dim=64,seed=5)";
@@ -290,25 +323,11 @@ TEST_CASE("regain --consensus counts the neighbours' suggested label as one more
   const std::string db = provided_dataset(dir);
   IngestPipeline p(db);
   std::mt19937 rng(11);
-  std::bernoulli_distribution coin(0.5);
-  auto annotated = [&](const std::string& key, int axis, std::vector<std::pair<std::string, int>> votes) {
-    json annotations = json::array();
-    for (const auto& [who, label] : votes) {
-      annotations.push_back({{"annotator", who}, {"label", std::to_string(label)}});
-    }
-    return json{{"key", key}, {"text", words(axis == 1 ? kTools : kAnimals, rng)},
-                {"embedding", near_axis(axis, rng)}, {"annotations", annotations}}
-        .dump();
+  auto annotated = [&](const std::string& key, int axis, const Votes& votes) {
+    const std::string text = words(axis == 1 ? kTools : kAnimals, rng);
+    return annotated_record(key, text, axis, votes, rng);
   };
-  std::vector<std::string> lines;
-  for (int i = 0; i < 30; ++i) {
-    for (const int truth : {0, 1}) {
-      const int decent = i % 10 == 3 ? 1 - truth : truth;
-      const int bad = coin(rng) ? truth : 1 - truth;
-      lines.push_back(annotated((truth ? "tool-" : "animal-") + std::to_string(i), truth,
-                                {{"good", truth}, {"decent", decent}, {"bad", bad}}));
-    }
-  }
+  const std::vector<std::string> lines = crowd_records(3, rng);
   ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines));
   ingest_file(p, write_manifest(
                      dir.file("batch-2.jsonl"),
@@ -359,4 +378,48 @@ TEST_CASE("regain --consensus counts the neighbours' suggested label as one more
   CHECK(details["consensus"]["posterior"].get<double>() > 0.9);
   CHECK(details["consensus"]["neighbour_votes"] == 1);
   CHECK(details["consensus"]["annotations"] == 3);
+}
+
+TEST_CASE("consensus counts a duplicate's annotations as opinions on its original",
+          "[ingest][regain]") {
+  // The crowd's 60 records, `original` (a tool record only `bad` annotated,
+  // wrongly: 0) and, in a later batch, `copy`: the same text, so an exact
+  // duplicate, annotated by `good` (1). Alone, `original`'s consensus could
+  // only follow `bad`; with its copy's opinion it follows `good`.
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
+  IngestPipeline p(db);
+  std::mt19937 rng(5);
+  std::vector<std::string> lines = crowd_records(7, rng);
+  const std::string text = words(kTools, rng);
+  lines.push_back(annotated_record("original", text, 1, {{"bad", 0}}, rng));
+  ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines));
+  ingest_file(p, write_manifest(dir.file("batch-2.jsonl"),
+                                {annotated_record("copy", text, 1, {{"good", 1}}, rng)}));
+  const auto original = p.store().find_by_external_key("original");
+  const auto copy = p.store().find_by_external_key("copy");
+  REQUIRE(copy->status == SampleStatus::duplicate_exact);
+  REQUIRE(copy->duplicate_of == original->id);
+  REQUIRE(original->label == 0);
+
+  const ConsensusLabels c = consensus_labels(p.store());
+  CHECK(c.by_sample.size() == 61);  // the originals; the copy has none of its own
+  CHECK(c.by_sample.count(copy->id) == 0);
+  CHECK(c.duplicate_annotations == 1);
+  const SampleConsensus& o = c.by_sample.at(original->id);
+  CHECK(o.label == 1);
+  CHECK(o.annotations == 2);
+  CHECK(o.duplicate_annotations == 1);
+
+  // regain --consensus stores it, and says where the opinion came from.
+  RegainOptions options;
+  options.consensus = true;
+  const RegainReport r = p.regain(options);
+  CHECK(r.duplicate_annotations == 1);
+  CHECK(p.store().find_by_external_key("original")->label == 1);
+  const auto events = p.store().events_of(original->id);
+  const auto relabel = std::find_if(events.begin(), events.end(),
+                                    [](const EventRecord& e) { return e.kind == "relabel"; });
+  REQUIRE(relabel != events.end());
+  CHECK(json::parse(relabel->details_json)["consensus"]["duplicate_annotations"] == 1);
 }

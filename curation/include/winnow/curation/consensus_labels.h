@@ -3,6 +3,11 @@
 // annotator's confusion matrix is estimated from the whole dataset, so a
 // sample labelled by a reliable and an unreliable annotator who disagree gets
 // the reliable one's label, where a majority vote would have to break a tie.
+//
+// A duplicate (exact or near) shows the same image as its original, so the
+// duplicate's annotations count as more opinions on the original: the
+// consensus is taken per original, over its annotations and its duplicates'.
+// Duplicates get no consensus of their own.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +24,8 @@ namespace winnow::curation {
 struct SampleConsensus {
   std::int64_t label = 0;    // the store's label value
   double posterior = 0.0;    // Dawid-Skene posterior of that label
-  std::size_t annotations = 0;  // the sample's annotations (not counting extra votes)
+  std::size_t annotations = 0;  // the sample's and its duplicates' annotations (not extra votes)
+  std::size_t duplicate_annotations = 0;  // of those, its duplicates'
   std::size_t extra_votes = 0;  // votes of extra voters it took
 };
 
@@ -31,7 +37,8 @@ struct ExtraVoter {
 };
 
 struct ConsensusLabels {
-  std::unordered_map<std::int64_t, SampleConsensus> by_sample;  // annotated samples only
+  std::unordered_map<std::int64_t, SampleConsensus> by_sample;  // annotated originals only
+  std::size_t duplicate_annotations = 0;  // annotations counted for an original, not their own sample
   std::size_t annotators = 0;  // extra voters included
   std::vector<double> extra_accuracy;  // per extra voter: expected accuracy (Dawid-Skene)
   std::vector<std::size_t> extra_votes;  // per extra voter: votes counted
@@ -41,7 +48,8 @@ struct ConsensusLabels {
 };
 
 // Every annotation in `store` (an annotation without an annotator counts as
-// one "unknown" annotator). Empty when the store has no annotations.
+// one "unknown" annotator), a duplicate's for its original. Empty when the
+// store has no annotations.
 //
 // `extra` adds annotators that are not in the store, such as the label a
 // sample's nearest neighbours suggest. Each one's confusion matrix is

@@ -172,6 +172,7 @@ struct RegainReport {
   std::string previous_embedder;  // before (equal unless re-embedded)
   std::size_t re_embedded = 0;
   std::size_t relabelled = 0;       // consensus label differed from the stored one
+  std::size_t duplicate_annotations = 0;  // duplicates' annotations counted for their originals
   // With consensus: the neighbours' voters (by agreement), their votes and
   // expected accuracy as Dawid-Skene estimated it.
   struct NeighbourVoter {
