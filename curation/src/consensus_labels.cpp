@@ -33,13 +33,13 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
   // more opinions on the original: the item is the original, with every
   // annotation of it and of its duplicates (the original's first).
   const std::unordered_map<std::int64_t, std::int64_t> original = originals_of_duplicates(store);
-  struct Vote {
+  struct Opinion {
     std::int64_t item_sample;
     int annotator;
     std::int64_t label;
     bool from_duplicate;
   };
-  std::vector<Vote> entries;
+  std::vector<Opinion> opinions;
   // Extra voter v is annotator v; the store's annotators (contributor id, -1:
   // unknown) are numbered after them as they are met.
   std::unordered_map<std::int64_t, int> annotator_index;
@@ -48,10 +48,10 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
     const std::int64_t who = row.annotator_id.value_or(-1);
     auto [it, fresh] =
         annotator_index.emplace(who, static_cast<int>(extra.size() + annotator_index.size()));
-    entries.push_back({dup == original.end() ? row.sample_id : dup->second, it->second, row.label,
+    opinions.push_back({dup == original.end() ? row.sample_id : dup->second, it->second, row.label,
                      dup != original.end()});
   });
-  std::stable_sort(entries.begin(), entries.end(), [](const Vote& a, const Vote& b) {
+  std::stable_sort(opinions.begin(), opinions.end(), [](const Opinion& a, const Opinion& b) {
     return a.item_sample < b.item_sample;
   });
 
@@ -73,7 +73,7 @@ ConsensusLabels consensus_labels(MetadataStore& store, const DawidSkeneOptions& 
     }
     offsets.push_back(labels.size());
   };
-  for (const Vote& v : entries) {
+  for (const Opinion& v : opinions) {
     if (item_sample.empty() || item_sample.back() != v.item_sample) {
       if (!item_sample.empty()) close_item();
       item_sample.push_back(v.item_sample);

@@ -59,6 +59,13 @@ order below, so the same seed gives byte-identical files):
 4. Batches. The stream of N + R records is cut into `--batches` (default 6)
    manifests of equal size, batch-1.jsonl .. batch-6.jsonl.
 
+5. Review (optional, `review_round`, called by the main job after curation):
+   the records curation left flagged go back to one vendor (the main job asks
+   vendor_a, 0.98), which labels each once more from its confusion matrix.
+   Its answers arrive as batches/review.jsonl: an exact copy of each image,
+   keyed review-KEY, with the one annotation. The draws come from their own
+   stream (seed, 1), so the six batches are the same with or without a review.
+
 A manifest record carries key, pixels, width, height, source and
 annotations, and no `label`: winnow stores the majority of the annotations
 (ties: the smallest label), exactly what a plain ingest of such data does.
@@ -70,7 +77,8 @@ Beside the batches, the truth, so every figure of the demo can be checked:
                       (their majority, as winnow computes it), label_error
                       (stored_label != true_label), resubmission_of (the key of
                       the original, or null), edit (null, exact, shift,
-                      brightness, noise) and edit_detail.
+                      brightness, noise; review for a review answer) and
+                      edit_detail.
   truth_summary.json  the seed and parameters, per-vendor stated and true
                       accuracy on the labels it actually gave and its planted
                       confusion matrix, planted re-submissions by kind,
@@ -282,17 +290,23 @@ def summarize(records, seed, num_batches):
     }
 
 
+PIXEL_TEXT = [str(v) for v in range(256)]  # pixel value -> its decimal text
+
+
+def manifest_line(rec, row):
+    """The manifest record of one truth record and its pixels (uint8 [784])."""
+    annotations = json.dumps(rec["annotations"], separators=(",", ":"))
+    return (f'{{"key":"{rec["key"]}","width":28,"height":28,"source":"{rec["source"]}",'
+            f'"annotations":{annotations},"pixels":[{",".join(map(PIXEL_TEXT.__getitem__, row.tolist()))}]}}\n')
+
+
 def write_outputs(workdir, records, pixels, summary, num_batches):
     batch_dir = os.path.join(workdir, "batches")
     os.makedirs(batch_dir, exist_ok=True)
-    as_text = [str(v) for v in range(256)]  # pixel value -> its decimal text
     files = [open(os.path.join(batch_dir, f"batch-{b}.jsonl"), "w") for b in range(1, num_batches + 1)]
     try:
         for rec, row in zip(records, pixels):
-            annotations = json.dumps(rec["annotations"], separators=(",", ":"))
-            files[rec["batch"] - 1].write(
-                f'{{"key":"{rec["key"]}","width":28,"height":28,"source":"{rec["source"]}",'
-                f'"annotations":{annotations},"pixels":[{",".join(map(as_text.__getitem__, row.tolist()))}]}}\n')
+            files[rec["batch"] - 1].write(manifest_line(rec, row))
     finally:
         for f in files:
             f.close()
@@ -306,6 +320,47 @@ def write_outputs(workdir, records, pixels, summary, num_batches):
              true_label=np.array([r["true_label"] for r in records], dtype=np.int64),
              stored_label=np.array([r["stored_label"] for r in records], dtype=np.int64),
              batch=np.array([r["batch"] for r in records], dtype=np.int64))
+
+
+def review_round(workdir, keys, vendor, seed):
+    """Step 5: `vendor` labels the records `keys` once more. Writes its answers
+    as batches/review.jsonl (exact copies keyed review-KEY) and appends them to
+    truth.jsonl and records.npz; returns their truth records."""
+    names = [v[0] for v in VENDORS]
+    if vendor not in names:
+        raise SystemExit(f"review: vendor '{vendor}' is not one of {', '.join(names)}")
+    rng = np.random.default_rng([seed, 1])
+    cumulative = np.cumsum(confusion_matrix(vendor, VENDORS[names.index(vendor)][1]), axis=1)
+    with open(os.path.join(workdir, "truth.jsonl")) as f:
+        truth = [json.loads(line) for line in f]
+    arrays = dict(np.load(os.path.join(workdir, "records.npz")))
+    row_of_key = {t["key"]: i for i, t in enumerate(truth)}
+    review_batch = int(arrays["batch"].max()) + 1
+    answers, rows = [], []
+    for key in sorted(keys, key=row_of_key.__getitem__):  # in stream order
+        original = truth[row_of_key[key]]
+        label = noisy_label(original["true_label"], cumulative, rng)
+        answers.append({"key": f"review-{key}", "batch": review_batch, "train_index": original["train_index"],
+                        "true_label": original["true_label"], "source": vendor,
+                        "annotations": [{"annotator": vendor, "label": label}], "stored_label": label,
+                        "label_error": label != original["true_label"], "resubmission_of": key,
+                        "edit": "review", "edit_detail": None})
+        rows.append(row_of_key[key])
+    pixels = arrays["pixels"][rows]
+    with open(os.path.join(workdir, "batches", "review.jsonl"), "w") as f:
+        for rec, row in zip(answers, pixels):
+            f.write(manifest_line(rec, row))
+    with open(os.path.join(workdir, "truth.jsonl"), "a") as f:
+        for rec in answers:
+            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    def column(name):
+        return np.array([a[name] for a in answers], dtype=np.int64)
+    np.savez(os.path.join(workdir, "records.npz"),
+             pixels=np.concatenate([arrays["pixels"], pixels]),
+             true_label=np.concatenate([arrays["true_label"], column("true_label")]),
+             stored_label=np.concatenate([arrays["stored_label"], column("stored_label")]),
+             batch=np.concatenate([arrays["batch"], np.full(len(answers), review_batch, dtype=np.int64)]))
+    return answers
 
 
 def main(argv=None):

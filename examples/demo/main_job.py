@@ -30,13 +30,22 @@ each announced by a `[demo MM:SS]` progress line:
               consensus labels); both passes' planted label errors caught
               (flagged or relabelled: precision/recall/F1) and duplicates
               caught, against the planted truth.
-5. train      the same model, optimiser and epoch budget on the clean test set:
-              (a) every ingested record with its raw (majority) label;
+5. review     the samples pass 2 left flagged go back to one vendor
+              (--review-vendor, default vendor_a, the 0.98 one) for one more
+              label: what a data team does with a review queue. Its answers
+              come back as batches/review.jsonl, exact copies of the images
+              (keyed review-KEY), and `winnow ingest` stores them as exact
+              duplicates; the consensus counts a duplicate's annotations as
+              more opinions on its original, so `winnow regain --consensus`
+              settles most of them. (--review-vendor none skips the round.)
+6. train      the same model, optimiser and epoch budget on the clean test set:
+              (a) every ingested record with its raw (majority) label, the
+                  review's copies included;
               (b) pass 2's accepted samples with their consensus labels;
               (c) (b) with the infobatch sampler;
               (d) (c) on the 50% of accepted samples of highest gain, and
               (d') (c) on a random 50%.
-6. results    a table on stdout and WORKDIR/results.json (+ report.html/.json).
+7. results    a table on stdout and WORKDIR/results.json (+ report.html/.json).
 
 Targets checked (and recorded in results.json): (c) >= (a) + 1 point with <= 60%
 of (a)'s forward passes; per-source estimated accuracy within 0.03 of the truth
@@ -266,7 +275,7 @@ def curation_figures(truth, exported):
     by_status = {}
     for r in exported.values():
         by_status[r["status"]] = by_status.get(r["status"], 0) + 1
-    planted_dups = [t for t in truth if t["resubmission_of"]]
+    planted_dups = [t for t in truth if t["resubmission_of"] and t["edit"] != "review"]
     caught = [t for t in planted_dups if exported[t["key"]]["status"] in DUPLICATE]
     per_kind = {}
     for kind in ("exact", "shift", "brightness", "noise"):
@@ -357,6 +366,9 @@ def parse_args(argv):
     parser.add_argument("--consensus-flag-below", type=float, default=0.7,
                         help="the final regain --consensus's --consensus-flag-below (consensus "
                              "posterior under which an annotated sample is a label issue)")
+    parser.add_argument("--review-vendor", default="vendor_a",
+                        help="the vendor that labels pass 2's flagged samples once more after "
+                             "curation (step 5); 'none': no review round")
     parser.add_argument("--policy", default=None,
                         help="the pruning policy of runs (c) and (d) (default: "
                              + ", ".join(f"{m} {d['policy']}" for m, d in MODEL_DEFAULTS.items()) + ")")
@@ -482,7 +494,20 @@ def main(argv=None):
                  f"{li['fixed']} fixed; duplicates caught {d['caught']}/{d['planted']}")
     lap("reports")
 
-    # 5. Training runs on the clean test set.
+    # 5. Review: pass 2's flagged samples go back to one vendor for one more label.
+    review = None
+    if args.review_vendor != "none":
+        review = review_round(cli, db2, workdir, exported2, args)
+        truth = read_jsonl(os.path.join(workdir, "truth.jsonl"))
+        records = np.load(os.path.join(workdir, "records.npz"))
+        exported2 = cli.export(db2)
+        curation["pass2_reviewed"] = curation_figures(truth, exported2)
+        c = curation["pass2_reviewed"]
+        progress(f"pass 2 after the review: {c['accepted']} accepted ({c['accepted_label_errors']} with a "
+                 f"wrong label), {c['by_status'].get('label_issue', 0)} still flagged")
+        lap("review")
+
+    # 6. Training runs on the clean test set.
     images, labels = generate_batches.load_split(args.data, "t10k")
     test_x, test_y = as_input(images.reshape(len(images), -1)), torch.from_numpy(labels)
     plans, label_noise = training_plans(records, truth, exported2, args.policy, args.seed)
@@ -490,10 +515,10 @@ def main(argv=None):
     runs = train_runs(plans, args.model, args.epochs, seeds, test_x, test_y)
     lap("training")
 
-    # 6. Results.
+    # 7. Results.
     targets = check_targets(runs, sources, curation)
     results = {"config": {k: v for k, v in vars(args).items()}, "planted": planted,
-               "curation": curation, "regain": regains, "sources": sources, "runs": runs,
+               "curation": curation, "regain": regains, "review": review, "sources": sources, "runs": runs,
                "training_label_noise": label_noise, "targets": targets, "timings": timings,
                "total_seconds": round(time.monotonic() - START, 1)}
     with open(os.path.join(workdir, "results.json"), "w") as f:
@@ -571,6 +596,23 @@ def regain_consensus(cli, db, name, flag_below):
     return r
 
 
+def review_round(cli, db, workdir, exported, args):
+    """Sends the samples `db` left flagged to --review-vendor for one more label
+    (generate_batches.review_round simulates it), ingests the answers (exact
+    copies, so the consensus pools their annotations with their originals')
+    and takes the consensus again. Returns the round's figures."""
+    queue = [key for key, r in exported.items() if r["status"] == "label_issue"]
+    answers = generate_batches.review_round(workdir, queue, args.review_vendor, args.seed)
+    wrong = sum(1 for a in answers if a["label_error"])
+    progress(f"review: the {len(queue)} samples pass 2 left flagged go to {args.review_vendor} for one more "
+             f"label ({wrong} of its answers wrong); winnow ingest batches/review.jsonl")
+    ingested = json.loads(cli.run("ingest", "--db", db, os.path.join(workdir, "batches", "review.jsonl"),
+                                  capture=True).splitlines()[-1])
+    regain = regain_consensus(cli, db, "pass 2, after the review", args.consensus_flag_below)
+    return {"vendor": args.review_vendor, "sent": len(queue), "answers_wrong": wrong,
+            "ingest_counts": ingested["counts"], "regain": regain}
+
+
 def coevolve(cli, db, records, args, embedder_path):
     """Trains the model on the dataset's accepted samples so far (their stored
     labels, the consensus ones) and saves its feature extractor as a TorchScript embedder."""
@@ -646,6 +688,7 @@ def print_table(results):
     print("curation            label errors P / R / F1       duplicates caught/planted  false dups  accepted (wrong labels)")
     for name, c in results["curation"].items():
         li, d = c["label_issues"], c["duplicates"]
+        name = {"pass2_reviewed": "pass2 + review"}.get(name, name)
         print(f"{name:<19} {fmt_num(li['precision'])} / {fmt_num(li['recall'])} / {fmt_num(li['f1'])}"
               f"           {d['caught']:>6}/{d['planted']:<6}            {d['false_positives']:>6}  "
               f"{c['accepted']} ({c['accepted_label_errors']})")

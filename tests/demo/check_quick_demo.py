@@ -39,7 +39,13 @@ def main():
         check(0.3 < r["test_accuracy"] <= 1.0, f"run {run_id}: test accuracy {r['test_accuracy']} after 1 epoch")
         check(r["forward_samples"] >= r["samples"] * r["epochs"] * 0.3,
               f"run {run_id}: {r['forward_samples']} forward samples for {r['samples']} samples")
-    check(runs["a"]["samples"] == planted["records"], "run a trains on every record")
+    review = results.get("review")
+    if review is None:
+        sys.exit("check_quick_demo: FAILED: results.json has no review round")
+    check(review["sent"] == results["curation"]["pass2"]["by_status"].get("label_issue", 0),
+          f"the review round asks about every sample pass 2 left flagged ({review})")
+    check(runs["a"]["samples"] == planted["records"] + review["sent"],
+          "run a trains on every record, the review's copies included")
     check(runs["b"]["samples"] < runs["a"]["samples"], "run b trains on fewer samples than a")
     check(runs["d"]["samples"] == runs["b"]["samples"] // 2, "run d keeps half of the accepted samples")
     check(runs["c"]["forward_samples"] <= runs["b"]["forward_samples"], "infobatch never trains more than full")
@@ -55,6 +61,18 @@ def main():
         li = c["label_issues"]
         check(li["planted"] > 0 and li["acted_on"] >= li["true_positives"] >= li["fixed"],
               f"{name}: label-error counts ({li})")
+
+    # The review's answers are stored as exact copies of their originals, and
+    # settle some of them: fewer flagged samples, none lost.
+    reviewed = results["curation"]["pass2_reviewed"]
+    check(review["ingest_counts"]["duplicate_exact"] == review["sent"],
+          f"every review answer stored as an exact copy ({review['ingest_counts']})")
+    check(sum(reviewed["by_status"].values()) == planted["records"] + review["sent"],
+          "after the review, every record and answer has a status")
+    check(reviewed["by_status"].get("label_issue", 0) < review["sent"] or review["sent"] == 0,
+          f"the review settles some flagged samples ({reviewed['by_status']})")
+    check(review["regain"]["consensus"].get("duplicate_annotations", 0) >= review["sent"],
+          f"the consensus pooled the answers with their originals ({review['regain']['consensus']})")
 
     # Co-evolution: pass 2 switched to the exported model by `regain --embedder`.
     regain = results["regain"]
