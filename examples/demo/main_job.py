@@ -367,6 +367,7 @@ def parse_args(argv):
                         help="the final regain --consensus's --consensus-flag-below (consensus "
                              "posterior under which an annotated sample is a label issue)")
     parser.add_argument("--review-vendor", default="vendor_a",
+                        choices=[v[0] for v in generate_batches.VENDORS] + ["none"],
                         help="the vendor that labels pass 2's flagged samples once more after "
                              "curation (step 5); 'none': no review round")
     parser.add_argument("--policy", default=None,
@@ -496,8 +497,9 @@ def main(argv=None):
 
     # 5. Review: pass 2's flagged samples go back to one vendor for one more label.
     review = None
-    if args.review_vendor != "none":
-        review = review_round(cli, db2, workdir, exported2, args)
+    queue = [key for key, r in exported2.items() if r["status"] == "label_issue"]
+    if args.review_vendor != "none" and queue:
+        review = review_round(cli, db2, workdir, queue, args)
         truth = read_jsonl(os.path.join(workdir, "truth.jsonl"))
         records = np.load(os.path.join(workdir, "records.npz"))
         exported2 = cli.export(db2)
@@ -596,12 +598,11 @@ def regain_consensus(cli, db, name, flag_below):
     return r
 
 
-def review_round(cli, db, workdir, exported, args):
-    """Sends the samples `db` left flagged to --review-vendor for one more label
+def review_round(cli, db, workdir, queue, args):
+    """Sends the samples of `queue` (keys) to --review-vendor for one more label
     (generate_batches.review_round simulates it), ingests the answers (exact
     copies, so the consensus pools their annotations with their originals')
     and takes the consensus again. Returns the round's figures."""
-    queue = [key for key, r in exported.items() if r["status"] == "label_issue"]
     answers = generate_batches.review_round(workdir, queue, args.review_vendor, args.seed)
     wrong = sum(1 for a in answers if a["label_error"])
     progress(f"review: the {len(queue)} samples pass 2 left flagged go to {args.review_vendor} for one more "
