@@ -36,7 +36,7 @@ constexpr const char* kPython = "/usr/bin/python3";  // the one with Debian's to
 
 Command add_demo_command(CLI::App& parent) {
   struct Options {
-    std::string workdir, model = "mlp";
+    std::string workdir, model = "mlp", review_vendor;  // empty: the job's default
     int epochs = 0;  // 0: the job's default for the model
     int seed = 2026;
     bool quick = false;
@@ -50,7 +50,13 @@ Command add_demo_command(CLI::App& parent) {
   cmd->add_option("--model", o->model, "mlp or cnn (longer, stronger)")
       ->check(CLI::IsMember({"mlp", "cnn"}))
       ->capture_default_str();
-  cmd->add_option("--epochs", o->epochs, "epoch budget of every run (default: mlp 15, cnn 5)");
+  cmd->add_option("--epochs", o->epochs,
+                  "epoch budget of every run (default: the job's for the model, in main_job.py "
+                  "--help)");
+  // Checked by the job itself, which knows the vendors.
+  cmd->add_option("--review-vendor", o->review_vendor,
+                  "the vendor that labels pass 2's flagged samples once more (default vendor_a; "
+                  "none: no review round)");
   cmd->add_option("--seed", o->seed, "seed of the data generator and the runs")->capture_default_str();
   cmd->add_flag("--quick", o->quick, "smoke run: 3,000 images in 2 batches, 1 epoch");
   return {cmd, [o]() -> int {
@@ -77,6 +83,10 @@ Command add_demo_command(CLI::App& parent) {
             if (o->epochs > 0) {
               args.push_back("--epochs");
               args.push_back(std::to_string(o->epochs));
+            }
+            if (!o->review_vendor.empty()) {
+              args.push_back("--review-vendor");
+              args.push_back(o->review_vendor);
             }
             if (o->quick) args.push_back("--quick");
             std::vector<char*> argv;

@@ -26,10 +26,9 @@ each announced by a `[demo MM:SS]` progress line:
               annotators' votes and the label the neighbours suggest), flags
               those whose consensus is unsure, and recomputes the gains
               against the complete dataset.
-4. report     `winnow report` of pass 2 (Dawid-Skene per-source accuracy and
-              consensus labels); both passes' planted label errors caught
-              (flagged or relabelled: precision/recall/F1) and duplicates
-              caught, against the planted truth.
+4. figures    both passes' planted label errors caught (flagged or
+              relabelled: precision/recall/F1) and duplicates caught, against
+              the planted truth.
 5. review     the samples pass 2 left flagged go back to one vendor
               (--review-vendor, default vendor_a, the 0.98 one) for one more
               label: what a data team does with a review queue. Its answers
@@ -38,6 +37,8 @@ each announced by a `[demo MM:SS]` progress line:
               duplicates; the consensus counts a duplicate's annotations as
               more opinions on its original, so `winnow regain --consensus`
               settles most of them. (--review-vendor none skips the round.)
+              Then `winnow report` of pass 2 as it ends (Dawid-Skene
+              per-source accuracy and consensus labels).
 6. train      the same model, optimiser and epoch budget on the clean test set:
               (a) every ingested record with its raw (majority) label, the
                   review's copies included;
@@ -478,22 +479,15 @@ def main(argv=None):
         regains[name] = regain_consensus(cli, db, name, args.consensus_flag_below)
     lap("final_regain")
 
-    # 4. Reports and curation figures.
-    # (Dawid-Skene reads only the annotations, the same in both passes: one report.)
-    for fmt in ("json", "html"):
-        extra = ["--samples", os.path.join(workdir, "samples.jsonl")] if fmt == "json" else []
-        cli.run("report", "--db", db2, "--format", fmt, "--out", os.path.join(workdir, f"report.{fmt}"), *extra)
-    with open(os.path.join(workdir, "report.json")) as f:
-        report = json.load(f)
+    # 4. Both passes' curation figures against the planted truth.
     exported1, exported2 = cli.export(db1), cli.export(db2)
     curation = {"pass1": curation_figures(truth, exported1), "pass2": curation_figures(truth, exported2)}
-    sources = source_figures(report, planted)
     for name, c in curation.items():
         li, d = c["label_issues"], c["duplicates"]
         progress(f"{name}: planted label errors caught (flagged or relabelled): precision "
                  f"{fmt_num(li['precision'])} recall {fmt_num(li['recall'])} F1 {fmt_num(li['f1'])}, "
                  f"{li['fixed']} fixed; duplicates caught {d['caught']}/{d['planted']}")
-    lap("reports")
+    lap("curation_figures")
 
     # 5. Review: pass 2's flagged samples go back to one vendor for one more label.
     review = None
@@ -508,6 +502,15 @@ def main(argv=None):
         progress(f"pass 2 after the review: {c['accepted']} accepted ({c['accepted_label_errors']} with a "
                  f"wrong label), {c['by_status'].get('label_issue', 0)} still flagged")
         lap("review")
+
+    # The quality report of pass 2 as it ends (the review's answers included).
+    for fmt in ("json", "html"):
+        extra = ["--samples", os.path.join(workdir, "samples.jsonl")] if fmt == "json" else []
+        cli.run("report", "--db", db2, "--format", fmt, "--out", os.path.join(workdir, f"report.{fmt}"), *extra)
+    with open(os.path.join(workdir, "report.json")) as f:
+        report = json.load(f)
+    sources = source_figures(report, planted, truth)
+    lap("report")
 
     # 6. Training runs on the clean test set.
     images, labels = generate_batches.load_split(args.data, "t10k")
@@ -632,17 +635,24 @@ def coevolve(cli, db, records, args, embedder_path):
     progress(f"co-evolution: embedder exported ({stats['wall_seconds']:.1f} s of training) -> {embedder_path}")
 
 
-def source_figures(report, planted):
-    """Dawid-Skene's estimate of every vendor's accuracy next to the truth."""
+def source_figures(report, planted, truth):
+    """Dawid-Skene's estimate of every vendor's accuracy next to the truth: the
+    share of right labels among all it gave (`truth`: every record, review
+    answers included)."""
+    labels, right = {}, {}
+    for t in truth:
+        for a in t["annotations"]:
+            labels[a["annotator"]] = labels.get(a["annotator"], 0) + 1
+            right[a["annotator"]] = right.get(a["annotator"], 0) + int(a["label"] == t["true_label"])
     out = []
     for s in report["sources"]:
-        truth = planted["vendors"].get(s["name"])
-        est = s.get("estimated_accuracy")
-        out.append({"name": s["name"], "labels": s.get("labels"), "estimated_accuracy": est,
-                    "stated_accuracy": truth and truth["stated_accuracy"],
-                    "true_accuracy": truth and truth["true_accuracy"],
-                    "true_labels": truth and truth["labels"],
-                    "error": None if est is None or not truth else est - truth["true_accuracy"]})
+        name, est = s["name"], s.get("estimated_accuracy")
+        known = name in labels
+        true_accuracy = right[name] / labels[name] if known else None
+        out.append({"name": name, "labels": s.get("labels"), "estimated_accuracy": est,
+                    "stated_accuracy": planted["vendors"].get(name, {}).get("stated_accuracy"),
+                    "true_accuracy": true_accuracy, "true_labels": labels.get(name),
+                    "error": None if est is None or not known else est - true_accuracy})
     return sorted(out, key=lambda s: s["name"])
 
 
