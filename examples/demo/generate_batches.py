@@ -250,6 +250,16 @@ def generate(images, true_labels, seed, num_batches):
     return records, pixels
 
 
+def labels_by_vendor(records):
+    """Per annotator: (labels it gave, of them right) over the records' annotations."""
+    given, right = {}, {}
+    for rec in records:
+        for a in rec["annotations"]:
+            given[a["annotator"]] = given.get(a["annotator"], 0) + 1
+            right[a["annotator"]] = right.get(a["annotator"], 0) + int(a["label"] == rec["true_label"])
+    return {name: (given[name], right[name]) for name in given}
+
+
 def summarize(records, seed, num_batches):
     vendors = {}
     for name, stated, share, counts in VENDORS:
@@ -259,10 +269,8 @@ def summarize(records, seed, num_batches):
                          "confusion": np.round(confusion_matrix(name, stated), 4).tolist()}
     for rec in records:
         vendors[rec["source"]]["submitted"] += 1
-        for a in rec["annotations"]:
-            v = vendors[a["annotator"]]
-            v["labels"] += 1
-            v["correct"] += int(a["label"] == rec["true_label"])
+    for name, (given, right) in labels_by_vendor(records).items():
+        vendors[name]["labels"], vendors[name]["correct"] = given, right
     for v in vendors.values():
         v["true_accuracy"] = v["correct"] / v["labels"] if v["labels"] else None
     edits = {kind: sum(1 for r in records if r["edit"] == kind) for kind in ["exact"] + EDITS}
@@ -322,17 +330,16 @@ def write_outputs(workdir, records, pixels, summary, num_batches):
              batch=np.array([r["batch"] for r in records], dtype=np.int64))
 
 
-def review_round(workdir, keys, vendor, seed):
+def review_round(workdir, truth, keys, vendor, seed):
     """Step 5: `vendor` labels the records `keys` once more. Writes its answers
     as batches/review.jsonl (exact copies keyed review-KEY) and appends them to
-    truth.jsonl and records.npz; returns their truth records."""
+    truth.jsonl (whose records `truth` holds) and records.npz; returns their
+    truth records."""
     names = [v[0] for v in VENDORS]
     if vendor not in names:
         raise SystemExit(f"review: vendor '{vendor}' is not one of {', '.join(names)}")
     rng = np.random.default_rng([seed, 1])
     cumulative = np.cumsum(confusion_matrix(vendor, VENDORS[names.index(vendor)][1]), axis=1)
-    with open(os.path.join(workdir, "truth.jsonl")) as f:
-        truth = [json.loads(line) for line in f]
     arrays = dict(np.load(os.path.join(workdir, "records.npz")))
     row_of_key = {t["key"]: i for i, t in enumerate(truth)}
     review_batch = int(arrays["batch"].max()) + 1

@@ -493,8 +493,8 @@ def main(argv=None):
     review = None
     queue = [key for key, r in exported2.items() if r["status"] == "label_issue"]
     if args.review_vendor != "none" and queue:
-        review = review_round(cli, db2, workdir, queue, args)
-        truth = read_jsonl(os.path.join(workdir, "truth.jsonl"))
+        review, answers = review_round(cli, db2, workdir, truth, queue, args)
+        truth = truth + answers  # as truth.jsonl is now
         records = np.load(os.path.join(workdir, "records.npz"))
         exported2 = cli.export(db2)
         curation["pass2_reviewed"] = curation_figures(truth, exported2)
@@ -601,12 +601,13 @@ def regain_consensus(cli, db, name, flag_below):
     return r
 
 
-def review_round(cli, db, workdir, queue, args):
+def review_round(cli, db, workdir, truth, queue, args):
     """Sends the samples of `queue` (keys) to --review-vendor for one more label
     (generate_batches.review_round simulates it), ingests the answers (exact
     copies, so the consensus pools their annotations with their originals')
-    and takes the consensus again. Returns the round's figures."""
-    answers = generate_batches.review_round(workdir, queue, args.review_vendor, args.seed)
+    and takes the consensus again. Returns the round's figures and the
+    answers' truth records."""
+    answers = generate_batches.review_round(workdir, truth, queue, args.review_vendor, args.seed)
     wrong = sum(1 for a in answers if a["label_error"])
     progress(f"review: the {len(queue)} samples pass 2 left flagged go to {args.review_vendor} for one more "
              f"label ({wrong} of its answers wrong); winnow ingest batches/review.jsonl")
@@ -614,7 +615,7 @@ def review_round(cli, db, workdir, queue, args):
                                   capture=True).splitlines()[-1])
     regain = regain_consensus(cli, db, "pass 2, after the review", args.consensus_flag_below)
     return {"vendor": args.review_vendor, "sent": len(queue), "answers_wrong": wrong,
-            "ingest_counts": ingested["counts"], "regain": regain}
+            "ingest_counts": ingested["counts"], "regain": regain}, answers
 
 
 def coevolve(cli, db, records, args, embedder_path):
@@ -639,19 +640,15 @@ def source_figures(report, planted, truth):
     """Dawid-Skene's estimate of every vendor's accuracy next to the truth: the
     share of right labels among all it gave (`truth`: every record, review
     answers included)."""
-    labels, right = {}, {}
-    for t in truth:
-        for a in t["annotations"]:
-            labels[a["annotator"]] = labels.get(a["annotator"], 0) + 1
-            right[a["annotator"]] = right.get(a["annotator"], 0) + int(a["label"] == t["true_label"])
+    counts = generate_batches.labels_by_vendor(truth)
     out = []
     for s in report["sources"]:
         name, est = s["name"], s.get("estimated_accuracy")
-        known = name in labels
-        true_accuracy = right[name] / labels[name] if known else None
+        known = name in counts
+        true_accuracy = counts[name][1] / counts[name][0] if known else None
         out.append({"name": name, "labels": s.get("labels"), "estimated_accuracy": est,
                     "stated_accuracy": planted["vendors"].get(name, {}).get("stated_accuracy"),
-                    "true_accuracy": true_accuracy, "true_labels": labels.get(name),
+                    "true_accuracy": true_accuracy, "true_labels": counts[name][0] if known else None,
                     "error": None if est is None or not known else est - true_accuracy})
     return sorted(out, key=lambda s: s["name"])
 
