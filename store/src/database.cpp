@@ -10,6 +10,38 @@
 
 namespace winnow {
 
+namespace {
+
+// What a SQLite result code means to a caller (winnow/error.h): a lock is
+// worth waiting for, a disk error may pass, a damaged file will not.
+ErrorKind kind_of(int rc) {
+  switch (rc & 0xff) {  // the primary code of an extended one
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return ErrorKind::busy;
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PROTOCOL:
+    case SQLITE_NOLFS:
+    case SQLITE_PERM:
+      return ErrorKind::io;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return ErrorKind::corrupt;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+      return ErrorKind::invalid_input;
+    default:
+      return ErrorKind::internal;
+  }
+}
+
+}  // namespace
+
 Database::Database(std::string path, const DatabaseOptions& options) : path_(std::move(path)) {
   WINNOW_THROW_IF_NOT(!path_.empty(), "database path is empty");
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
@@ -21,7 +53,8 @@ Database::Database(std::string path, const DatabaseOptions& options) : path_(std
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    WINNOW_THROW("{}: cannot open database: {} ({})", path_, message, sqlite3_errstr(rc));
+    throw Error(fmt::format("{}: cannot open database: {} ({})", path_, message, sqlite3_errstr(rc)),
+                __func__, __FILE__, __LINE__, kind_of(rc));
   }
   try {
     configure(options);
@@ -59,7 +92,10 @@ void Database::configure(const DatabaseOptions& options) {
                         "system must support shared memory and file locks",
                         path_, mode);
   }
-  exec("PRAGMA synchronous=NORMAL");
+  // FULL: a commit is on disk when COMMIT returns (WAL with NORMAL may lose
+  // the last commits in a power cut), so the daemon may then move the
+  // manifest to processed/ (docs/store.md).
+  exec("PRAGMA synchronous=FULL");
   exec("PRAGMA foreign_keys=ON");
   Statement foreign_keys(*this, "PRAGMA foreign_keys");
   WINNOW_THROW_IF_NOT(foreign_keys.step() && foreign_keys.column_int64(0) == 1,
@@ -72,7 +108,9 @@ void Database::exec(const char* sql) {
   if (rc != SQLITE_OK) {
     const std::string text = message != nullptr ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    WINNOW_THROW("{}: executing `{}` failed: {} ({})", path_, sql, text, sqlite3_errstr(rc));
+    throw Error(fmt::format("{}: executing `{}` failed: {} ({})", path_, sql, text,
+                            sqlite3_errstr(rc)),
+                __func__, __FILE__, __LINE__, kind_of(rc));
   }
 }
 
@@ -98,7 +136,8 @@ bool Database::in_transaction() const { return sqlite3_get_autocommit(db_) == 0;
 
 void Database::fail(int rc, std::string_view action) const {
   const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  WINNOW_THROW("{}: {} failed: {} ({})", path_, action, message, sqlite3_errstr(rc));
+  throw Error(fmt::format("{}: {} failed: {} ({})", path_, action, message, sqlite3_errstr(rc)),
+              __func__, __FILE__, __LINE__, kind_of(rc));
 }
 
 }  // namespace winnow

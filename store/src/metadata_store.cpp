@@ -608,6 +608,25 @@ BatchRecord MetadataStore::finish_batch(std::int64_t batch_id) {
   return done;
 }
 
+std::int64_t MetadataStore::record_batch_interrupted(std::int64_t batch_id,
+                                                    std::string_view reason) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_);
+  require_batch(batch_id);
+  append_batch_event(batch_id, kEventBatchInterrupted, reason, now);
+  std::int64_t count = 0;
+  {
+    StatementScope query(
+        db_.cached("SELECT count(*) FROM events WHERE batch_id = ?1 AND kind = ?2"));
+    query->bind_all(batch_id, std::string_view(kEventBatchInterrupted));
+    WINNOW_THROW_IF_NOT(query->step(), "{}: counting the interruptions of batch {} returned no row",
+                        db_.path(), batch_id);
+    count = query->column_int64(0);
+  }
+  transaction.commit();
+  return count;
+}
+
 BatchRecord MetadataStore::fail_batch(std::int64_t batch_id, std::string_view error) {
   const std::string now = utc_timestamp_now();
   Transaction transaction(db_);

@@ -113,3 +113,26 @@ TEST_CASE("nested transactions commit only with the outermost", "[store][transac
   CHECK(other.find_by_external_key("sample-2"));
   CHECK_FALSE(other.find_by_external_key("sample-3"));
 }
+
+TEST_CASE("store errors carry a kind (a held write lock is busy) and commits are synchronous=FULL",
+          "[store][transaction][hardening]") {
+  winnow::test::TempDir dir;
+  const std::string path = dir.file("kinds.db");
+  winnow::Database holder(path);
+  winnow::DatabaseOptions impatient;
+  impatient.busy_timeout_ms = 0;
+  winnow::Database writer(path, impatient);
+  holder.exec("BEGIN IMMEDIATE");
+  try {
+    writer.exec("BEGIN IMMEDIATE");
+    FAIL("a second writer got the lock");
+  } catch (const winnow::Error& e) {
+    CHECK(e.kind() == winnow::ErrorKind::busy);
+  }
+  holder.exec("COMMIT");
+  writer.exec("BEGIN IMMEDIATE");
+  writer.exec("COMMIT");
+  winnow::Statement sync(writer, "PRAGMA synchronous");
+  REQUIRE(sync.step());
+  CHECK(sync.column_int64(0) == 2);  // FULL: a commit is on disk when COMMIT returns
+}

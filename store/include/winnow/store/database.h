@@ -24,7 +24,7 @@ struct DatabaseOptions {
 class Database {
  public:
   // Opens (creating if missing) the file at `path`, turns on WAL mode,
-  // foreign keys, synchronous=NORMAL and the busy timeout, then applies every
+  // foreign keys, synchronous=FULL and the busy timeout, then applies every
   // pending schema migration. Throws winnow::Error naming the file on failure,
   // including when the file's schema is newer than this build knows.
   explicit Database(std::string path, const DatabaseOptions& options = {});
@@ -49,7 +49,8 @@ class Database {
   int changes() const;  // rows changed by the last INSERT/UPDATE/DELETE
   bool in_transaction() const;
 
-  // Throws winnow::Error: "<path>: <action> failed: <sqlite message> (<code>)".
+  // Throws winnow::Error: "<path>: <action> failed: <sqlite message> (<code>)",
+  // of kind busy (a lock), io, corrupt, invalid_input (a constraint) or internal.
   [[noreturn]] void fail(int rc, std::string_view action) const;
 
  private:

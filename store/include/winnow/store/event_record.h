@@ -16,6 +16,8 @@ inline constexpr const char* kEventRelabel = "relabel";        // a new label (e
 inline constexpr const char* kEventBatchStarted = "batch_started";
 inline constexpr const char* kEventBatchDone = "batch_done";
 inline constexpr const char* kEventBatchFailed = "batch_failed";
+// The process ingesting the batch died before finishing it (found on restart).
+inline constexpr const char* kEventBatchInterrupted = "batch_interrupted";
 
 struct EventRecord {
   std::int64_t id = 0;

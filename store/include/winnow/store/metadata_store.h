@@ -98,6 +98,9 @@ class MetadataStore {
   BatchRecord finish_batch(std::int64_t batch_id);
   // running -> failed, keeping `error`.
   BatchRecord fail_batch(std::int64_t batch_id, std::string_view error);
+  // Records that the process ingesting a running batch died (a batch_interrupted
+  // event); returns how many times that has happened to this batch.
+  std::int64_t record_batch_interrupted(std::int64_t batch_id, std::string_view reason);
   std::optional<BatchRecord> find_batch(std::int64_t batch_id);
   std::optional<BatchRecord> find_batch_by_checksum(std::string_view checksum);
   std::vector<BatchRecord> batches_in_state(BatchState state);  // ordered by id
