@@ -117,6 +117,7 @@ def main():
             f"elapsed {time.perf_counter() - start:.1f}s", file=sys.stderr)
     wall = time.perf_counter() - start
     if distributed:
+        dist.barrier()  # no rank tears its group down while a peer still talks to it
         dist.destroy_process_group()
     if rank != 0:
         return

@@ -74,7 +74,8 @@ DynamicPruner::DynamicPruner(const PrunerOptions& options)
     : options_(checked(options)),
       delta_(read_delta(PolicySpec::parse(options.policy))),
       policy_(make_checked_policy(options_)),
-      scores_(options.num_samples, options.initial_score, policy_->score_momentum()),
+      scores_(options.num_samples, options.initial_score, policy_->score_momentum(),
+              options.allow_negative_losses),
       weights_(options.num_samples) {}
 
 DynamicPruner::DynamicPruner(std::uint64_t num_samples, std::uint64_t num_epochs,
@@ -243,7 +244,7 @@ void DynamicPruner::finish_epoch() {
 }
 
 void DynamicPruner::update(const std::uint64_t* ids, const float* losses, std::size_t count) {
-  check_observations(ids, losses, count, num_samples());
+  check_observations(ids, losses, count, num_samples(), options_.allow_negative_losses);
   policy_->observe(scores_, ids, losses, count);
   scores_.write_checked(ids, losses, count);
 }

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -23,7 +26,9 @@ namespace winnow {
 namespace {
 
 constexpr char kMagic[4] = {'W', 'N', 'P', 'R'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
+// epoch, kind, planned, forward, full forward, candidates.
+constexpr std::uint64_t kHistoryRecordSize = 8 + 1 + 8 + 8 + 8 + 8;
 
 // Writes little-endian PODs and keeps a running checksum of every byte.
 class Writer {
@@ -57,16 +62,21 @@ class Writer {
   XXH64_state_t hash_;
 };
 
+// Reads the payload of a stream whose checksum was already verified. Every
+// length is checked against the payload bytes actually left before anything
+// is allocated from it, so no edited field can ask for more memory than the
+// file holds.
 class Reader {
  public:
-  Reader(std::istream& in, const std::string& source) : in_(in), source_(source) {
-    XXH64_reset(&hash_, 0);
-  }
+  Reader(std::istream& in, std::uint64_t payload_size, const std::string& source)
+      : in_(in), left_(payload_size), source_(source) {}
   void bytes(void* data, std::size_t size, const char* what) {
+    WINNOW_THROW_IF_NOT_KIND(size <= left_, corrupt,
+                             "pruner state '{}': file ends inside {} (truncated?)", source_, what);
     in_.read(static_cast<char*>(data), static_cast<std::streamsize>(size));
-    WINNOW_THROW_IF_NOT(static_cast<std::size_t>(in_.gcount()) == size,
-                        "pruner state '{}': file ends inside {} (truncated?)", source_, what);
-    XXH64_update(&hash_, data, size);
+    WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in_.gcount()) == size, corrupt,
+                             "pruner state '{}': file ends inside {} (truncated?)", source_, what);
+    left_ -= size;
   }
   template <typename T>
   T pod(const char* what) {
@@ -74,45 +84,86 @@ class Reader {
     bytes(&value, sizeof(T), what);
     return value;
   }
-  // Vectors are bounded by `max_size` before anything is allocated, so a
-  // corrupted length cannot ask for terabytes.
+  // Throws unless `count` records of `record_size` bytes fit in what is left.
+  void check_fits(std::uint64_t count, std::uint64_t record_size, const char* what) {
+    WINNOW_THROW_IF_NOT_KIND(count <= left_ / record_size, corrupt,
+                             "pruner state '{}': {} claims {} entries of {} bytes, but only {} "
+                             "bytes are left in the file (corrupted length field?)",
+                             source_, what, count, record_size, left_);
+  }
   template <typename T>
   std::vector<T> vec(const char* what, std::uint64_t max_size) {
     const auto size = pod<std::uint64_t>(what);
-    WINNOW_THROW_IF_NOT(size <= max_size, "pruner state '{}': {} holds {} entries, at most {} "
-                        "expected (corrupted file?)", source_, what, size, max_size);
+    WINNOW_THROW_IF_NOT_KIND(size <= max_size, corrupt,
+                             "pruner state '{}': {} holds {} entries, at most {} expected "
+                             "(corrupted file?)",
+                             source_, what, size, max_size);
+    check_fits(size, sizeof(T), what);
     std::vector<T> v(size);
     bytes(v.data(), size * sizeof(T), what);
     return v;
   }
   std::string str(const char* what) {
     const auto size = pod<std::uint64_t>(what);
-    WINNOW_THROW_IF_NOT(size <= 4096, "pruner state '{}': {} is {} bytes long (corrupted file?)",
-                        source_, what, size);
+    WINNOW_THROW_IF_NOT_KIND(size <= 4096, corrupt,
+                             "pruner state '{}': {} is {} bytes long (corrupted file?)", source_,
+                             what, size);
+    check_fits(size, 1, what);
     std::string s(size, '\0');
     bytes(s.data(), size, what);
     return s;
   }
-  void verify_checksum() {
-    const std::uint64_t expected = XXH64_digest(&hash_);
-    std::uint64_t stored = 0;
-    in_.read(reinterpret_cast<char*>(&stored), sizeof(stored));
-    WINNOW_THROW_IF_NOT(static_cast<std::size_t>(in_.gcount()) == sizeof(stored),
-                        "pruner state '{}': file ends before its checksum (truncated?)", source_);
-    WINNOW_THROW_IF_NOT(stored == expected,
-                        "pruner state '{}': checksum mismatch, the file is corrupted", source_);
-  }
-  const std::string& source() const { return source_; }
+  std::uint64_t left() const { return left_; }
 
  private:
   std::istream& in_;
+  std::uint64_t left_;
   std::string source_;
-  XXH64_state_t hash_;
 };
 
+// Bytes from the current position to the end of a seekable stream; the
+// position is left unchanged.
+std::uint64_t bytes_to_end(std::istream& in, const std::string& source) {
+  const std::istream::pos_type start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::istream::pos_type end = in.tellg();
+  in.seekg(start);
+  WINNOW_THROW_IF_NOT_KIND(start != std::istream::pos_type(-1) &&
+                               end != std::istream::pos_type(-1) && in.good(),
+                           io, "pruner state '{}': cannot determine the stream's size", source);
+  return static_cast<std::uint64_t>(end - start);
+}
+
+// Hashes the `payload_size` bytes from the current position and compares
+// them with the stored checksum that follows; rewinds to where it started.
+void verify_checksum(std::istream& in, std::uint64_t payload_size, const std::string& source) {
+  const std::istream::pos_type start = in.tellg();
+  XXH64_state_t hash;
+  XXH64_reset(&hash, 0);
+  std::vector<char> chunk(std::min<std::uint64_t>(payload_size, std::uint64_t{1} << 20));
+  for (std::uint64_t left = payload_size; left > 0;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+    in.read(chunk.data(), static_cast<std::streamsize>(n));
+    WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in.gcount()) == n, io,
+                             "pruner state '{}': read failed", source);
+    XXH64_update(&hash, chunk.data(), n);
+    left -= n;
+  }
+  std::uint64_t stored = 0;
+  in.read(reinterpret_cast<char*>(&stored), sizeof(stored));
+  WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in.gcount()) == sizeof(stored), io,
+                           "pruner state '{}': read failed", source);
+  WINNOW_THROW_IF_NOT_KIND(stored == XXH64_digest(&hash), corrupt,
+                           "pruner state '{}': checksum mismatch, the file is corrupted or "
+                           "truncated",
+                           source);
+  in.seekg(start);
+  WINNOW_THROW_IF_NOT_KIND(in.good(), io, "pruner state '{}': cannot rewind the stream", source);
+}
+
 PlanKind checked_kind(std::uint8_t raw, const std::string& source) {
-  WINNOW_THROW_IF_NOT(raw <= static_cast<std::uint8_t>(PlanKind::Annealing),
-                      "pruner state '{}': unknown plan kind {}", source, raw);
+  WINNOW_THROW_IF_NOT_KIND(raw <= static_cast<std::uint8_t>(PlanKind::Annealing), corrupt,
+                           "pruner state '{}': unknown plan kind {}", source, raw);
   return static_cast<PlanKind>(raw);
 }
 
@@ -131,6 +182,7 @@ void write_pruner(const DynamicPruner& p, std::ostream& out) {
   w.pod(o.batch_size);
   w.pod(o.world_size);
   w.pod(o.rank);
+  w.pod<std::uint8_t>(o.allow_negative_losses ? 1 : 0);  // option flags (version 3)
   w.str(p.policy_spec());
 
   w.pod(p.epoch_);
@@ -163,17 +215,38 @@ void write_pruner(const DynamicPruner& p, std::ostream& out) {
   w.vec(scores);
   w.vec(p.policy_->state());
   w.checksum();
-  WINNOW_THROW_IF_NOT(out.good(), "pruner state: write failed");
+  WINNOW_THROW_IF_NOT_KIND(out.good(), io, "pruner state: write failed");
 }
 
 DynamicPruner read_pruner(std::istream& in, const std::string& source) {
-  Reader r(in, source);
-  char magic[4];
-  r.bytes(magic, sizeof(magic), "the magic number");
+  if (in.tellg() == std::istream::pos_type(-1)) {
+    // Not seekable (a pipe): the checksum is verified in a first pass, so
+    // buffer the stream.
+    std::ostringstream all;
+    all << in.rdbuf();
+    std::istringstream copy(all.str());
+    return read_pruner(copy, source);
+  }
+  const std::uint64_t size = bytes_to_end(in, source);
+  constexpr std::uint64_t kChecksumSize = sizeof(std::uint64_t);
+  char magic[sizeof(kMagic)] = {};
+  in.read(magic, sizeof(magic));
+  WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in.gcount()) == sizeof(magic), corrupt,
+                           "pruner state '{}': file ends inside the magic number (truncated?)",
+                           source);
   WINNOW_THROW_IF_NOT(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
                       "'{}' is not a winnow pruner state file (bad magic)", source);
+  WINNOW_THROW_IF_NOT_KIND(size >= sizeof(kMagic) + sizeof(std::uint32_t) + kChecksumSize, corrupt,
+                           "pruner state '{}': file of {} bytes is too short (truncated?)", source,
+                           size);
+  in.seekg(-static_cast<std::streamoff>(sizeof(magic)), std::ios::cur);
+  // Nothing in the file is trusted before its checksum matches.
+  verify_checksum(in, size - kChecksumSize, source);
+
+  Reader r(in, size - kChecksumSize, source);
+  r.bytes(magic, sizeof(magic), "the magic number");
   const auto version = r.pod<std::uint32_t>("the version");
-  WINNOW_THROW_IF_NOT(version == 1 || version == kVersion,
+  WINNOW_THROW_IF_NOT(version >= 1 && version <= kVersion,
                       "pruner state '{}': format version {} is not supported (this build reads 1 "
                       "to {})",
                       source, version, kVersion);
@@ -187,15 +260,22 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   if (version >= 2) {
     o.world_size = r.pod<std::uint64_t>("world_size");
     o.rank = r.pod<std::uint64_t>("rank");
-    WINNOW_THROW_IF_NOT(o.world_size >= 1 && o.rank < o.world_size,
-                        "pruner state '{}': implausible rank {} of world_size {} (corrupted "
-                        "file?)",
-                        source, o.rank, o.world_size);
+    WINNOW_THROW_IF_NOT_KIND(o.world_size >= 1 && o.rank < o.world_size, corrupt,
+                             "pruner state '{}': implausible rank {} of world_size {} (corrupted "
+                             "file?)",
+                             source, o.rank, o.world_size);
+  }
+  if (version >= 3) {
+    const auto flags = r.pod<std::uint8_t>("the option flags");
+    WINNOW_THROW_IF_NOT_KIND(flags <= 1, corrupt, "pruner state '{}': unknown option flags {}",
+                             source, flags);
+    o.allow_negative_losses = (flags & 1) != 0;
   }
   o.policy = r.str("the policy spec");
   const std::uint64_t n = o.num_samples;
-  WINNOW_THROW_IF_NOT(n > 0 && n <= (std::uint64_t{1} << 56),
-                      "pruner state '{}': implausible num_samples {} (corrupted file?)", source, n);
+  WINNOW_THROW_IF_NOT_KIND(n > 0 && n <= (std::uint64_t{1} << 56), corrupt,
+                           "pruner state '{}': implausible num_samples {} (corrupted file?)",
+                           source, n);
 
   const auto epoch = r.pod<std::uint64_t>("epoch");
   const bool plan_built = r.pod<std::uint8_t>("plan flag") != 0;
@@ -213,8 +293,9 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   plan.palette = r.vec<float>("plan palette", 256);
 
   const auto history_size = r.pod<std::uint64_t>("history size");
-  WINNOW_THROW_IF_NOT(history_size <= (std::uint64_t{1} << 32),
-                      "pruner state '{}': implausible history size {}", source, history_size);
+  WINNOW_THROW_IF_NOT_KIND(history_size <= (std::uint64_t{1} << 32), corrupt,
+                           "pruner state '{}': implausible history size {}", source, history_size);
+  r.check_fits(history_size, kHistoryRecordSize, "the history");
   std::vector<EpochStats> history(history_size);
   for (EpochStats& e : history) {
     e.epoch = r.pod<std::uint64_t>("history");
@@ -226,66 +307,108 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
   }
   const std::vector<float> scores = r.vec<float>("scores", n);
   const std::vector<float> policy_state = r.vec<float>("policy state", n);
-  r.verify_checksum();
+  WINNOW_THROW_IF_NOT_KIND(r.left() == 0, corrupt,
+                           "pruner state '{}': {} unexpected bytes after the state", source,
+                           r.left());
 
   // The file is intact; check that its parts fit together.
-  WINNOW_THROW_IF_NOT(scores.size() == n, "pruner state '{}': {} scores for {} samples", source,
-                      scores.size(), n);
-  WINNOW_THROW_IF_NOT(!plan.palette.empty() && plan.palette[0] == 1.0f,
-                      "pruner state '{}': bad weight palette", source);
-  WINNOW_THROW_IF_NOT(plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(),
-                      "pruner state '{}': {} weight codes for {} plan entries", source,
-                      plan.weight_codes.size(), plan.ids.size());
+  WINNOW_THROW_IF_NOT_KIND(scores.size() == n, corrupt,
+                           "pruner state '{}': {} scores for {} samples", source, scores.size(),
+                           n);
+  WINNOW_THROW_IF_NOT_KIND(!plan.palette.empty() && plan.palette[0] == 1.0f, corrupt,
+                           "pruner state '{}': bad weight palette", source);
+  WINNOW_THROW_IF_NOT_KIND(
+      plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(), corrupt,
+      "pruner state '{}': {} weight codes for {} plan entries", source, plan.weight_codes.size(),
+      plan.ids.size());
   for (std::uint64_t id : plan.ids) {
-    WINNOW_THROW_IF_NOT(id < n, "pruner state '{}': plan id {} out of range", source, id);
+    WINNOW_THROW_IF_NOT_KIND(id < n, corrupt, "pruner state '{}': plan id {} out of range",
+                             source, id);
   }
   for (std::uint8_t code : plan.weight_codes) {
-    WINNOW_THROW_IF_NOT(code < plan.palette.size(), "pruner state '{}': bad weight code {}",
-                        source, code);
+    WINNOW_THROW_IF_NOT_KIND(code < plan.palette.size(), corrupt,
+                             "pruner state '{}': bad weight code {}", source, code);
   }
-  WINNOW_THROW_IF_NOT(cursor <= plan.ids.size(), "pruner state '{}': position {} beyond plan "
-                      "of {}", source, cursor, plan.ids.size());
+  WINNOW_THROW_IF_NOT_KIND(cursor <= plan.ids.size(), corrupt,
+                           "pruner state '{}': position {} beyond plan of {}", source, cursor,
+                           plan.ids.size());
 
-  DynamicPruner pruner(o);
-  pruner.assign_scores(scores.data(), scores.size());
-  pruner.policy_->set_state(policy_state);
-  pruner.epoch_ = epoch;
-  pruner.plan_built_ = plan_built;
-  pruner.epoch_finished_ = epoch_finished;
-  pruner.cursor_ = cursor;
-  pruner.steps_served_ = steps_served;
-  pruner.history_ = std::move(history);
-  if (plan_built) pruner.weights_.assign(plan);
-  pruner.plan_ = std::move(plan);
-  if (plan_built) pruner.build_shard();
-  WINNOW_THROW_IF_NOT(!plan_built || cursor <= pruner.shard_size(),
-                      "pruner state '{}': position {} beyond this rank's shard of {}", source,
-                      cursor, pruner.shard_size());
-  pruner.plan_generation_ = plan_built ? 1 : 0;
-  return pruner;
+  try {
+    DynamicPruner pruner(o);
+    pruner.assign_scores(scores.data(), scores.size());
+    pruner.policy_->set_state(policy_state);
+    pruner.epoch_ = epoch;
+    pruner.plan_built_ = plan_built;
+    pruner.epoch_finished_ = epoch_finished;
+    pruner.cursor_ = cursor;
+    pruner.steps_served_ = steps_served;
+    pruner.history_ = std::move(history);
+    if (plan_built) pruner.weights_.assign(plan);
+    pruner.plan_ = std::move(plan);
+    if (plan_built) pruner.build_shard();
+    WINNOW_THROW_IF_NOT(!plan_built || cursor <= pruner.shard_size(),
+                        "position {} beyond this rank's shard of {}", cursor,
+                        pruner.shard_size());
+    pruner.plan_generation_ = plan_built ? 1 : 0;
+    return pruner;
+  } catch (const Error& e) {
+    // An intact file whose content the pruner refuses (options, policy state).
+    WINNOW_THROW_KIND(corrupt, "pruner state '{}': {}", source, e.what());
+  }
 }
 
+namespace {
+
+// fsyncs `path` (a file or a directory) and checks the result.
+void sync_to_disk(const std::string& path, int flags, const char* what,
+                  const std::string& target) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  WINNOW_THROW_IF_NOT_KIND(fd >= 0, io, "cannot save pruner state '{}': cannot open {} '{}': {}",
+                           target, what, path, std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  // EINVAL: the file system cannot sync this kind of file (some refuse
+  // directories); there is nothing more to do.
+  WINNOW_THROW_IF_NOT_KIND(rc == 0 || error == EINVAL, io,
+                           "cannot save pruner state '{}': fsync of {} '{}' failed: {}", target,
+                           what, path, std::strerror(error));
+}
+
+// Removes the temporary file unless it was moved into place.
+struct TempFile {
+  std::string path;
+  bool moved = false;
+  ~TempFile() {
+    if (!moved) std::remove(path.c_str());
+  }
+};
+
+}  // namespace
+
 void save_pruner(const DynamicPruner& pruner, const std::string& path) {
-  const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
+  static std::atomic<std::uint64_t> counter{0};
+  TempFile temp{fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++)};
   {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    WINNOW_THROW_IF_NOT(out.is_open(), "cannot write pruner state '{}': {}", temp,
-                        std::strerror(errno));
+    std::ofstream out(temp.path, std::ios::binary | std::ios::trunc);
+    WINNOW_THROW_IF_NOT_KIND(out.is_open(), io,
+                             "cannot save pruner state '{}': cannot create '{}': {}", path,
+                             temp.path, std::strerror(errno));
     write_pruner(pruner, out);
-    out.flush();
-    WINNOW_THROW_IF_NOT(out.good(), "cannot write pruner state '{}': write failed", temp);
+    out.close();
+    WINNOW_THROW_IF_NOT_KIND(!out.fail(), io, "cannot save pruner state '{}': writing '{}' failed",
+                             path, temp.path);
   }
-  // Reach the disk before the rename makes the new file visible.
-  const int fd = ::open(temp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temp.c_str());
-    WINNOW_THROW("cannot move pruner state into place at '{}': {}", path, reason);
-  }
+  // The data reaches the disk before the rename makes it visible, and the
+  // rename itself reaches it before save returns.
+  sync_to_disk(temp.path, O_RDONLY, "the temporary file", path);
+  WINNOW_THROW_IF_NOT_KIND(std::rename(temp.path.c_str(), path.c_str()) == 0, io,
+                           "cannot save pruner state '{}': cannot move '{}' into place: {}", path,
+                           temp.path, std::strerror(errno));
+  temp.moved = true;
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  sync_to_disk(folder, O_RDONLY | O_DIRECTORY, "the folder", path);
 }
 
 std::uint64_t plan_hash(const EpochPlan& plan) {
@@ -301,8 +424,14 @@ std::uint64_t plan_hash(const EpochPlan& plan) {
 
 DynamicPruner load_pruner(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  WINNOW_THROW_IF_NOT(in.is_open(), "cannot read pruner state '{}': {}", path,
-                      std::strerror(errno));
+  if (!in.is_open()) {
+    const int error = errno;
+    if (error == ENOENT) {
+      WINNOW_THROW_KIND(not_found, "cannot read pruner state '{}': {}", path,
+                        std::strerror(error));
+    }
+    WINNOW_THROW_KIND(io, "cannot read pruner state '{}': {}", path, std::strerror(error));
+  }
   return read_pruner(in, path);
 }
 

@@ -6,8 +6,9 @@
 
 namespace winnow {
 
-ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float momentum)
-    : initial_score_(initial_score), momentum_(momentum) {
+ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float momentum,
+                       bool allow_negative)
+    : initial_score_(initial_score), momentum_(momentum), allow_negative_(allow_negative) {
   WINNOW_THROW_IF_NOT(num_samples > 0, "ScoreTable: num_samples must be positive, got 0");
   WINNOW_THROW_IF_NOT(std::isfinite(initial_score),
                       "ScoreTable: initial_score must be finite, got {}", initial_score);
@@ -17,7 +18,7 @@ ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float mom
 }
 
 void check_observations(const std::uint64_t* ids, const float* losses, std::size_t count,
-                        std::uint64_t num_samples) {
+                        std::uint64_t num_samples, bool allow_negative) {
   WINNOW_THROW_IF_NOT(count == 0 || (ids != nullptr && losses != nullptr),
                       "scores update: null ids or losses for {} observations", count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -29,11 +30,16 @@ void check_observations(const std::uint64_t* ids, const float* losses, std::size
                         "scores update: loss of sample {} at position {} is {}; losses "
                         "must be finite",
                         ids[i], i, losses[i]);
+    WINNOW_THROW_IF_NOT(allow_negative || losses[i] >= 0.0f,
+                        "scores update: loss of sample {} at position {} is {}; losses must not "
+                        "be negative (allow_negative_losses permits them for losses that can "
+                        "legitimately be)",
+                        ids[i], i, losses[i]);
   }
 }
 
 void ScoreTable::update(const std::uint64_t* ids, const float* losses, std::size_t count) {
-  check_observations(ids, losses, count, size());
+  check_observations(ids, losses, count, size(), allow_negative_);
   write_checked(ids, losses, count);
 }
 

@@ -7,8 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -20,18 +22,55 @@ namespace {
 
 constexpr int kWorld = 2;
 
+// Blocks each caller until all `count` threads have arrived (C++17 has no
+// std::barrier).
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(int count) : left_(count) {}
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (--left_ == 0) {
+      all_arrived_.notify_all();
+      return;
+    }
+    all_arrived_.wait(lock, [this] { return left_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable all_arrived_;
+  int left_;
+};
+
 // Runs body(rank, group) on kWorld threads; rethrows the first failure.
+// A rank keeps its group until every rank is done with its own: one that
+// closed its sockets early made a peer still connecting (or still in its
+// last collective) fail with "Connection closed by peer".
 void run_ranks(const std::string& init_file,
                const std::function<void(int, c10::intrusive_ptr<c10d::ProcessGroup>)>& body) {
   std::vector<std::exception_ptr> errors(kWorld);
   std::vector<std::thread> threads;
+  ThreadBarrier created(kWorld);
+  ThreadBarrier finished(kWorld);
   for (int rank = 0; rank < kWorld; ++rank) {
     threads.emplace_back([&, rank] {
+      c10::intrusive_ptr<c10d::ProcessGroup> group;
       try {
-        body(rank, make_gloo_group(init_file, kWorld, rank));
+        group = make_gloo_group(init_file, kWorld, rank);
       } catch (...) {
         errors[static_cast<std::size_t>(rank)] = std::current_exception();
       }
+      // Every rank has its group (or has failed) before any rank starts.
+      created.arrive_and_wait();
+      if (group) {
+        try {
+          body(rank, group);
+        } catch (...) {
+          errors[static_cast<std::size_t>(rank)] = std::current_exception();
+        }
+      }
+      finished.arrive_and_wait();
+      group.reset();
     });
   }
   for (auto& t : threads) t.join();

@@ -115,6 +115,39 @@ TEST_CASE("bad input to the loss helper gets a clear error and changes nothing",
   CHECK(std::vector<float>(pruner->scores().data(), pruner->scores().data() + 50) == before);
 }
 
+TEST_CASE("negative losses are refused on both paths unless the pruner allows them", "[loss]") {
+  auto host_pruner = pruner_with_weights(50);
+  PrunedLoss host(host_pruner);
+  const auto ids = planned_ids(*host_pruner, 3);
+  CHECK_THROWS_WITH(host(torch::tensor({1.0f, -1e30f, 1.0f}), ids),
+                    Catch::Contains("must not be negative"));
+  CHECK(host_pruner->scores().mean() == Approx(1.0));
+
+  auto device_pruner = std::make_shared<DynamicPruner>(10, 5, "infobatch", 1);
+  PrunedLoss device(device_pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
+  device_pruner->begin_epoch();
+  while (device_pruner->next_batch(10)) {
+  }
+  device(torch::tensor({3.0f, -1e30f}), torch::tensor({3, 4}, torch::kLong));
+  CHECK_THROWS_WITH(device_pruner->begin_epoch(),
+                    Catch::Contains("1 observations") && Catch::Contains("negative"));
+  CHECK(device_pruner->scores()[3] == 3.0f);
+  CHECK(device_pruner->scores()[4] == device_pruner->scores().initial_score());
+
+  PrunerOptions o;
+  o.num_samples = 10;
+  o.num_epochs = 5;
+  o.allow_negative_losses = true;
+  auto signed_pruner = std::make_shared<DynamicPruner>(o);
+  PrunedLoss signed_device(signed_pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
+  signed_pruner->begin_epoch();
+  while (signed_pruner->next_batch(10)) {
+  }
+  signed_device(torch::tensor({-0.5f, -2.0f}), torch::tensor({3, 4}, torch::kLong));
+  signed_pruner->begin_epoch();
+  CHECK(signed_pruner->scores()[4] == -2.0f);
+}
+
 TEST_CASE("half-precision losses keep fp32 scores", "[loss]") {
   auto pruner = pruner_with_weights(20);
   PrunedLoss pruned_loss(pruner);

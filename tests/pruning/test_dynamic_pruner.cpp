@@ -2,9 +2,11 @@
 
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 
 #include "test_helpers.h"
 #include "winnow/error.h"
+#include "winnow/pruning/pruner_io.h"
 
 using namespace winnow;
 
@@ -197,4 +199,36 @@ TEST_CASE("policy spec reports every parameter including the schedule", "[pruner
   DynamicPruner full(10, 10, "full");
   CHECK(full.policy_spec() == "full(shuffle=1)");
   CHECK(full.plan().kind == PlanKind::Full);
+}
+
+TEST_CASE("negative losses are rejected unless the options allow them", "[pruner]") {
+  const std::uint64_t ids[] = {3, 4};
+  const float losses[] = {0.5f, -1e30f};
+  {
+    DynamicPruner pruner(100, 4, "infobatch", 2);
+    const auto error = test::thrown_error([&] { pruner.update(ids, losses, 2); });
+    REQUIRE(error);
+    CHECK(error->kind() == ErrorKind::invalid_input);
+    CHECK_THAT(error->what(), Catch::Contains("sample 4") && Catch::Contains("-1e+30") &&
+                                  Catch::Contains("allow_negative_losses"));
+    CHECK(pruner.scores()[3] == 1.0f);  // nothing recorded
+    CHECK(pruner.scores().mean() == Approx(1.0));
+    const float zero[] = {0.0f, -0.0f};
+    pruner.update(ids, zero, 2);
+  }
+  PrunerOptions o;
+  o.num_samples = 100;
+  o.num_epochs = 4;
+  o.allow_negative_losses = true;
+  DynamicPruner pruner(o);
+  const float log_ratios[] = {-0.5f, -2.0f};
+  pruner.update(ids, log_ratios, 2);
+  CHECK(pruner.scores()[4] == -2.0f);
+  // The option is part of the saved state.
+  std::stringstream stream;
+  write_pruner(pruner, stream);
+  DynamicPruner restored = read_pruner(stream, "negative");
+  CHECK(restored.allows_negative_losses());
+  restored.update(ids, log_ratios, 2);
+  CHECK(restored.scores()[3] == -0.5f);
 }

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
+#include "winnow/error.h"
 #include "winnow/pruning/dynamic_pruner.h"
 #include "winnow/pruning/epoch_plan.h"
 
@@ -38,6 +40,18 @@ inline std::vector<float> synthetic_losses(std::uint64_t n, std::uint64_t salt) 
     l = static_cast<float>(x % 20000) / 10000.0f;
   }
   return losses;
+}
+
+// The winnow::Error that `f` throws, or nullopt when it returns. Any other
+// exception (std::bad_alloc) propagates and fails the test.
+template <typename F>
+std::optional<Error> thrown_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 inline std::vector<std::uint64_t> iota_ids(std::uint64_t n) {

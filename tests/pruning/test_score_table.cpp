@@ -41,6 +41,19 @@ TEST_CASE("a bad update changes nothing", "[scores]") {
   }
 }
 
+TEST_CASE("a negative loss is refused unless the table allows it", "[scores]") {
+  ScoreTable table(4, 1.0f);
+  const std::vector<std::uint64_t> ids{0, 2};
+  const std::vector<float> losses{2.0f, -1e30f};
+  CHECK_THROWS_WITH(table.update(ids.data(), losses.data(), 2),
+                    Catch::Contains("sample 2") && Catch::Contains("must not be negative"));
+  CHECK(table.mean() == Approx(1.0));
+
+  ScoreTable signed_table(4, 1.0f, 0.0f, /*allow_negative=*/true);
+  signed_table.update(ids.data(), losses.data(), 2);
+  CHECK(signed_table[2] == -1e30f);
+}
+
 TEST_CASE("momentum turns scores into an exponential moving average", "[scores]") {
   ScoreTable table(1, 1.0f, 0.75f);
   const std::uint64_t id = 0;

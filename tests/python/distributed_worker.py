@@ -126,5 +126,8 @@ def run_rank(rank, world_size, init_file, out_dir):
         }
         with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
             pickle.dump(result, f)
+        # No rank closes its sockets while a peer may still be in its last
+        # collective ("Connection closed by peer").
+        dist.barrier()
     finally:
         dist.destroy_process_group()

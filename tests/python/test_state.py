@@ -1,6 +1,7 @@
 """Checkpoints: state_dict / load_state_dict mid-epoch, pickling, copying."""
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -109,3 +110,49 @@ def test_pickle_and_copy_of_indexed_dataset():
     blank = winnow.IndexedDataset.__new__(winnow.IndexedDataset)
     with pytest.raises(AttributeError):
         blank.dataset
+
+
+def _u64(data, at):
+    return int.from_bytes(data[at:at + 8], "little")
+
+
+def _put_u64(data, at, value):
+    data[at:at + 8] = value.to_bytes(8, "little")
+
+
+def test_damaged_bytes_raise_winnow_error_of_kind_corrupt():
+    s = winnow.Sampler(300, 5, seed=1)
+    train_epoch(s)
+    len(s)  # plans the next epoch
+    good = s.pruner.to_bytes()
+    # Layout (pruner_io.cpp): num_samples at 8, the policy spec's length at 69 (68
+    # before version 3), then the spec and 43 bytes of position before the plan ids' length.
+    policy_at = 69 if int.from_bytes(good[4:8], "little") >= 3 else 68
+    ids_at = policy_at + 8 + _u64(good, policy_at) + 43
+    assert _u64(good, ids_at) == s.pruner.plan_size()
+    cases = {}
+    for length in (s.pruner.plan_size() + 1000, 2 ** 31, 2 ** 55):
+        edited = bytearray(good)
+        _put_u64(edited, 8, 2 ** 40)
+        _put_u64(edited, ids_at, length)
+        cases[f"lengths {length}"] = bytes(edited)
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x40
+    cases["flipped byte"] = bytes(flipped)
+    cases["truncated"] = good[:-3]
+    cases["empty"] = b""
+    for name, data in cases.items():
+        with pytest.raises(winnow.Error, match="'edited'") as caught:  # never MemoryError
+            winnow.DynamicPruner.from_bytes(data, "edited")
+        assert caught.value.kind == "corrupt", name
+    with pytest.raises(winnow.Error, match="checksum"):
+        s.load_state_dict({**s.state_dict(), "pruner": cases["flipped byte"]})
+
+
+def test_save_into_a_missing_folder_is_an_io_error(tmp_path):
+    s = winnow.Sampler(50, 2)
+    path = tmp_path / "missing" / "state.wnpr"
+    with pytest.raises(winnow.Error, match=re.escape(str(path))) as caught:
+        s.pruner.save(str(path))
+    assert caught.value.kind == "io"
+    assert not (tmp_path / "missing").exists()

@@ -138,3 +138,29 @@ def test_ids_above_2_pow_24_are_exact():
     np.testing.assert_array_equal(s.pruner.scores_of(neighbours), np.ones(3, np.float32))
     with pytest.raises(winnow.Error, match=f"sample id {n} "):
         s.update(torch.tensor([n]), torch.tensor([1.0]))
+
+
+def test_negative_losses_are_refused_unless_allowed():
+    s = pruning_sampler(n=100)
+    ids = torch.arange(4)
+    before = s.pruner.scores_of(np.arange(4))
+    with pytest.raises(winnow.Error, match=r"loss of sample 2 at position 2 is -1e\+30") as caught:
+        s.update(ids, torch.tensor([0.1, 0.2, -1e30, 0.4]))
+    assert caught.value.kind == "invalid_input"
+    np.testing.assert_array_equal(s.pruner.scores_of(np.arange(4)), before)  # nothing changed
+    s.update(ids, torch.tensor([0.0, -0.0, 0.5, 1.0]))  # zero is a loss
+
+    signed = winnow.Sampler(100, 4, seed=0, allow_negative_losses=True)
+    assert signed.pruner.allow_negative_losses
+    signed.update(ids, torch.tensor([-0.5, -2.0, 0.5, 1.0]))
+    assert signed.scores()[1] == -2.0
+    assert pickle.loads(pickle.dumps(signed)).pruner.allow_negative_losses  # saved with the state
+
+
+def test_device_tables_skip_negative_losses_and_report_them():
+    s = winnow.Sampler(100, 4, seed=0, device_tables=True)
+    train_epoch(s)
+    s.update(torch.arange(3), torch.tensor([1.0, -1e30, 2.0]))
+    with pytest.raises(winnow.Error, match="1 observations reported on cpu"):
+        len(s)
+    assert s.scores().min() >= 0

@@ -3,7 +3,8 @@
 // torch Sampler and loss helper on this thin layer.
 //
 // Arrays cross as numpy buffers: ids as int64, losses and weights as float32.
-// Every winnow::Error becomes winnow.Error (a ValueError) with the same message.
+// Every winnow::Error, of any kind, becomes winnow.Error (a ValueError) with the
+// same message and its kind as the attribute `kind` ("corrupt", "io", ...).
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -110,7 +111,17 @@ DynamicPruner from_bytes(const py::bytes& data, const std::string& source) {
 PYBIND11_MODULE(_winnow, m) {
   m.doc() = "winnow's pruning core (DynamicPruner) for Python; use the `winnow` package";
 
-  py::register_exception<winnow::Error>(m, "Error", PyExc_ValueError);
+  static py::exception<winnow::Error> error_type(m, "Error", PyExc_ValueError);
+  error_type.attr("kind") = "invalid_input";  // for errors raised in Python
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const winnow::Error& e) {
+      py::object error = py::reinterpret_borrow<py::object>(error_type.ptr())(e.what());
+      error.attr("kind") = winnow::to_string(e.kind());
+      PyErr_SetObject(error_type.ptr(), error.ptr());
+    }
+  });
 
   m.def("policy_names", [] { return winnow::PolicyRegistry::instance().names(); },
         "Names of the registered pruning policies.");
@@ -119,7 +130,8 @@ PYBIND11_MODULE(_winnow, m) {
                             "One pruning run: scores, epoch plans, batches, weights, statistics.")
       .def(py::init([](std::uint64_t num_samples, std::uint64_t num_epochs, const std::string& policy,
                        std::uint64_t seed, float initial_score, std::uint64_t step_budget,
-                       std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank) {
+                       std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank,
+                       bool allow_negative_losses) {
              winnow::PrunerOptions o;
              o.num_samples = num_samples;
              o.num_epochs = num_epochs;
@@ -130,13 +142,16 @@ PYBIND11_MODULE(_winnow, m) {
              o.batch_size = batch_size;
              o.world_size = world_size;
              o.rank = rank;
+             o.allow_negative_losses = allow_negative_losses;
              return DynamicPruner(o);
            }),
            py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
            py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
            py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0,
+           py::kw_only(), py::arg("allow_negative_losses") = false,
            "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
-           "same global plan as every rank and serves its shard (see shard_ids).")
+           "same global plan as every rank and serves its shard (see shard_ids). update() "
+           "rejects negative losses unless allow_negative_losses is True.")
       // --- epoch lifecycle ---
       .def("begin_epoch", [](DynamicPruner& p) { return p.begin_epoch().size(); },
            "Builds the coming epoch's plan (idempotent until some of it is served); returns its "
@@ -188,8 +203,8 @@ PYBIND11_MODULE(_winnow, m) {
              p.update(as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()));
            },
            py::arg("ids"), py::arg("losses"),
-           "Records raw per-sample losses as scores; checks everything first and changes nothing "
-           "on error.")
+           "Records raw per-sample losses as scores; checks everything first (ids in range, "
+           "losses finite and, unless allowed, not negative) and changes nothing on error.")
       .def("weights",
            [](const DynamicPruner& p, const py::array& ids) {
              const IdArray id = checked_ids(ids, p.num_samples(), "weights");
@@ -250,6 +265,7 @@ PYBIND11_MODULE(_winnow, m) {
       .def_property_readonly("seed", &DynamicPruner::seed)
       .def_property_readonly("world_size", &DynamicPruner::world_size)
       .def_property_readonly("rank", &DynamicPruner::rank)
+      .def_property_readonly("allow_negative_losses", &DynamicPruner::allows_negative_losses)
       .def_property_readonly("delta", &DynamicPruner::delta)
       .def_property_readonly("fixed_step", &DynamicPruner::fixed_step)
       .def_property_readonly("steps_served", &DynamicPruner::steps_served)

@@ -5,8 +5,9 @@ It behaves as the C++ helper winnow::PrunedLoss (plugins/torch/src/pruned_loss.c
 
 - it never modifies the caller's tensor and keeps autograd intact; fp16 and
   bf16 losses are fine (scores are kept in fp32);
-- on the CPU it updates the core's host score table at once (bad ids or
-  non-finite losses raise there and change nothing);
+- on the CPU it updates the core's host score table at once (bad ids,
+  non-finite losses or negative ones, unless the core allows them, raise there
+  and change nothing);
 - on another device it keeps scores and weights as device tensors: each step is
   a gather and a scatter on the device, with no device-to-host synchronisation.
   Scores come to the host once per epoch, just before the next plan is built
@@ -103,7 +104,8 @@ class DeviceTables:
         if bad > 0:
             self.invalid.zero_()
             raise Error(f"update: {bad} observations reported on {self.device} since the last "
-                        f"plan had an id out of range or a non-finite loss; they were skipped")
+                        f"plan had an id out of range or a non-finite or negative loss; they "
+                        f"were skipped")
 
     def update(self, core, loss, ids):
         """Records this batch's losses; returns its weighted mean."""
@@ -114,6 +116,8 @@ class DeviceTables:
         id_device, valid = self.device_ids(core, ids)
         values = values.to(self.device, torch.float32)
         valid = valid.logical_and(torch.isfinite(values))
+        if not core.allow_negative_losses:
+            valid = valid.logical_and(values.ge(0))
         self.invalid.add_(valid.logical_not().sum())
         old = self.scores.index_select(0, id_device)
         self.scores.index_put_((id_device,), torch.where(valid, values, old))

@@ -65,20 +65,26 @@ class Sampler(torch.utils.data.Sampler):
     (accelerate's prepared DataLoader); scores are still synchronised.
     ``verify_plan=True`` all-gathers ``plan_hash()`` at the start of each epoch
     and raises on every rank if any rank planned differently.
+
+    ``update`` raises winnow.Error on a negative loss (it would drag down the
+    mean the policies threshold on); ``allow_negative_losses=True`` accepts
+    them for losses that can legitimately be negative.
     """
 
     _CHUNK = 1024  # ids taken from the core at a time
 
     def __init__(self, num_samples, num_epochs, policy="infobatch", prune_ratio=0.5,
                  delta=0.875, seed=0, *, world_size=None, rank=None, process_group=None,
-                 shard=True, verify_plan=False, device_tables=None):
+                 shard=True, verify_plan=False, device_tables=None,
+                 allow_negative_losses=False):
         # torch's Sampler.__init__ only wants a data_source it ignores.
         explicit_ranks = world_size is not None
         world_size, rank = resolve_ranks(world_size, rank, process_group)
         self._core = DynamicPruner(int(num_samples), int(num_epochs),
                                    policy_spec(policy, prune_ratio, delta), int(seed),
                                    world_size=world_size if shard else 1,
-                                   rank=rank if shard else 0)
+                                   rank=rank if shard else 0,
+                                   allow_negative_losses=bool(allow_negative_losses))
         self._sync = ScoreSync(world_size, rank, process_group) if world_size > 1 else None
         self._verify_plan = bool(verify_plan)
         self._device_tables = device_tables

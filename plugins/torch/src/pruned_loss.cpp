@@ -75,7 +75,7 @@ struct PrunedLoss::DeviceState {
     if (bad > 0) {
       invalid.zero_();
       WINNOW_THROW("PrunedLoss: {} observations reported on {} since the last plan had an id "
-                   "out of range or a non-finite loss; they were skipped",
+                   "out of range or a non-finite or negative loss; they were skipped",
                    bad, device.str());
     }
   }
@@ -135,6 +135,7 @@ at::Tensor PrunedLoss::operator()(const at::Tensor& per_sample_loss, const at::T
   at::Tensor id_device;
   const at::Tensor loss = per_sample_loss.detach().to(state.device, at::kFloat);
   at::Tensor valid = at::isfinite(loss);
+  if (!pruner_->allows_negative_losses()) valid = valid.logical_and(loss.ge(0));
   if (ids.is_cpu()) {
     id_device = host_ids(ids, n).to(state.device, /*non_blocking=*/true);
   } else {

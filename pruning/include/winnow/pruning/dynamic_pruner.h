@@ -60,6 +60,9 @@ struct PrunerOptions {
   std::uint64_t batch_size = 0;      // required in fixed-step mode
   std::uint64_t world_size = 1;      // data-parallel ranks sharing one plan (>= 1)
   std::uint64_t rank = 0;            // this pruner's rank, < world_size
+  // update() rejects losses below 0 unless this is set (losses that can be
+  // negative, e.g. log-likelihood ratios); see docs/pruning.md.
+  bool allow_negative_losses = false;
 };
 
 // A batch of the current plan: positions [first, first + size) of this rank's
@@ -101,8 +104,9 @@ class DynamicPruner {
   void finish_epoch();
 
   // --- per step ------------------------------------------------------------
-  // Records per-sample losses (raw, unweighted). Throws on an id out of range
-  // or a non-finite loss, and then changes nothing.
+  // Records per-sample losses (raw, unweighted). Throws on an id out of range,
+  // a non-finite loss or a negative one (unless allow_negative_losses), and
+  // then changes nothing.
   void update(const std::uint64_t* ids, const float* losses, std::size_t count);
   // Loss weights of the current plan for `ids`; throws on an id out of range.
   void weights(const std::uint64_t* ids, std::size_t count, float* out) const;
@@ -132,6 +136,7 @@ class DynamicPruner {
   const ScoreTable& scores() const { return scores_; }
   const WeightTable& weight_table() const { return weights_; }
   const PrunerOptions& options() const { return options_; }
+  bool allows_negative_losses() const { return options_.allow_negative_losses; }
   // First epoch of the annealing phase (epoch mode).
   std::uint64_t annealing_epoch() const;
 

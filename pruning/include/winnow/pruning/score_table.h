@@ -15,17 +15,21 @@ class ScoreTable {
  public:
   // Every sample starts at `initial_score`; when all scores are equal no sample
   // lies strictly below the mean, so the first epoch always trains on all data.
+  // Negative losses are rejected unless `allow_negative` is set: one huge
+  // negative value would drag the mean the policies threshold on.
   explicit ScoreTable(std::uint64_t num_samples, float initial_score = 1.0f,
-                      float momentum = 0.0f);
+                      float momentum = 0.0f, bool allow_negative = false);
 
   std::uint64_t size() const { return scores_.size(); }
   float operator[](std::uint64_t id) const { return scores_[id]; }
   const float* data() const { return scores_.data(); }
   float initial_score() const { return initial_score_; }
   float momentum() const { return momentum_; }
+  bool allows_negative() const { return allow_negative_; }
 
   // Records one loss per id. Checks every id and loss first, so a bad call
-  // (id out of range, NaN or infinite loss) throws and changes nothing.
+  // (id out of range, NaN, infinite or disallowed negative loss) throws and
+  // changes nothing.
   void update(const std::uint64_t* ids, const float* losses, std::size_t count);
 
   // update() without the checks, for callers that already ran
@@ -44,10 +48,12 @@ class ScoreTable {
   std::vector<float> scores_;
   float initial_score_;
   float momentum_;
+  bool allow_negative_;
 };
 
-// Throws unless every id is below `num_samples` and every loss is finite.
+// Throws winnow::Error (invalid_input) unless every id is below
+// `num_samples` and every loss is finite and, unless `allow_negative`, >= 0.
 void check_observations(const std::uint64_t* ids, const float* losses, std::size_t count,
-                        std::uint64_t num_samples);
+                        std::uint64_t num_samples, bool allow_negative = false);
 
 }  // namespace winnow

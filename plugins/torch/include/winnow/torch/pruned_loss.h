@@ -14,8 +14,8 @@
 // (CUDA) it keeps scores and weights as device tensors: the per-step path is a
 // gather and a scatter on the device, with no device-to-host synchronisation.
 // Scores come to the host once per epoch, just before the next plan is built.
-// Invalid input found on the device (ids out of range, non-finite losses) is
-// skipped there and reported as an error at that epoch boundary, since
+// Invalid input found on the device (ids out of range, non-finite losses,
+// negative ones unless the pruner allows them) is skipped there and reported as an error at that epoch boundary, since
 // checking every step would force a synchronisation; ids given on the CPU (the
 // usual case) are checked at once.
 #pragma once
