@@ -7,6 +7,10 @@ namespace winnow::cli {
 
 using nlohmann::json;
 
+std::string json_text(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 json counts_json(const StatusCounts& c) {
   json j = json::object();
   for (SampleStatus s : kAllSampleStatuses) j[std::string(to_string(s))] = c[s];

@@ -9,6 +9,10 @@
 
 namespace winnow::cli {
 
+// The text of `j` for output. File names and other bytes from outside may be
+// invalid UTF-8: such bytes are replaced (U+FFFD) rather than thrown on.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 // {"accepted": n, ..., "rejected": n, "total": n}
 nlohmann::json counts_json(const StatusCounts& counts);
 // id, file, checksum, state, attempts, counts, timestamps, error.

@@ -3,10 +3,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/ingest_pipeline.h"
 #include "winnow/error.h"
@@ -15,10 +17,42 @@ namespace winnow::cli {
 
 namespace {
 
+// A plain decimal number ("-1", "+2.5", "1e-3"): a spreadsheet reads it as a
+// number, never as a formula, so it is kept as is.
+bool is_plain_number(const std::string& s) {
+  std::size_t i = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  std::size_t n = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    n += digits();
+  }
+  if (n == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+
+// One CSV cell of user-supplied text (key, label, source). A cell starting
+// with = + - @ tab or CR would run as a formula when the file is opened in a
+// spreadsheet (CSV injection, OWASP), so it gets a leading ' unless it is a
+// plain number; then RFC 4180 quoting.
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string cell = s;
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos &&
+      !is_plain_number(s)) {
+    cell.insert(0, 1, '\'');
+  }
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : cell) {
     if (c == '"') out += '"';
     out += c;
   }
@@ -74,7 +108,7 @@ Command add_export_command(CLI::App& parent) {
                       {"gain", s.gain ? json(*s.gain) : json(nullptr)},
                       {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
                       {"created_at", s.created_at}};
-                  std::cout << j.dump() << '\n';
+                  std::cout << json_text(j) << '\n';
                 },
                 filter);
             return 0;

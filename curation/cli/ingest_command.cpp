@@ -31,6 +31,8 @@
 #include "command.h"
 #include "winnow/curation/idx_importer.h"
 #include "winnow/curation/ingest_pipeline.h"
+#include "winnow/curation/label_text.h"
+#include "winnow/curation/printable_text.h"
 #include "winnow/error.h"
 
 namespace winnow::cli {
@@ -38,7 +40,7 @@ namespace winnow::cli {
 namespace {
 
 void print_report(const curation::BatchReport& r) {
-  std::cout << batch_report_json(r).dump() << "\n";
+  std::cout << json_text(batch_report_json(r)) << "\n";
   if (r.skipped) std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
 }
 
@@ -119,14 +121,6 @@ PredProbsFile read_pred_probs(const std::string& path) {
   return file;
 }
 
-// A label as the pipeline names it: integers canonical ("03" is 3), others as is.
-std::string canonical_label(const std::string& label) {
-  std::int64_t v = 0;
-  auto [p, ec] = std::from_chars(label.data(), label.data() + label.size(), v);
-  if (!label.empty() && ec == std::errc() && p == label.data() + label.size()) return std::to_string(v);
-  return label;
-}
-
 // Before anything is written: every row's key is a sample (stored, or a
 // record of a manifest) whose labels are classes of the file.
 void check_pred_probs(const PredProbsFile& file, const std::string& path,
@@ -160,10 +154,10 @@ void check_pred_probs(const PredProbsFile& file, const std::string& path,
                         "{} line {}: key '{}' is neither in the database nor in a manifest", path,
                         file.line_of_key.at(key), key);
     if (r->second->label) {
-      if (!is_class(canonical_label(*r->second->label))) fail(key, *r->second->label);
+      if (!is_class(curation::canonical_label(*r->second->label))) fail(key, *r->second->label);
     } else {
       for (const auto& a : r->second->annotations) {
-        if (!is_class(canonical_label(a.label))) fail(key, a.label);
+        if (!is_class(curation::canonical_label(a.label))) fail(key, a.label);
       }
     }
   }
@@ -231,8 +225,11 @@ Command add_ingest_command(CLI::App& parent) {
             curation::IngestPipeline pipeline(o->db);
             if (o->pred_probs.empty()) {
               for (const std::string& m : o->manifests) {
+                // Streamed: memory does not grow with the manifest.
+                curation::ManifestReader reader(m);
                 const std::string checksum = curation::file_checksum(m);
-                print_report(pipeline.ingest_batch(m, checksum, curation::read_manifest(m)));
+                print_report(
+                    pipeline.ingest_batch(curation::printable_text(m), checksum, reader));
               }
               return 0;
             }
@@ -245,11 +242,12 @@ Command add_ingest_command(CLI::App& parent) {
             for (std::size_t i = 0; i < o->manifests.size(); ++i) {
               const std::string& m = o->manifests[i];
               const curation::BatchReport report =
-                  pipeline.ingest_batch(m, curation::file_checksum(m), std::move(manifests[i]));
+                  pipeline.ingest_batch(curation::printable_text(m), curation::file_checksum(m),
+                                        std::move(manifests[i]));
               print_report(report);
               const curation::LabelRevisionReport rev =
                   pipeline.revise_label_issues(probs.table, cl, report.batch_id);
-              std::cout << revision_json(rev, probs.table, report.batch_id, cl).dump() << "\n";
+              std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << "\n";
             }
             return 0;
           }};

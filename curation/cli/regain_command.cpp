@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/ingest_pipeline.h"
 
@@ -94,7 +95,7 @@ Command add_regain_command(CLI::App& parent) {
                                {"kept_confident_learning", r.kept_confident_learning},
                                {"label_issues_without_vector", r.without_vector}};
             }
-            std::cout << out.dump() << "\n";
+            std::cout << json_text(out) << "\n";
             return 0;
           }};
 }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/curation/report/report_render.h"
@@ -58,7 +59,7 @@ Command add_report_command(CLI::App& parent) {
             const nlohmann::json report = curation::build_quality_report(store, options);
             std::string text;
             if (o->format == "json") {
-              text = report.dump(2) + "\n";
+              text = json_text(report, 2) + "\n";
             } else if (o->format == "html") {
               text = curation::render_report_html(report);
             } else {

@@ -1,9 +1,11 @@
-// winnow serve --db D --inbox DIR [--http-port P] [--http-host H] [--no-http]
-//              [--poll-ms MS] [--heartbeat FILE] [--once]
+// winnow serve --db D --inbox DIR [--http-port P] [--http-host H [--http-allow-remote]] [--no-http]
+//              [--poll-ms MS] [--heartbeat FILE] [--once] [--content-root DIR]...
+//              [--max-content-bytes N] [--max-interruptions N]
 //
 // The dataset-maintenance daemon (see maintenance_daemon.h for the inbox
 // protocol and the exactly-once guarantee). SIGTERM or SIGINT: the current
-// batch finishes, then the daemon exits with 0.
+// batch is interrupted and rolled back (it is redone at the next start), then
+// the daemon exits with 0.
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -21,10 +23,13 @@ namespace winnow::cli {
 namespace {
 
 // The running daemon, for the signal handler (request_stop only sets an
-// atomic flag, which is async-signal-safe).
+// atomic flag, which is async-signal-safe). A signal that comes while the
+// daemon is still opening the dataset is kept and honoured once it runs.
 std::atomic<curation::MaintenanceDaemon*> g_daemon{nullptr};
+std::atomic<bool> g_stop_requested{false};
 
 extern "C" void on_stop_signal(int) {
+  g_stop_requested.store(true);
   if (curation::MaintenanceDaemon* d = g_daemon.load()) d->request_stop();
 }
 
@@ -38,6 +43,7 @@ Command add_serve_command(CLI::App& parent) {
     std::string http_host = "127.0.0.1";
     int http_port = 8765;
     bool no_http = false;
+    bool http_allow_remote = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -50,31 +56,49 @@ Command add_serve_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--heartbeat", o->heartbeat, "heartbeat/status JSON file (default: DB.serve.json)");
   cmd->add_option("--http-host", o->http_host,
-                  "address of the status/metrics endpoint (loopback unless you change it)")
+                  "address of the status/metrics endpoint; a non-loopback one needs "
+                  "--http-allow-remote")
       ->capture_default_str();
   cmd->add_option("--http-port", o->http_port, "port of the endpoint; 0 picks a free one")
       ->capture_default_str();
+  cmd->add_flag("--http-allow-remote", o->http_allow_remote,
+                "allow a non-loopback --http-host and any Host header: the endpoint has NO "
+                "authentication, anyone who reaches the port reads the status");
   cmd->add_flag("--no-http", o->no_http, "no HTTP endpoint");
   cmd->add_flag("--once", o->daemon.once,
                 "handle the manifests waiting (and any interrupted one), then exit");
+  cmd->add_option("--content-root", o->daemon.content_roots,
+                  "folder that `path` records may name files beneath (repeatable; default: the "
+                  "inbox folder). Files elsewhere, behind symbolic links leading out, not "
+                  "regular or too large are rejected");
+  cmd->add_option("--max-content-bytes", o->daemon.max_content_bytes,
+                  "largest file a `path` record may name")
+      ->capture_default_str();
+  cmd->add_option("--max-interruptions", o->daemon.max_interruptions,
+                  "a manifest the daemon died while ingesting this many times goes to failed/")
+      ->capture_default_str();
   return {cmd, [o] {
+            std::signal(SIGTERM, on_stop_signal);
+            std::signal(SIGINT, on_stop_signal);
             o->daemon.poll = std::chrono::milliseconds(o->poll_ms);
             o->daemon.heartbeat_file = o->heartbeat;
+            // Refuse a public endpoint before the daemon touches the inbox or the heartbeat.
+            if (!o->no_http) check_http_bind(o->http_host, o->http_allow_remote);
             curation::DaemonStatus status;
             curation::MaintenanceDaemon daemon(o->daemon, status, status_json);
             std::optional<StatusServer> server;
             if (!o->no_http) {
-              server.emplace(status, o->http_host, o->http_port);
-              status.set_extra("http", {{"host", server->host()}, {"port", server->port()}});
-              if (o->http_host != "127.0.0.1" && o->http_host != "localhost" &&
-                  o->http_host != "::1") {
+              server.emplace(status, o->http_host, o->http_port, o->http_allow_remote);
+              status.set_extra("http", {{"host", server->host()},
+                                        {"port", server->port()},
+                                        {"allow_remote", o->http_allow_remote}});
+              if (!is_loopback_address(o->http_host)) {
                 std::cerr << "winnow serve: warning: the status endpoint listens on "
-                          << o->http_host << ", not only on loopback\n";
+                          << o->http_host << " without authentication (--http-allow-remote)\n";
               }
             }
             g_daemon = &daemon;
-            std::signal(SIGTERM, on_stop_signal);
-            std::signal(SIGINT, on_stop_signal);
+            if (g_stop_requested.load()) daemon.request_stop();
             std::cerr << "winnow serve: watching " << o->daemon.inbox.string() << " for "
                       << o->daemon.db << "; heartbeat " << daemon.heartbeat_file().string();
             if (server) {
@@ -87,7 +111,7 @@ Command add_serve_command(CLI::App& parent) {
             std::cout << nlohmann::json{{"handled", handled},
                                         {"manifests", s["manifests"]},
                                         {"samples_ingested", s["samples_ingested"]}}
-                             .dump()
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                       << "\n";
             return 0;
           }};

@@ -22,7 +22,7 @@ Command add_status_command(CLI::App& parent) {
             curation::IngestPipeline pipeline(o->db);
             const nlohmann::json j = status_json(pipeline);
             if (o->json) {
-              std::cout << j.dump(2) << "\n";
+              std::cout << json_text(j, 2) << "\n";
               return 0;
             }
             std::cout << o->db << ": " << j["total"] << " samples\n";

@@ -1,8 +1,9 @@
 // winnow: the curation command line tool. Each subcommand is in its own file
 // (see command.h); `winnow SUBCOMMAND --help` describes it.
 //
-// Exit codes: 0 ok, 1 bad input (winnow::Error, bad arguments), 2 internal
-// error (any other exception).
+// Exit codes (docs/cli.md): 0 ok, 1 invalid input (bad arguments or
+// content), 2 internal error, 3 not found, 4 busy (another process holds the
+// database or the daemon lock: try again), 5 I/O error, 6 corrupt state.
 #include <iostream>
 #include <vector>
 
@@ -15,6 +16,18 @@
 #endif
 
 namespace {
+
+int exit_code(winnow::ErrorKind kind) {
+  switch (kind) {
+    case winnow::ErrorKind::invalid_input: return 1;
+    case winnow::ErrorKind::internal: return 2;
+    case winnow::ErrorKind::not_found: return 3;
+    case winnow::ErrorKind::busy: return 4;
+    case winnow::ErrorKind::io: return 5;
+    case winnow::ErrorKind::corrupt: return 6;
+  }
+  return 2;
+}
 
 int run(int argc, char** argv) {
   using namespace winnow::cli;
@@ -48,7 +61,7 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const winnow::Error& e) {
     std::cerr << "winnow: error: " << e.what() << "\n";
-    return 1;
+    return exit_code(e.kind());
   } catch (const std::exception& e) {
     std::cerr << "winnow: internal error: " << e.what() << "\n";
     return 2;

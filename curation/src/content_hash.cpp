@@ -1,9 +1,7 @@
 #include "winnow/curation/content_hash.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <memory>
+#include <vector>
 
 // Header-only xxhash: no link dependency for installed consumers. GCC 12
 // reports false -Warray-bounds positives inside its inlined update loop.
@@ -42,9 +40,6 @@ std::string to_hex(const XXH128_hash_t& hash) {
   return out;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
 struct StateFree {
   void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
 };
@@ -67,31 +62,24 @@ std::string content_hash(ContentKind kind, const void* data, std::size_t size) {
   return to_hex(XXH3_128bits_withSeed(data, size, seed_of(kind)));
 }
 
-std::string file_content_hash(const std::string& path) {
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  WINNOW_THROW_IF_NOT(file != nullptr, "cannot open file '{}': {}", path, std::strerror(errno));
+std::string file_content_hash(const std::string& path, const FileLimits& limits) {
+  RegularFile file(path, limits);
   std::unique_ptr<XXH3_state_t, StateFree> state(XXH3_createState());
-  WINNOW_THROW_IF_NOT(state != nullptr, "cannot hash file '{}': out of memory", path);
+  WINNOW_THROW_IF_NOT_KIND(state != nullptr, internal, "cannot hash file '{}': out of memory",
+                           path);
   XXH3_128bits_reset_withSeed(state.get(), seed_of(ContentKind::path));
   std::vector<unsigned char> buffer(1 << 16);
-  for (;;) {
-    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
-    if (n > 0) {
-      XXH3_128bits_update(state.get(), buffer.data(), n);
-    }
-    if (n < buffer.size()) {
-      WINNOW_THROW_IF_NOT(!std::ferror(file.get()), "cannot read file '{}': {}", path,
-                          std::strerror(errno));
-      break;
-    }
+  while (const std::size_t n = file.read(buffer.data(), buffer.size())) {
+    XXH3_128bits_update(state.get(), buffer.data(), n);
   }
   return to_hex(XXH3_128bits_digest(state.get()));
 }
 
-std::string record_content_hash(const ManifestRecord& record) {
+std::string record_content_hash(const ManifestRecord& record, const FileLimits& limits) {
   switch (record.kind) {
     case ContentKind::path:
-      return file_content_hash(record.resolved_path.empty() ? record.path : record.resolved_path);
+      return file_content_hash(record.resolved_path.empty() ? record.path : record.resolved_path,
+                               limits);
     case ContentKind::text:
       return content_hash(ContentKind::text, record.text.data(), record.text.size());
     case ContentKind::pixels:

@@ -30,7 +30,8 @@ DaemonStatus::DaemonStatus() : started_(std::chrono::system_clock::now()) {
             {"current_file", nullptr},
             {"started_at", iso8601_utc(started_)},
             {"started_at_unix", unix_seconds(started_)},
-            {"manifests", {{"ingested", 0}, {"skipped", 0}, {"failed", 0}}},
+            {"manifests",
+             {{"ingested", 0}, {"skipped", 0}, {"failed", 0}, {"retried", 0}, {"interrupted", 0}}},
             {"samples_ingested", 0},
             {"last", nullptr},
             {"dataset", nullptr}};

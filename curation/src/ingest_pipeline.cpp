@@ -18,6 +18,7 @@
 
 #include "winnow/curation/content_hash.h"
 #include "winnow/curation/information_gain.h"
+#include "winnow/curation/label_text.h"
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
 #include "winnow/index/vector_index_factory.h"
@@ -174,6 +175,12 @@ void CurationConfig::validate() const {
 
 std::string file_checksum(const std::string& path) { return file_content_hash(path); }
 
+BatchInterrupted::BatchInterrupted(const std::string& batch)
+    : Error(fmt::format("ingest of batch '{}' was interrupted by a stop request; nothing of it was "
+                        "kept",
+                        batch),
+            __func__, __FILE__, __LINE__, ErrorKind::busy) {}
+
 std::vector<ManifestEntry> read_manifest(const std::string& path,
                                          const ManifestReaderOptions& options) {
   ManifestReader reader(path, options);
@@ -264,7 +271,7 @@ std::int64_t IngestPipeline::next_revision() {
 
 void IngestPipeline::sync_with_store() {
   const std::int64_t now = stored_revision();
-  if (now == revision_) return;
+  if (now == revision_ && index_) return;
   auto cfg = store_->get_meta(CurationConfig::kMetaKey);
   WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path_);
   CurationConfig config = CurationConfig::from_json(*cfg);
@@ -350,7 +357,7 @@ IndexInfo IngestPipeline::index_info() const {
 }
 
 std::int64_t IngestPipeline::label_id(const std::string& name, bool& names_changed) {
-  if (auto v = parse_int(name)) return *v;
+  if (auto v = numeric_label(name)) return *v;
   auto it = label_names_.find(name);
   if (it != label_names_.end()) return it->second;
   const std::int64_t id = -static_cast<std::int64_t>(label_names_.size()) - 1;
@@ -408,6 +415,23 @@ struct IngestPipeline::Pending {
 
 BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
                                          std::vector<ManifestEntry> entries) {
+  std::size_t next = 0;
+  return ingest_batch(name, checksum, [&](ManifestEntry& entry) {
+    if (next == entries.size()) return false;
+    entry = std::move(entries[next++]);
+    return true;
+  });
+}
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         ManifestReader& reader, const std::atomic<bool>* stop) {
+  return ingest_batch(
+      name, checksum, [&](ManifestEntry& entry) { return reader.next(entry); }, stop);
+}
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         const EntrySource& next_entry,
+                                         const std::atomic<bool>* stop) {
   const auto t0 = std::chrono::steady_clock::now();
   BatchReport report;
   report.name = name;
@@ -437,15 +461,18 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
                                "INSERT INTO curation_vectors(sample_id, embedding, kind, width,"
                                " height, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 
+    // Only one chunk of micro_batch entries is held at a time, so memory does
+    // not grow with the manifest: items, keys and hashes of earlier chunks are
+    // asked of the store, which sees this transaction's own rows.
+    std::vector<ManifestEntry> entries;
     std::vector<Pending> items;
-    items.reserve(entries.size());
     std::size_t flushed = 0;
     std::unordered_map<std::string, std::size_t> hash_to_item;
     std::unordered_set<std::string> batch_keys;
     // This batch's keys and hashes are in batch_keys and hash_to_item; the
     // store is asked only about earlier batches' samples, and not at all when
     // there are none (a first import saves two queries per sample).
-    const bool earlier_samples = [&] {
+    bool earlier_samples = [&] {
       Statement& any = store_->database().cached("SELECT EXISTS (SELECT 1 FROM samples)");
       any.bind_all();
       WINNOW_THROW_IF_NOT(any.step(), "{}: checking for samples returned no row", db_path_);
@@ -517,6 +544,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       }
       if (!add_ids.empty()) index_->add(add_ids, add_vectors);
       flushed = items.size();
+      earlier_samples = true;
     };
     // The store id of an item, flushing first when it is not written yet.
     auto item_id = [&](std::size_t i) {
@@ -550,8 +578,26 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     std::vector<std::size_t> recent;  // accepted items since the chunk's index search
     std::vector<std::pair<float, std::int64_t>> merged;
 
-    for (std::size_t begin = 0; begin < entries.size(); begin += chunk) {
-      const std::size_t end = std::min(entries.size(), begin + chunk);
+    for (bool more = true; more;) {
+      // The next chunk; the records of the last one are written and dropped.
+      entries.clear();
+      items.clear();
+      flushed = 0;
+      hash_to_item.clear();
+      batch_keys.clear();
+      first_id = -1;
+      item_by_id.clear();
+      content_cache.clear();
+      while (entries.size() < chunk) {
+        if (stop != nullptr && stop->load()) throw BatchInterrupted(name);
+        if (!next_entry(entries.emplace_back())) {
+          entries.pop_back();
+          more = false;
+          break;
+        }
+      }
+      const std::size_t begin = 0;
+      const std::size_t end = entries.size();
       // Embed the chunk's records and search the index once for all of them.
       chunk_vectors.clear();
       embed_errors.assign(end - begin, std::string());
@@ -778,12 +824,29 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     tx.commit();
     revision_ = revision;
   } catch (const std::exception& e) {
-    // The transaction rolled back: restore the index and labels from disk.
-    store_->fail_batch(batch.id, e.what());
-    open_index();
+    // The transaction rolled back: the in-memory index and labels hold this
+    // batch's rolled-back ids, which SQLite will hand out again. Reopen them
+    // from disk, or drop the index so that the next write reopens it.
+    try {
+      open_index();
+    } catch (const std::exception&) {
+      index_.reset();
+    }
+    try {
+      store_->fail_batch(batch.id, e.what());
+    } catch (const std::exception&) {
+      // The store is busy or broken too: the batch stays `running`, the
+      // first error is the one to report.
+    }
     throw;
   }
-  index::save_vector_index(*index_, index_path_, fp);
+  // The index file is a cache of the committed store: a failed save is a
+  // warning (it is rebuilt at the next open), never a failed batch.
+  try {
+    index::save_vector_index(*index_, index_path_, fp);
+  } catch (const std::exception& e) {
+    report.index_save_error = e.what();
+  }
   report.counts = batch.counts;
   report.seconds = seconds_since(t0);
   return report;

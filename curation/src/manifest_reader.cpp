@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/content_hash.h"
+#include "winnow/curation/printable_text.h"
 #include "winnow/error.h"
 
 namespace winnow::curation {
@@ -47,68 +48,9 @@ std::size_t nesting_depth(std::string_view line) {
   return deepest;
 }
 
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes
-// there are not valid UTF-8 (stray continuation, overlong form, surrogate,
-// beyond U+10FFFF or cut short).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  std::size_t len = 0;
-  unsigned char lo = 0x80;  // allowed range of the second byte
-  unsigned char hi = 0xBF;
-  if (c < 0x80) {
-    return 1;
-  } else if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    lo = c == 0xE0 ? 0xA0 : 0x80;  // no overlong forms
-    hi = c == 0xED ? 0x9F : 0xBF;  // no surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    lo = c == 0xF0 ? 0x90 : 0x80;
-    hi = c == 0xF4 ? 0x8F : 0xBF;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size() || byte(i + 1) < lo || byte(i + 1) > hi) {
-    return 0;
-  }
-  for (std::size_t k = 2; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      return 0;
-    }
-  }
-  return len;
-}
-
-// `text` made safe to store and print in a rejection reason: at most
-// max_bytes (then "..."), control bytes and invalid UTF-8 as \xNN. Reasons
-// end up in SQLite and in JSON output, which must be valid UTF-8.
-std::string printable_excerpt(std::string_view text, std::size_t max_bytes) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (out.size() >= max_bytes) {
-      out += "...";
-      break;
-    }
-    const std::size_t len = utf8_sequence_length(text, i);
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (len == 0 || c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
 // A JSON value as it appears in a reason (a long string is cut short).
 std::string describe_value(const nlohmann::json& value) {
-  return printable_excerpt(value.dump(), 64);
+  return printable_text(value.dump(), 64);
 }
 
 bool is_blank(std::string_view line) {
@@ -158,7 +100,7 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
   } catch (const json::parse_error& e) {
     // nlohmann's message quotes the input near the error ("last read: ..."):
     // it can be long or hold invalid UTF-8, so only a cleaned excerpt is kept.
-    std::string reason = "invalid JSON: " + printable_excerpt(e.what(), 240);
+    std::string reason = "invalid JSON: " + printable_text(e.what(), 240);
     // e.byte is one past the offending character: say why NaN is refused.
     const std::string_view at = e.byte >= 1 && e.byte <= line.size() ? line.substr(e.byte - 1)
                                                                       : std::string_view();
@@ -167,7 +109,7 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
     }
     return reject(line_number, {}, reason);
   } catch (const json::exception& e) {  // e.g. out_of_range: a number overflowing a double
-    return reject(line_number, {}, "invalid JSON: " + printable_excerpt(e.what(), 240));
+    return reject(line_number, {}, "invalid JSON: " + printable_text(e.what(), 240));
   }
   if (!doc.is_object()) {
     return reject(line_number, {}, fmt::format("record is a JSON {}, not an object", doc.type_name()));
@@ -341,9 +283,17 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
 
   if (options.hash_content) {
     try {
-      rec.content_hash = record_content_hash(rec);
+      rec.content_hash = record_content_hash(rec, options.content);
     } catch (const Error& e) {
-      return reject(line_number, key, e.what());
+      if (rec.kind != ContentKind::path || options.content.roots.empty()) {
+        return reject(line_number, key, e.what());
+      }
+      // Whoever writes the inbox must not learn what exists outside the roots.
+      return reject(line_number, key,
+                    fmt::format("path '{}' cannot be read: it must name a regular file of at most "
+                                "{} bytes beneath a content root, reached without symbolic links "
+                                "leading out",
+                                printable_text(rec.path, 240), options.content.max_bytes));
     }
   }
   ManifestEntry entry;
@@ -352,16 +302,10 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
 }
 
 ManifestReader::ManifestReader(const std::string& path, ManifestReaderOptions options)
-    : owned_(std::make_unique<std::ifstream>(path, std::ios::binary)),
+    : owned_buf_(std::make_unique<RegularFileStreamBuf>(RegularFile(path, {}, "manifest"))),
+      owned_(std::make_unique<std::istream>(owned_buf_.get())),
       name_(path),
       options_(std::move(options)) {
-  const int open_error = errno;  // of the open in the initialiser list
-  // Opening a directory succeeds on Linux; only reading it fails.
-  std::error_code ec;
-  WINNOW_THROW_IF_NOT(!std::filesystem::is_directory(path, ec),
-                      "cannot read manifest '{}': it is a directory, not a file", path);
-  WINNOW_THROW_IF_NOT(owned_->is_open(), "cannot open manifest '{}': {}", path,
-                      std::strerror(open_error));
   in_ = owned_.get();
   if (options_.base_dir.empty()) {
     options_.base_dir = std::filesystem::path(path).parent_path().string();
@@ -382,6 +326,8 @@ bool ManifestReader::read_line() {
     int c;
     try {
       c = buf->sbumpc();
+    } catch (const Error&) {
+      throw;  // RegularFile's own error, with its kind
     } catch (const std::exception& e) {
       WINNOW_THROW("cannot read manifest '{}' at line {}: {}", name_, line_ + 1, e.what());
     }

@@ -4,8 +4,11 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <atomic>
+#include <set>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -222,4 +225,77 @@ TEST_CASE("winnow CLI: init, ingest, status --json, export, exit codes", "[inges
   CHECK(run_cli(dir, "status --db " + dir.file("nope.db")).rc == 1);
   CHECK(run_cli(dir, "frobnicate").rc == 1);
   CHECK(run_cli(dir, "status --help").rc == 0);
+}
+
+namespace {
+
+// A text dataset (a cheap embedder) in `dir`, opened.
+std::unique_ptr<IngestPipeline> text_pipeline(const winnow::test::TempDir& dir,
+                                              int micro_batch = CurationConfig{}.micro_batch) {
+  const std::string db = dir.file("text.db");
+  CurationConfig config;
+  config.embedder = "hashed-ngrams(n=3,dim=64)";
+  config.micro_batch = micro_batch;
+  IngestPipeline::init(db, config);
+  return std::make_unique<IngestPipeline>(db);
+}
+
+}  // namespace
+
+TEST_CASE("numeric and named labels never share an id and out-of-range numbers stay names",
+          "[ingest][hardening]") {
+  winnow::test::TempDir dir;
+  const auto pipeline = text_pipeline(dir);
+  IngestPipeline& p = *pipeline;
+  const std::vector<std::string> labels = {"cat", "dog", "-1", "-2", "1", "007", "4294967297",
+                                           "2147483647", "2147483648"};
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    lines.push_back(json{{"key", "k" + std::to_string(i)},
+                         {"text", "sample text number " + std::to_string(i * 31)},
+                         {"label", labels[i]}}
+                        .dump());
+  }
+  ingest_file(p, write_file(dir.file("m.jsonl"), lines));
+  std::set<std::int64_t> ids;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    INFO(labels[i]);
+    const auto sample = p.store().find_by_external_key("k" + std::to_string(i));
+    REQUIRE(sample);
+    REQUIRE(sample->label);
+    ids.insert(*sample->label);
+    // Each label reads back as written (numbers in canonical form).
+    CHECK(p.label_name(*sample->label) == (labels[i] == "007" ? "7" : labels[i]));
+  }
+  CHECK(ids.size() == labels.size());  // "-1" is not "cat", 4294967297 is not 1
+}
+
+TEST_CASE("a stop request rolls the batch back and leaves the index as the store is",
+          "[ingest][hardening]") {
+  winnow::test::TempDir dir;
+  const auto pipeline = text_pipeline(dir, 16);
+  IngestPipeline& p = *pipeline;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 200; ++i) {
+    lines.push_back(json{{"key", "k" + std::to_string(i)},
+                         {"text", "a distinct text " + std::to_string(i * 7919)}}
+                        .dump());
+  }
+  const std::string path = write_file(dir.file("m.jsonl"), lines);
+  ManifestReader reader(path);
+  std::atomic<bool> stop{false};
+  std::size_t read = 0;
+  // Stops after several chunks have been written to the store and the index.
+  const EntrySource source = [&](ManifestEntry& entry) {
+    if (++read == 100) stop = true;
+    return reader.next(entry);
+  };
+  CHECK_THROWS_AS(p.ingest_batch("m.jsonl", file_checksum(path), source, &stop),
+                  BatchInterrupted);
+  CHECK(p.store().count_by_status().total() == 0);
+  CHECK(p.index_info().vectors == 0);
+  // The next batch gets the rolled-back ids again; nothing stale is found.
+  const BatchReport again = ingest_file(p, path);
+  CHECK(again.counts[SampleStatus::accepted] == 200);
+  CHECK(p.index_info().vectors == 200);
 }

@@ -112,10 +112,10 @@ TEST_CASE("malformed records are rejected with a reason, good ones and earlier b
       {text_record("good-b", "gamma", {0, 1, -1, 0}), ""},
       {json{{"key", "dir-path"}, {"path", dir.file("a-directory")}, {"embedding", {1, 0, 1, 0}}}
            .dump(),
-       "Is a directory"},
+       "is a directory, not a regular file"},
       {json{{"key", "dangling-path"}, {"path", dir.file("dangling")}, {"embedding", {1, 0, 1, 0}}}
            .dump(),
-       "No such file or directory"},
+       "is a symbolic link; links are not followed"},
       {huge_line, "longer than the limit of 65536 bytes"},
       {"{\"key\":\"bad-utf8\",\"text\":\"ab\xff\xfe cd\",\"embedding\":[1,0,1,0]}", "UTF-8"},
       {"{\"key\":\"bad-utf8-key-\xc3\",\"text\":\"x\",\"embedding\":[1,0,1,0]}", "UTF-8"},
@@ -185,9 +185,9 @@ TEST_CASE("a manifest that is not readable text is an error and changes nothing"
     std::string path;
     std::string message;
   };
-  for (const Case& c : {Case{dir.file("manifest-dir.jsonl"), "it is a directory, not a file"},
+  for (const Case& c : {Case{dir.file("manifest-dir.jsonl"), "is a directory, not a regular file"},
                         Case{dir.file("garbage.jsonl"), "not JSON Lines text: NUL byte at offset 8"},
-                        Case{dir.file("missing.jsonl"), "No such file or directory"}}) {
+                        Case{dir.file("missing.jsonl"), "does not exist"}}) {
     INFO(c.path);
     // The message names the manifest and the problem.
     CHECK_THROWS_WITH(read_manifest(c.path),

@@ -4,29 +4,23 @@
 #include <catch2/catch.hpp>
 
 #include <httplib.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_process.h"
 #include "support/temp_dir.h"
 #include "winnow/curation/content_hash.h"
 #include "winnow/curation/idx_importer.h"
 #include "winnow/store/metadata_store.h"
-
-extern char** environ;
 
 namespace {
 
@@ -36,67 +30,12 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
 
-// Polls `done` every 20 ms for up to `seconds`; true once it holds.
+// The `winnow` CLI as a child process (cli_process.h).
+using Winnow = winnow::test::CliProcess;
+
 bool wait_until(const std::function<bool()>& done, double seconds = 120.0) {
-  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
+  return winnow::test::poll_until(done, seconds);
 }
-
-// The `winnow` CLI as a child process, stdout/stderr into files of `dir`.
-class Winnow {
- public:
-  Winnow(const fs::path& dir, std::vector<std::string> args, const std::string& tag) {
-    out_ = (dir / (tag + ".out")).string();
-    err_ = (dir / (tag + ".err")).string();
-    args.insert(args.begin(), WINNOW_CLI_PATH);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, WINNOW_CLI_PATH, &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("cannot start " + std::string(WINNOW_CLI_PATH));
-  }
-  ~Winnow() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  void signal(int sig) { ::kill(pid_, sig); }
-  // The exit code (128 + signal when killed), or nullopt after `seconds`.
-  std::optional<int> wait(double seconds = 300.0) {
-    int status = 0;
-    const bool exited = wait_until(
-        [&] {
-          const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-          return r == pid_;
-        },
-        seconds);
-    if (!exited) return std::nullopt;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string err() const { return slurp(err_); }
-  std::string out() const { return slurp(out_); }
-
- private:
-  static std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  pid_t pid_ = -1;
-  std::string out_, err_;
-};
 
 int run_cli(const fs::path& dir, std::vector<std::string> args) {
   Winnow w(dir, std::move(args), "cli");
@@ -248,7 +187,8 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
   CHECK((*heartbeat)["state"] == "stopped");
 }
 
-TEST_CASE("SIGTERM lets the running batch finish, then the daemon exits with 0", "[daemon]") {
+TEST_CASE("SIGTERM interrupts the running batch: rolled back, redone at the next start",
+          "[daemon]") {
   winnow::test::TempDir dir;
   const fs::path inbox = dir.path() / "inbox";
   fs::create_directories(inbox);
@@ -257,7 +197,7 @@ TEST_CASE("SIGTERM lets the running batch finish, then the daemon exits with 0",
   Winnow daemon(dir.path(),
                 {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--poll-ms", "100"},
                 "serve");
-  drop(inbox, "m.jsonl", pixel_manifest(fashion_test(), 0, 5000, "t-", "s"));
+  drop(inbox, "m.jsonl", pixel_manifest(fashion_test(), 0, 10000, "t-", "s"));
   const std::string checksum = winnow::curation::file_content_hash((inbox / "m.jsonl").string());
   winnow::MetadataStore reader(db);
   REQUIRE(wait_until([&] {
@@ -268,10 +208,25 @@ TEST_CASE("SIGTERM lets the running batch finish, then the daemon exits with 0",
   const auto rc = daemon.wait();
   INFO(daemon.err());
   REQUIRE(rc == 0);
+  // Nothing of the batch was kept; the manifest waits in processing/.
+  CHECK(fs::exists(inbox / "processing" / "m.jsonl"));
+  CHECK_FALSE(fs::exists(inbox / "processed" / "m.jsonl"));
+  CHECK(reader.find_batch_by_checksum(checksum)->state == winnow::BatchState::failed);
+  CHECK(reader.count_by_status().total() == 0);
+  const auto heartbeat = read_json(db + ".serve.json");
+  REQUIRE(heartbeat);
+  CHECK((*heartbeat)["state"] == "stopped");
+  CHECK((*heartbeat)["manifests"]["interrupted"] == 1);
+
+  // The next start redoes it first, and a graceful stop is no interruption
+  // that counts towards quarantine.
+  REQUIRE(run_cli(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http",
+                               "--poll-ms", "100", "--once", "--max-interruptions", "1"}) == 0);
   CHECK(fs::exists(inbox / "processed" / "m.jsonl"));
-  CHECK(reader.find_batch_by_checksum(checksum)->state == winnow::BatchState::done);
-  CHECK(reader.count_by_status().total() == 5000);
-  CHECK((*read_json(db + ".serve.json"))["state"] == "stopped");
+  const auto batch = reader.find_batch_by_checksum(checksum);
+  CHECK(batch->state == winnow::BatchState::done);
+  CHECK(batch->attempts == 2);
+  CHECK(reader.count_by_status().total() == 10000);
 }
 
 TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines are rejected",

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/label_text.h"
 #include "winnow/curation/report/agreement.h"
 #include "winnow/curation/report/label_health.h"
 #include "winnow/error.h"
@@ -66,13 +67,6 @@ std::string utc_now() {
   return text;
 }
 
-std::optional<std::int64_t> parse_integer(const std::string& text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
-  return value;
-}
 
 double ratio(std::int64_t part, std::int64_t whole) {
   return static_cast<double>(part) / static_cast<double>(whole);
@@ -266,7 +260,7 @@ class ReportBuilder {
           const auto suggested = quality->find("suggested_label");
           if (suggested == quality->end() || !suggested->is_string()) return;
           const std::string name = suggested->get<std::string>();
-          std::optional<std::int64_t> label = parse_integer(name);
+          std::optional<std::int64_t> label = numeric_label(name);
           if (!label) {
             const auto named = label_of_name_.find(name);
             if (named == label_of_name_.end()) return;  // a name the store never recorded

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "winnow/curation/manifest_record.h"
+#include "winnow/curation/regular_file.h"
 
 namespace winnow::curation {
 
@@ -21,13 +22,13 @@ namespace winnow::curation {
 std::string content_hash(ContentKind kind, const void* data, std::size_t size);
 
 // Hex XXH3-128 of a file's bytes (seed of ContentKind::path), read in
-// chunks. Throws winnow::Error naming the path when it cannot be opened or
-// read.
-std::string file_content_hash(const std::string& path);
+// chunks. The file is opened as a RegularFile under `limits`; throws
+// winnow::Error naming the path when it cannot be opened or read.
+std::string file_content_hash(const std::string& path, const FileLimits& limits = {});
 
 // content_hash of the record's content (text, pixels or the resolved file).
 // Throws winnow::Error as file_content_hash does.
-std::string record_content_hash(const ManifestRecord& record);
+std::string record_content_hash(const ManifestRecord& record, const FileLimits& limits = {});
 
 // XXH3-64 of `data` with `seed`.
 std::uint64_t hash64(std::string_view data, std::uint64_t seed = 0);

@@ -8,14 +8,16 @@
 //   INBOX/failed/NAME.jsonl      could not be ingested, beside
 //   INBOX/failed/NAME.jsonl.reason.txt  why
 //
-// Every move is a rename inside one file system, so a manifest is always in
-// exactly one of these places, whenever the process dies. A manifest left in
-// processing/ by a killed daemon is claimed again first on restart; the
-// store's batch record (keyed by the manifest's checksum) then says whether
-// its transaction committed (skip it) or not (redo it).
+// Every move is a rename inside one file system that never replaces a file
+// (renameat2 RENAME_NOREPLACE), followed by an fsync of both folders, so a
+// manifest is always in exactly one of these places, whenever the process or
+// the machine dies. Entries are never followed through symbolic links.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,9 +30,16 @@ class Inbox {
   // if needed; throws winnow::Error if it exists and is not a directory.
   explicit Inbox(std::filesystem::path folder);
 
-  // Manifests waiting in the inbox: regular files named *.jsonl, not hidden,
-  // oldest first (modification time, then name).
+  // Manifests waiting in the inbox: visible entries named *.jsonl that are
+  // not directories (symbolic links and special files included, unfollowed,
+  // so that the daemon can refuse them), oldest first (modification time,
+  // then name).
   std::vector<std::filesystem::path> waiting() const;
+
+  // The waiting manifests whose size and modification time have not changed
+  // since a call at least `hold` earlier: a manifest written in place rather
+  // than renamed is taken only once it has held still.
+  std::vector<std::filesystem::path> settled(std::chrono::milliseconds hold);
 
   // Manifests claimed by a daemon that did not finish them (oldest first).
   std::vector<std::filesystem::path> interrupted() const;
@@ -39,11 +48,17 @@ class Inbox {
   // when another process took it first.
   std::optional<std::filesystem::path> claim(const std::filesystem::path& manifest);
 
+  // Moves a claimed manifest back to the inbox, to be claimed again later
+  // (after a passing failure). Returns the new path.
+  std::filesystem::path put_back(const std::filesystem::path& claimed);
+
   // Moves a claimed manifest to processed/ (a name already there gets a
   // numbered suffix: nothing is overwritten). Returns the new path.
   std::filesystem::path mark_processed(const std::filesystem::path& claimed);
 
-  // Moves a claimed manifest to failed/ and writes the reason beside it.
+  // Moves a claimed manifest to failed/ and writes the reason beside it (a
+  // new file, created exclusively: an existing file or link is never
+  // written through).
   std::filesystem::path mark_failed(const std::filesystem::path& claimed,
                                     const std::string& reason);
 
@@ -53,7 +68,14 @@ class Inbox {
   std::filesystem::path failed_dir() const { return folder_ / "failed"; }
 
  private:
+  struct Observation {
+    std::uintmax_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::chrono::steady_clock::time_point since;
+  };
+
   std::filesystem::path folder_;
+  std::map<std::filesystem::path, Observation> observed_;  // for settled()
 };
 
 }  // namespace winnow::curation

@@ -38,8 +38,10 @@
 // deduplicated exactly, not near).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -54,6 +56,7 @@
 #include "winnow/curation/manifest_reader.h"
 #include "winnow/curation/near_duplicate_finder.h"
 #include "winnow/curation/near_duplicate_verifier.h"
+#include "winnow/error.h"
 #include "winnow/index/vector_index.h"
 #include "winnow/index/vector_index_io.h"
 #include "winnow/store/metadata_store.h"
@@ -90,7 +93,21 @@ struct BatchReport {
   bool skipped = false;  // the manifest (checksum) was already done
   StatusCounts counts;   // of this batch (the stored ones when skipped)
   double seconds = 0.0;
+  // Set when the batch committed but its index file could not be saved (the
+  // index is a cache: it is rebuilt from the store at the next open).
+  std::string index_save_error;
 };
+
+// Thrown by ingest_batch when its stop flag was set: the batch's transaction
+// was rolled back and nothing of it kept (kind busy: try again later).
+class BatchInterrupted : public Error {
+ public:
+  explicit BatchInterrupted(const std::string& batch);
+};
+
+// The entries of one batch, one at a time: fills `entry` and returns true, or
+// returns false at the end (ManifestReader::next has this shape).
+using EntrySource = std::function<bool(ManifestEntry& entry)>;
 
 struct IndexInfo {
   std::string type;
@@ -201,9 +218,16 @@ class IngestPipeline {
   explicit IngestPipeline(const std::string& db_path);
   ~IngestPipeline();
 
-  // Ingests one manifest as one batch. A checksum already done is skipped.
-  // Throws winnow::Error on a store/index failure; the batch is marked
-  // failed and nothing of it is kept.
+  // Ingests one manifest as one batch, in one transaction. A checksum
+  // already done is skipped. Entries are read and decided micro_batch at a
+  // time, so memory does not grow with the manifest. Throws winnow::Error on
+  // a store/index failure (the batch is marked failed and nothing of it is
+  // kept), and BatchInterrupted when `stop` is set meanwhile.
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           const EntrySource& next_entry,
+                           const std::atomic<bool>* stop = nullptr);
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           ManifestReader& reader, const std::atomic<bool>* stop = nullptr);
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
                            std::vector<ManifestEntry> entries);
 

@@ -2,29 +2,34 @@
 // ingests every manifest that appears there exactly once, as one batch of the
 // dataset's IngestPipeline, then moves it to processed/ (or failed/, with the
 // reason). A heartbeat thread rewrites a small JSON status file (atomically)
-// every interval, also while a long batch is running.
+// every interval, also while a long batch is running. docs/daemon.md has the
+// protocol and the exactly-once argument; docs/security.md the threat model.
 //
-// Exactly once, also across SIGKILL: the batch's samples, its counts and its
-// "done" state commit in one SQLite transaction, keyed by the manifest's
-// checksum. A daemon killed before that commit leaves the manifest in
-// processing/ and the batch "running": on restart the manifest is claimed
-// again and the batch redone from scratch. Killed after the commit but before
-// the move, the batch is "done" and the manifest is only moved. The index file
-// is a cache the pipeline rebuilds from the store when it is stale.
-//
+// What happens to a manifest, by the kind of error (winnow/error.h):
+//   - none: processed/ (also when only the index cache could not be saved);
+//   - busy or io (a lock held by another writer, a passing disk error): put
+//     back in the inbox and retried after a back-off;
+//   - any other: failed/ with the reason;
+//   - the daemon died while ingesting it max_interruptions times: failed/
+//     (a poison manifest must not stop every later one).
 // Stopping: request_stop() (async-signal-safe: it only sets an atomic flag)
-// lets the current batch finish, then run() returns.
+// interrupts the current batch between records; it is rolled back and stays
+// in processing/, to be redone first at the next start.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/daemon_status.h"
+#include "winnow/curation/database_lock.h"
 #include "winnow/curation/inbox.h"
 #include "winnow/curation/ingest_pipeline.h"
 
@@ -36,6 +41,12 @@ struct MaintenanceDaemonOptions {
   std::filesystem::path heartbeat_file;    // empty: <db>.serve.json
   std::chrono::milliseconds poll{500};     // inbox scan and heartbeat interval
   bool once = false;  // handle what is waiting (and interrupted), then return
+  // Folders that `path` records may name files beneath; empty: the inbox.
+  std::vector<std::filesystem::path> content_roots;
+  std::uint64_t max_content_bytes = ManifestReaderOptions::kDefaultMaxContentBytes;
+  int max_interruptions = 5;  // then the manifest is quarantined in failed/
+  std::chrono::milliseconds retry_first{1000};  // back-off after a busy/io error,
+  std::chrono::milliseconds retry_max{60000};   // doubled per retry up to this
 };
 
 class MaintenanceDaemon {
@@ -44,8 +55,9 @@ class MaintenanceDaemon {
   // loop's thread); by default the counts per status.
   using Describe = std::function<nlohmann::json(IngestPipeline&)>;
 
-  // Opens the dataset (rebuilding its index if needed) and the inbox; throws
-  // winnow::Error when either cannot be used.
+  // Takes the database's daemon lock, opens the dataset (rebuilding its index
+  // if needed) and the inbox; throws winnow::Error when any cannot be used
+  // (kind busy when another daemon serves the database).
   MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonStatus& status,
                     Describe describe = nullptr);
   ~MaintenanceDaemon();
@@ -59,17 +71,31 @@ class MaintenanceDaemon {
   const std::filesystem::path& heartbeat_file() const { return options_.heartbeat_file; }
 
  private:
+  struct Retry {
+    int count = 0;
+    std::chrono::steady_clock::time_point not_before;
+  };
+
   // Ingests one claimed manifest and moves it on; never throws for a bad
-  // manifest (it goes to failed/).
-  void handle(const std::filesystem::path& claimed);
+  // manifest. `interrupted`: found in processing/ at start.
+  void handle(const std::filesystem::path& claimed, bool interrupted);
+  // Why an interrupted manifest is quarantined, or "" to redo it.
+  std::string quarantine_reason(const std::string& checksum, const std::string& name);
+  void fail(const std::filesystem::path& claimed, const std::string& name,
+            const std::string& reason, double seconds);
+  void retry_later(const std::filesystem::path& claimed, const std::string& name,
+                   const std::string& reason, double seconds);
+  bool waiting_for_retry(const std::filesystem::path& manifest) const;
   void publish_dataset();
-  void write_heartbeat();
+  void write_heartbeat() noexcept;
 
   MaintenanceDaemonOptions options_;
   DaemonStatus& status_;
   Describe describe_;
+  DatabaseLock lock_;  // before the pipeline: a second daemon stops here
   Inbox inbox_;
   IngestPipeline pipeline_;
+  std::map<std::filesystem::path, Retry> retries_;  // by path in the inbox
   std::atomic<bool> stop_{false};
 };
 

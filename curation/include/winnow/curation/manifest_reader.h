@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstddef>
-#include <fstream>
 #include <istream>
 #include <memory>
 #include <optional>
@@ -20,6 +19,7 @@
 #include <string_view>
 
 #include "winnow/curation/manifest_record.h"
+#include "winnow/curation/regular_file.h"
 
 namespace winnow::curation {
 
@@ -39,6 +39,11 @@ struct ManifestReaderOptions {
   // Directory that relative `path` values are resolved against. Empty: the
   // manifest's own directory (file constructor) or the working directory.
   std::string base_dir;
+  // The files `path` records name: at most this many bytes, and, when roots
+  // are given (winnow serve --content-root), only beneath them. With roots, a
+  // refused path's reason does not say whether the file exists.
+  FileLimits content{kDefaultMaxContentBytes, {}};
+  static constexpr std::uint64_t kDefaultMaxContentBytes = std::uint64_t{256} << 20;  // 256 MiB
 };
 
 // Either a record or a rejection.
@@ -55,7 +60,8 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
 
 class ManifestReader {
  public:
-  // Opens a manifest file; throws winnow::Error naming the path if it cannot.
+  // Opens a manifest file (a regular file, never through a symbolic link:
+  // RegularFile); throws winnow::Error naming the path if it cannot.
   explicit ManifestReader(const std::string& path, ManifestReaderOptions options = {});
   // Reads from a stream the caller keeps alive; `name` appears in errors.
   ManifestReader(std::istream& in, std::string name, ManifestReaderOptions options = {});
@@ -73,7 +79,8 @@ class ManifestReader {
   // Sets too_long_ when the line exceeded the limit (its bytes are dropped).
   bool read_line();
 
-  std::unique_ptr<std::ifstream> owned_;
+  std::unique_ptr<RegularFileStreamBuf> owned_buf_;
+  std::unique_ptr<std::istream> owned_;
   std::istream* in_ = nullptr;
   std::string name_;
   ManifestReaderOptions options_;

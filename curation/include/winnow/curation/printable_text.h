@@ -1,0 +1,16 @@
+// Byte strings from outside (file names, manifest excerpts) made safe to store
+// in SQLite and print in JSON, which must be valid UTF-8.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace winnow::curation {
+
+// `text` with control bytes and invalid UTF-8 written as \xNN (valid UTF-8
+// is kept as is); at most max_bytes of output, then "...".
+std::string printable_text(std::string_view text,
+                           std::size_t max_bytes = std::string_view::npos);
+
+}  // namespace winnow::curation

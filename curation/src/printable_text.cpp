@@ -1,0 +1,67 @@
+#include "winnow/curation/printable_text.h"
+
+#include <fmt/format.h>
+
+namespace winnow::curation {
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes
+// there are not valid UTF-8 (stray continuation, overlong form, surrogate,
+// beyond U+10FFFF or cut short).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  std::size_t len = 0;
+  unsigned char lo = 0x80;  // allowed range of the second byte
+  unsigned char hi = 0xBF;
+  if (c < 0x80) {
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80;  // no overlong forms
+    hi = c == 0xED ? 0x9F : 0xBF;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size() || byte(i + 1) < lo || byte(i + 1) > hi) {
+    return 0;
+  }
+  for (std::size_t k = 2; k < len; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string printable_text(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const std::size_t len = utf8_sequence_length(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (len == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+}  // namespace winnow::curation
