@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -70,6 +71,16 @@ struct Dataset {
     return json::parse(p.out());
   }
   json heartbeat() const { return json::parse(slurp(db + ".serve.json")); }
+  // The daemon, started and past its first heartbeat, until the test stops it.
+  std::unique_ptr<CliProcess> serve(const std::string& poll_ms, const std::string& tag = "serve") {
+    auto daemon = std::make_unique<CliProcess>(
+        dir.path(),
+        std::vector<std::string>{"serve", "--db", db, "--inbox", inbox.string(), "--no-http",
+                                 "--poll-ms", poll_ms},
+        tag);
+    REQUIRE(poll_until([&] { return fs::exists(db + ".serve.json"); }));
+    return daemon;
+  }
 };
 
 std::string text_line(const std::string& key, const std::string& text) {
@@ -227,10 +238,7 @@ TEST_CASE("row 4: inbox links are refused and paths outside the roots reveal not
 TEST_CASE("row 5: a manifest written in place is taken only once it holds still",
           "[daemon][hardening]") {
   Dataset d;
-  CliProcess daemon(d.dir.path(),
-                    {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http",
-                     "--poll-ms", "1000"},
-                    "serve");
+  const auto daemon = d.serve("1000");
   {
     std::ofstream out(d.inbox / "inplace.jsonl");
     for (int i = 0; i < 10; ++i) {  // a line every 100 ms, well inside one poll interval
@@ -240,19 +248,15 @@ TEST_CASE("row 5: a manifest written in place is taken only once it holds still"
     }
   }
   REQUIRE(poll_until([&] { return fs::exists(d.inbox / "processed" / "inplace.jsonl"); }));
-  daemon.signal(SIGTERM);
-  REQUIRE(daemon.wait() == 0);
+  daemon->signal(SIGTERM);
+  REQUIRE(daemon->wait() == 0);
   CHECK(d.status()["accepted"] == 10);
 }
 
 TEST_CASE("row 6: a database locked by another writer delays a manifest, never fails it",
           "[daemon][hardening]") {
   Dataset d;
-  CliProcess daemon(d.dir.path(),
-                    {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http",
-                     "--poll-ms", "100"},
-                    "serve");
-  REQUIRE(poll_until([&] { return fs::exists(d.db + ".serve.json"); }));
+  const auto daemon = d.serve("100");
   {
     winnow::Database holder(d.db);
     holder.exec("BEGIN IMMEDIATE");  // the write lock, as `winnow ingest` or `regain` hold it
@@ -263,17 +267,15 @@ TEST_CASE("row 6: a database locked by another writer delays a manifest, never f
   REQUIRE(poll_until([&] { return fs::exists(d.inbox / "processed" / "m.jsonl"); }, 120.0));
   CHECK(fs::is_empty(d.inbox / "failed"));
   CHECK(d.heartbeat()["manifests"]["retried"].get<int>() >= 1);
-  daemon.signal(SIGTERM);
-  REQUIRE(daemon.wait() == 0);
+  daemon->signal(SIGTERM);
+  REQUIRE(daemon->wait() == 0);
   CHECK(d.status()["accepted"] == 1);
 }
 
 TEST_CASE("row 7: a second daemon on the same database exits at once, naming the first",
           "[daemon][hardening]") {
   Dataset d;
-  CliProcess first(d.dir.path(),
-                   {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http"}, "first");
-  REQUIRE(poll_until([&] { return fs::exists(d.db + ".serve.json"); }));
+  const auto first = d.serve("500", "first");
   const fs::path other_inbox = d.dir.path() / "other-inbox";
   CliProcess second(d.dir.path(),
                     {"serve", "--db", d.db, "--inbox", other_inbox.string(), "--no-http"},
@@ -282,8 +284,8 @@ TEST_CASE("row 7: a second daemon on the same database exits at once, naming the
   const json heartbeat = d.heartbeat();
   CHECK_THAT(second.err(), Catch::Contains("pid " + std::to_string(heartbeat["pid"].get<int>())));
   CHECK_FALSE(fs::exists(other_inbox));  // it touched nothing
-  first.signal(SIGTERM);
-  REQUIRE(first.wait() == 0);
+  first->signal(SIGTERM);
+  REQUIRE(first->wait() == 0);
 }
 
 TEST_CASE("row 8: an index file that cannot be saved is a warning, not a failed manifest",
