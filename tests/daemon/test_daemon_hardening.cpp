@@ -238,7 +238,7 @@ TEST_CASE("row 4: inbox links are refused and paths outside the roots reveal not
 TEST_CASE("row 5: a manifest written in place is taken only once it holds still",
           "[daemon][hardening]") {
   Dataset d;
-  const auto daemon = d.serve("1000");
+  const auto daemon = d.serve("2000");
   {
     std::ofstream out(d.inbox / "inplace.jsonl");
     for (int i = 0; i < 10; ++i) {  // a line every 100 ms, well inside one poll interval
@@ -261,7 +261,9 @@ TEST_CASE("row 6: a database locked by another writer delays a manifest, never f
     winnow::Database holder(d.db);
     holder.exec("BEGIN IMMEDIATE");  // the write lock, as `winnow ingest` or `regain` hold it
     d.drop("m.jsonl", text_line("a", "held back"));
-    std::this_thread::sleep_for(std::chrono::seconds(7));  // past the 5 s busy timeout
+    // Past the daemon's first try (claimed within a second, busy after its 5 s
+    // timeout), with room for a loaded machine.
+    std::this_thread::sleep_for(std::chrono::seconds(9));
     holder.exec("COMMIT");
   }
   REQUIRE(poll_until([&] { return fs::exists(d.inbox / "processed" / "m.jsonl"); }, 120.0));
