@@ -467,12 +467,18 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     std::vector<ManifestEntry> entries;
     std::vector<Pending> items;
     std::size_t flushed = 0;
-    std::unordered_map<std::string, std::size_t> hash_to_item;
-    std::unordered_set<std::string> batch_keys;
-    // This batch's keys and hashes are in batch_keys and hash_to_item; the
-    // store is asked only about earlier batches' samples, and not at all when
-    // there are none (a first import saves two queries per sample).
-    bool earlier_samples = [&] {
+    std::unordered_map<std::string, std::size_t> hash_to_item;  // this chunk's
+    std::unordered_set<std::string> batch_keys;                  // this chunk's
+    // 64-bit hashes of every key and content hash of the batch so far (16
+    // bytes a record): the store is asked about a key or a content hash only
+    // when an earlier batch or an earlier chunk may hold it, so a first import
+    // saves two queries per sample.
+    std::unordered_set<std::uint64_t> seen_keys, seen_hashes;
+    auto remember_key = [&](const std::string& key) {
+      batch_keys.insert(key);
+      seen_keys.insert(hash64(key));
+    };
+    const bool earlier_samples = [&] {
       Statement& any = store_->database().cached("SELECT EXISTS (SELECT 1 FROM samples)");
       any.bind_all();
       WINNOW_THROW_IF_NOT(any.step(), "{}: checking for samples returned no row", db_path_);
@@ -481,7 +487,8 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       return found;
     }();
     auto stored_key = [&](const std::string& key) {
-      return earlier_samples && store_->find_by_external_key(key).has_value();
+      return (earlier_samples || seen_keys.count(hash64(key)) != 0) &&
+             store_->find_by_external_key(key).has_value();
     };
     // Flushed items by store id. The store numbers a batch's samples with
     // increasing rowids, so a vector indexed by id - first_id does.
@@ -544,7 +551,6 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       }
       if (!add_ids.empty()) index_->add(add_ids, add_vectors);
       flushed = items.size();
-      earlier_samples = true;
     };
     // The store id of an item, flushing first when it is not written yet.
     auto item_id = [&](std::size_t i) {
@@ -639,7 +645,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
         if (!entry.ok()) {
           const Rejection& r = *entry.rejection;
           reject(r.key, r.line, r.reason, "");
-          batch_keys.insert(s.external_key);
+          remember_key(s.external_key);
           items.push_back(std::move(p));
           continue;
         }
@@ -665,22 +671,25 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
           reject(rec.key, rec.line, fmt::format("key '{}' is already in the dataset", rec.key),
                  hash);
           s.annotations.clear();
-          batch_keys.insert(s.external_key);
+          remember_key(s.external_key);
           items.push_back(std::move(p));
           continue;
         }
         s.external_key = rec.key;
         s.content_hash = hash;
-        batch_keys.insert(rec.key);
+        remember_key(rec.key);
 
-        // Exact duplicate: the stored original, else the batch's first copy.
+        // Exact duplicate: the stored original (earlier batches and chunks),
+        // else the chunk's first copy.
         std::optional<std::int64_t> original;
-        if (auto stored = earlier_samples ? store_->find_by_content_hash(hash) : std::nullopt) {
+        const bool maybe_stored = earlier_samples || seen_hashes.count(hash64(hash)) != 0;
+        if (auto stored = maybe_stored ? store_->find_by_content_hash(hash) : std::nullopt) {
           original = stored->id;
         } else if (auto it = hash_to_item.find(hash); it != hash_to_item.end()) {
           original = item_id(it->second);
         }
         hash_to_item.emplace(hash, items.size());
+        seen_hashes.insert(hash64(hash));
         if (original) {
           s.decision = {SampleStatus::duplicate_exact, original,
                         fmt::format("same content hash as sample {}", *original),

@@ -218,7 +218,11 @@ std::size_t MaintenanceDaemon::run() {
       // With --once, stop when nothing is left (manifests still settling or
       // waiting for a retry are waited for).
       if (options_.once && !any && inbox_.waiting().empty()) break;
-      if (!any) sleep_unless(stop_, std::min(options_.poll, std::chrono::milliseconds(100)));
+      // Half an interval: a manifest is taken at most 1.5 intervals after it settles.
+      if (!any) {
+        sleep_unless(stop_, std::max<std::chrono::milliseconds>(options_.poll / 2,
+                                                                std::chrono::milliseconds(10)));
+      }
     }
     status_.set_state("stopping");
   } catch (...) {
