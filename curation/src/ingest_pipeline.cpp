@@ -469,8 +469,8 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     std::size_t flushed = 0;
     std::unordered_map<std::string, std::size_t> hash_to_item;  // this chunk's
     std::unordered_set<std::string> batch_keys;                  // this chunk's
-    // 64-bit hashes of every key and content hash of the batch so far (16
-    // bytes a record): the store is asked about a key or a content hash only
+    // 64-bit hashes of every key and content hash of the batch so far (two
+    // numbers a record): the store is asked about a key or a content hash only
     // when an earlier batch or an earlier chunk may hold it, so a first import
     // saves two queries per sample.
     std::unordered_set<std::uint64_t> seen_keys, seen_hashes;
@@ -602,21 +602,20 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
           break;
         }
       }
-      const std::size_t begin = 0;
       const std::size_t end = entries.size();
       // Embed the chunk's records and search the index once for all of them.
       chunk_vectors.clear();
-      embed_errors.assign(end - begin, std::string());
-      chunk_row.assign(end - begin, -1);
+      embed_errors.assign(end, std::string());
+      chunk_row.assign(end, -1);
       int rows = 0;
-      for (std::size_t e = begin; e < end; ++e) {
+      for (std::size_t e = 0; e < end; ++e) {
         if (!entries[e].ok()) continue;
         chunk_vectors.resize(static_cast<std::size_t>(rows + 1) * dim);
         try {
           embedder_->embed(*entries[e].record, chunk_vectors.data() + rows * dim);
-          chunk_row[e - begin] = rows++;
+          chunk_row[e] = rows++;
         } catch (const winnow::Error& err) {
-          embed_errors[e - begin] = err.what();
+          embed_errors[e] = err.what();
           chunk_vectors.resize(static_cast<std::size_t>(rows) * dim);
         }
       }
@@ -625,7 +624,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
       if (searched) found = index_->search(static_cast<std::size_t>(rows), chunk_vectors.data(), K);
       recent.clear();
 
-      for (std::size_t e = begin; e < end; ++e) {
+      for (std::size_t e = 0; e < end; ++e) {
         const ManifestEntry& entry = entries[e];
         Pending p;
         NewSample& s = p.sample;
@@ -697,9 +696,9 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
           items.push_back(std::move(p));
           continue;
         }
-        const int row = chunk_row[e - begin];
+        const int row = chunk_row[e];
         if (row < 0) {
-          reject(rec.key, rec.line, "cannot embed: " + embed_errors[e - begin], hash);
+          reject(rec.key, rec.line, "cannot embed: " + embed_errors[e], hash);
           s.external_key = rec.key;  // the key is free: it was checked above
           s.annotations.clear();
           items.push_back(std::move(p));
