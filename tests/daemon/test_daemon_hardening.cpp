@@ -331,6 +331,12 @@ TEST_CASE("row 9: memory does not grow with the manifest (records are streamed)"
   const long small = peak_kib(manifest("small", 500));   // 1 MB
   const long large = peak_kib(manifest("large", 25000));  // 50 MB
   INFO("peak RSS " << small << " KiB for 1 MB, " << large << " KiB for 50 MB");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan keeps freed memory in quarantine (256 MB), so RSS follows everything
+  // ever allocated; the normal build checks the bound.
+  WARN("AddressSanitizer build: peak RSS not compared");
+#else
   CHECK(large - small < 25 * 1024);  // holding the manifest would add >= 50 MB
+#endif
   CHECK(d.status()["duplicate_exact"] == 25499);
 }
