@@ -31,6 +31,12 @@ using winnow::test::CliProcess;
 using winnow::test::poll_until;
 using Clock = std::chrono::steady_clock;
 
+// `winnow init` of an empty text dataset (a cheap embedder) at `db`.
+void init_text_dataset(const fs::path& dir, const std::string& db) {
+  CliProcess init(dir, {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}, "init");
+  REQUIRE(init.wait() == 0);
+}
+
 // A daemon on an empty text dataset with its endpoint on a free loopback port.
 class Daemon {
  public:
@@ -38,9 +44,7 @@ class Daemon {
     const fs::path inbox = dir_.path() / "inbox";
     fs::create_directories(inbox);
     const std::string db = dir_.file("text.db");
-    CliProcess init(dir_.path(),
-                    {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}, "init");
-    REQUIRE(init.wait() == 0);
+    init_text_dataset(dir_.path(), db);
     std::vector<std::string> args = {"serve", "--db", db, "--inbox", inbox.string(),
                                      "--http-port", "0", "--poll-ms", "100"};
     args.insert(args.end(), http_args.begin(), http_args.end());
@@ -264,9 +268,7 @@ TEST_CASE("http: a non-loopback --http-host needs --http-allow-remote", "[daemon
   const fs::path inbox = dir.path() / "inbox";
   fs::create_directories(inbox);
   const std::string db = dir.file("text.db");
-  CliProcess init(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"},
-                  "init");
-  REQUIRE(init.wait() == 0);
+  init_text_dataset(dir.path(), db);
   for (const char* host : {"0.0.0.0", "::", "example.org"}) {
     INFO(host);
     CliProcess serve(dir.path(),
@@ -300,9 +302,7 @@ TEST_CASE("http: a port another daemon listens on is refused (no shared port)",
   const fs::path inbox = dir.path() / "inbox";
   fs::create_directories(inbox);
   const std::string db = dir.file("other.db");
-  CliProcess init(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"},
-                  "init");
-  REQUIRE(init.wait() == 0);
+  init_text_dataset(dir.path(), db);
   CliProcess second(dir.path(),
                     {"serve", "--db", db, "--inbox", inbox.string(), "--http-port",
                      std::to_string(first.port()), "--once"},
