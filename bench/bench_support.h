@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winnow/clock.h"
+
 namespace winnow::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using winnow::seconds_since;  // winnow/clock.h, for code that uses this namespace
 
 // CPU time of this thread: less disturbed than wall time when other
 // processes share the cores (benchmarks report both).

@@ -28,6 +28,7 @@
 
 #include "fashion_mnist.h"
 #include "models.h"
+#include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/torch/indexed_dataset.h"
 #include "winnow/torch/plan_sampler.h"
@@ -41,9 +42,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace ex = winnow::examples;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using winnow::seconds_since;
 
 struct Options {
   std::string model = "mlp";

@@ -19,6 +19,7 @@
 #include "winnow/curation/content_hash.h"
 #include "winnow/curation/information_gain.h"
 #include "winnow/curation/label_text.h"
+#include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
 #include "winnow/index/vector_index_factory.h"
@@ -50,10 +51,6 @@ std::optional<std::int64_t> parse_int(const std::string& s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The text of a flat JSON object, written field by field. A decision's

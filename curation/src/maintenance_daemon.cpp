@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "winnow/curation/printable_text.h"
+#include "winnow/clock.h"
 #include "winnow/error.h"
 
 namespace winnow::curation {
@@ -26,10 +27,6 @@ void sleep_unless(const std::atomic<bool>& flag, std::chrono::milliseconds total
   while (!flag.load() && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 json default_description(IngestPipeline& pipeline) {
