@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "winnow/error.h"
+#include "winnow/file_sync.h"
 
 namespace winnow::curation {
 
@@ -58,14 +59,20 @@ fs::path numbered(const fs::path& dir, const fs::path& name, int n) {
 
 // Makes a rename or a new file durable: the folder's entry list is synced.
 void sync_folder(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  WINNOW_THROW_IF_NOT_KIND(fd >= 0, io, "cannot open folder '{}' to sync it: {}", dir.string(),
-                           std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int error = errno;
-  ::close(fd);
-  WINNOW_THROW_IF_NOT_KIND(rc == 0, io, "cannot sync folder '{}': {}", dir.string(),
+  const int error = fsync_path(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  WINNOW_THROW_IF_NOT_KIND(error == 0, io, "cannot sync folder '{}': {}", dir.string(),
                            std::strerror(error));
+}
+
+// Renames `from` to `to` unless `to` exists, then syncs both folders.
+// Returns 0, or the errno of the rename (EEXIST: the name is taken).
+int rename_no_replace(const fs::path& from, const fs::path& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+    return errno;
+  }
+  sync_folder(to.parent_path());
+  sync_folder(from.parent_path());
+  return 0;
 }
 
 // Renames `from` into `dir` under its own name or the first free numbered
@@ -73,15 +80,12 @@ void sync_folder(const fs::path& dir) {
 std::optional<fs::path> move_into(const fs::path& from, const fs::path& dir) {
   for (int n = 0;; ++n) {
     const fs::path target = numbered(dir, from.filename(), n);
-    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
-      sync_folder(dir);
-      sync_folder(from.parent_path());
-      return target;
-    }
-    if (errno == EEXIST) continue;
-    if (errno == ENOENT) return std::nullopt;
+    const int error = rename_no_replace(from, target);
+    if (error == 0) return target;
+    if (error == EEXIST) continue;
+    if (error == ENOENT) return std::nullopt;
     WINNOW_THROW_KIND(io, "cannot move '{}' to '{}': {}", from.string(), target.string(),
-                      std::strerror(errno));
+                      std::strerror(error));
   }
 }
 
@@ -180,12 +184,8 @@ fs::path Inbox::mark_failed(const fs::path& claimed, const std::string& reason) 
     const fs::path target = numbered(failed_dir(), claimed.filename(), n);
     const fs::path reason_file = target.string() + ".reason.txt";
     if (!create_new_file(reason_file, reason + "\n")) continue;
-    if (::renameat2(AT_FDCWD, claimed.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
-      sync_folder(failed_dir());
-      sync_folder(claimed.parent_path());
-      return target;
-    }
-    const int error = errno;
+    const int error = rename_no_replace(claimed, target);
+    if (error == 0) return target;
     ::unlink(reason_file.c_str());
     if (error == EEXIST) continue;
     throw Error(fmt::format("cannot move '{}' to '{}': {}", claimed.string(), target.string(),

@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include "winnow/error.h"
+#include "winnow/file_sync.h"
 
 namespace winnow {
 namespace {
@@ -362,16 +363,11 @@ namespace {
 // fsyncs `path` (a file or a directory) and checks the result.
 void sync_to_disk(const std::string& path, int flags, const char* what,
                   const std::string& target) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  WINNOW_THROW_IF_NOT_KIND(fd >= 0, io, "cannot save pruner state '{}': cannot open {} '{}': {}",
-                           target, what, path, std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int error = errno;
-  ::close(fd);
+  const int error = fsync_path(path.c_str(), flags);
   // EINVAL: the file system cannot sync this kind of file (some refuse
   // directories); there is nothing more to do.
-  WINNOW_THROW_IF_NOT_KIND(rc == 0 || error == EINVAL, io,
-                           "cannot save pruner state '{}': fsync of {} '{}' failed: {}", target,
+  WINNOW_THROW_IF_NOT_KIND(error == 0 || error == EINVAL, io,
+                           "cannot save pruner state '{}': syncing {} '{}' failed: {}", target,
                            what, path, std::strerror(error));
 }
 
