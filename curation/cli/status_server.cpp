@@ -35,6 +35,10 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+bool all_digits(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
 bool is_loopback_ipv4(const std::string& s) {
   in_addr a{};
   return inet_pton(AF_INET, s.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
@@ -49,8 +53,7 @@ bool loopback_host_header(const std::string& value) {
   const std::size_t bracket = name.rfind(']');
   if (colon != std::string::npos && (bracket == std::string::npos || colon > bracket)) {
     const std::string port = name.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    if (port.empty() || port.size() > 5 || !all_digits(port)) {
       return false;
     }
     name.resize(colon);
@@ -75,10 +78,8 @@ bool refused(const httplib::Request& req, httplib::Response& res, bool allow_rem
   // No endpoint takes a body; a chunked one has no length to check up front.
   const std::string length = req.get_header_value("Content-Length");
   const bool length_ok =
-      length.empty() || (length.size() <= 9 &&
-                         std::all_of(length.begin(), length.end(),
-                                     [](unsigned char c) { return std::isdigit(c); }) &&
-                         std::stoul(length) <= kMaxRequestBody);
+      length.empty() ||
+      (length.size() <= 9 && all_digits(length) && std::stoul(length) <= kMaxRequestBody);
   if (!length_ok || req.has_header("Transfer-Encoding")) {
     refuse(res, 413, fmt::format("payload too large: at most {} bytes", kMaxRequestBody));
     return true;
