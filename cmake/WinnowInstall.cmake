@@ -1,11 +1,12 @@
 # `cmake --install` lays out headers, libraries and a package config, so that
-# another project can find_package(winnow) and link winnow::pruning (and
-# winnow::torch when the LibTorch plugin was built).
+# another project can find_package(winnow) and link winnow::pruning and
+# winnow::dataset (and winnow::torch when the LibTorch plugin was built).
 include(CMakePackageConfigHelpers)
 
 set(WINNOW_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/winnow)
 
 install(EXPORT winnowTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
+install(EXPORT winnowDatasetTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
 if(WINNOW_HAVE_TORCH)
   install(EXPORT winnowTorchTargets NAMESPACE winnow:: DESTINATION ${WINNOW_CMAKE_DIR})
 endif()

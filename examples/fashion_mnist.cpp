@@ -4,7 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "winnow/curation/idx_importer.h"
+#include "winnow/dataset/idx_reader.h"
 #include "winnow/error.h"
 
 namespace winnow::examples {
@@ -20,10 +20,10 @@ std::string find_file(const std::string& dir, const std::string& stem) {
                stem, stem, dir);
 }
 
-// The IDX files are parsed by winnow's curation importer (gzipped or plain,
-// every header and size checked); here they only become tensors.
+// The IDX files are parsed by winnow::dataset (gzipped or plain, every header
+// and size checked); here they only become tensors.
 at::Tensor images_tensor(const std::string& path) {
-  const curation::IdxImages idx = curation::read_idx_images(path);
+  const dataset::IdxImages idx = dataset::read_idx_images(path);
   at::Tensor images = at::empty({static_cast<std::int64_t>(idx.count),
                                  static_cast<std::int64_t>(idx.rows),
                                  static_cast<std::int64_t>(idx.cols)},
@@ -33,7 +33,7 @@ at::Tensor images_tensor(const std::string& path) {
 }
 
 at::Tensor labels_tensor(const std::string& path) {
-  const std::vector<std::uint8_t> labels = curation::read_idx_labels(path);
+  const std::vector<std::uint8_t> labels = dataset::read_idx_labels(path);
   at::Tensor tensor = at::empty({static_cast<std::int64_t>(labels.size())}, at::kByte);
   std::memcpy(tensor.data_ptr<std::uint8_t>(), labels.data(), labels.size());
   return tensor;

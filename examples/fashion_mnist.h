@@ -22,7 +22,7 @@ std::string default_fashion_mnist_dir();
 
 // Loads one split; `limit` > 0 keeps only the first `limit` samples. Throws
 // winnow::Error naming the file on a missing, truncated or malformed file
-// (the IDX parsing is winnow::curation's importer).
+// (the IDX parsing is winnow::dataset's reader).
 LabelledImages load_fashion_mnist(const std::string& dir, Split split, std::int64_t limit = 0);
 
 }  // namespace winnow::examples

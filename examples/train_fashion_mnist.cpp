@@ -86,24 +86,17 @@ double test_accuracy(ex::Classifier& model, const ex::LabelledImages& test, torc
   for (std::int64_t start = 0; start < test.images.size(0); start += 1000) {
     const std::int64_t count = std::min<std::int64_t>(1000, test.images.size(0) - start);
     const auto logits = model.forward(test.images.narrow(0, start, count).to(device));
-    correct += logits.argmax(1).to(torch::kCPU).eq(test.labels.narrow(0, start, count)).sum().item<std::int64_t>();
+    correct += logits.argmax(1)
+                   .to(torch::kCPU)
+                   .eq(test.labels.narrow(0, start, count))
+                   .sum()
+                   .item<std::int64_t>();
   }
   model.train();
   return static_cast<double>(correct) / static_cast<double>(test.images.size(0));
 }
 
-int run(const Options& o) {
-  torch::set_num_threads(o.threads);
-  torch::manual_seed(o.seed);
-  const torch::Device device(o.device);
-  if (device.is_cuda() && !torch::cuda::is_available()) {
-    WINNOW_THROW("--device {}: this LibTorch has no CUDA support or no GPU is visible", o.device);
-  }
-
-  const ex::LabelledImages train = ex::load_fashion_mnist(o.data_dir, ex::Split::Train, o.train_limit);
-  const ex::LabelledImages test = ex::load_fashion_mnist(o.data_dir, ex::Split::Test);
-  const auto n = static_cast<std::uint64_t>(train.images.size(0));
-
+std::shared_ptr<winnow::DynamicPruner> make_pruner(const Options& o, std::uint64_t n) {
   winnow::PrunerOptions pruner_options;
   pruner_options.num_samples = n;
   pruner_options.num_epochs = o.epochs;
@@ -111,123 +104,175 @@ int run(const Options& o) {
   pruner_options.seed = o.seed;
   pruner_options.world_size = static_cast<std::uint64_t>(o.world_size);
   pruner_options.rank = static_cast<std::uint64_t>(o.rank);
-  auto pruner = std::make_shared<winnow::DynamicPruner>(pruner_options);
-  winnow::PlanSampler sampler(pruner);
-  auto loader = torch::data::make_data_loader(
-      winnow::IndexedTensorDataset(train.images, train.labels), sampler,
-      torch::data::DataLoaderOptions().batch_size(static_cast<std::size_t>(o.batch_size)).workers(o.workers));
-  // The loss helper, and after backward the gradient averaging across ranks.
+  return std::make_shared<winnow::DynamicPruner>(pruner_options);
+}
+
+// What a training step calls besides the model: the loss helper, and after
+// backward the gradient averaging across ranks (nothing with one rank).
+struct StepHooks {
   std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> pruned_loss;
   std::function<void(torch::nn::Module&)> average_gradients = [](torch::nn::Module&) {};
-  const bool distributed = o.world_size > 1;
-  if (!distributed) {
-    pruned_loss = [helper = std::make_shared<winnow::PrunedLoss>(pruner, device)](
-                      const at::Tensor& l, const at::Tensor& ids) { return (*helper)(l, ids); };
-  } else {
+};
+
 #ifdef WINNOW_TORCH_HAS_DISTRIBUTED
-    WINNOW_THROW_IF_NOT(device.is_cpu(), "--world-size {}: data-parallel runs use Gloo on the CPU",
-                        o.world_size);
-    WINNOW_THROW_IF_NOT(!o.init.empty(), "--world-size {} needs --init FILE (shared by the ranks)",
-                        o.world_size);
-    auto group = winnow::make_gloo_group(o.init, o.world_size, o.rank);
-    pruned_loss = [helper = std::make_shared<winnow::DistributedPrunedLoss>(pruner, group)](
-                      const at::Tensor& l, const at::Tensor& ids) { return (*helper)(l, ids); };
-    average_gradients = [group, world = o.world_size](torch::nn::Module& module) {
-      // One allreduce of all gradients, flattened into one buffer.
-      std::vector<at::Tensor> grads;
-      for (auto& p : module.parameters()) {
-        if (p.grad().defined()) grads.push_back(p.grad());
-      }
-      if (grads.empty()) return;
-      std::vector<at::Tensor> flat{torch::cat([&] {
-        std::vector<at::Tensor> views;
-        for (auto& g : grads) views.push_back(g.reshape({-1}));
-        return views;
-      }())};
-      group->allreduce(flat)->wait();
-      flat[0].div_(world);
-      std::int64_t offset = 0;
-      for (auto& g : grads) {
-        g.copy_(flat[0].narrow(0, offset, g.numel()).view_as(g));
-        offset += g.numel();
-      }
-    };
-#else
-    WINNOW_THROW("--world-size {}: this build has no c10d/Gloo support (install libgloo-dev)",
-                 o.world_size);
+StepHooks distributed_step_hooks(const Options& o,
+                                 const std::shared_ptr<winnow::DynamicPruner>& pruner,
+                                 torch::Device device) {
+  WINNOW_THROW_IF_NOT(device.is_cpu(), "--world-size {}: data-parallel runs use Gloo on the CPU",
+                      o.world_size);
+  WINNOW_THROW_IF_NOT(!o.init.empty(), "--world-size {} needs --init FILE (shared by the ranks)",
+                      o.world_size);
+  auto group = winnow::make_gloo_group(o.init, o.world_size, o.rank);
+  StepHooks hooks;
+  auto helper = std::make_shared<winnow::DistributedPrunedLoss>(pruner, group);
+  hooks.pruned_loss = [helper](const at::Tensor& l, const at::Tensor& ids) {
+    return (*helper)(l, ids);
+  };
+  hooks.average_gradients = [group, world = o.world_size](torch::nn::Module& module) {
+    // One allreduce of all gradients, flattened into one buffer.
+    std::vector<at::Tensor> grads;
+    for (auto& p : module.parameters()) {
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+    if (grads.empty()) return;
+    std::vector<at::Tensor> flat{torch::cat([&] {
+      std::vector<at::Tensor> views;
+      for (auto& g : grads) views.push_back(g.reshape({-1}));
+      return views;
+    }())};
+    group->allreduce(flat)->wait();
+    flat[0].div_(world);
+    std::int64_t offset = 0;
+    for (auto& g : grads) {
+      g.copy_(flat[0].narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+  };
+  return hooks;
+}
 #endif
+
+StepHooks make_step_hooks(const Options& o, const std::shared_ptr<winnow::DynamicPruner>& pruner,
+                          torch::Device device) {
+  if (o.world_size <= 1) {
+    StepHooks hooks;
+    auto helper = std::make_shared<winnow::PrunedLoss>(pruner, device);
+    hooks.pruned_loss = [helper](const at::Tensor& l, const at::Tensor& ids) {
+      return (*helper)(l, ids);
+    };
+    return hooks;
   }
+#ifdef WINNOW_TORCH_HAS_DISTRIBUTED
+  return distributed_step_hooks(o, pruner, device);
+#else
+  WINNOW_THROW("--world-size {}: this build has no c10d/Gloo support (install libgloo-dev)",
+               o.world_size);
+#endif
+}
 
-  auto model = ex::make_classifier(o.model);
-  model->to(device);
-  torch::optim::SGD optimizer(model->parameters(),
-                              torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(5e-4));
-
-  std::cerr << "train_fashion_mnist: " << o.model << ", policy " << pruner->policy_spec() << ", "
+void print_run_header(const Options& o, winnow::DynamicPruner& pruner, std::uint64_t n,
+                      torch::Device device) {
+  std::cerr << "train_fashion_mnist: " << o.model << ", policy " << pruner.policy_spec() << ", "
             << n << " samples, " << o.epochs << " epochs, " << o.threads << " thread(s), "
             << device;
-  if (distributed) {
-    std::cerr << ", rank " << o.rank << " of " << o.world_size << " (" << pruner->steps_this_epoch(
-        static_cast<std::uint64_t>(o.batch_size)) << " steps in epoch 1)";
+  if (o.world_size > 1) {
+    std::cerr << ", rank " << o.rank << " of " << o.world_size << " ("
+              << pruner.steps_this_epoch(static_cast<std::uint64_t>(o.batch_size))
+              << " steps in epoch 1)";
   }
   std::cerr << "\n";
-  nlohmann::json per_epoch = nlohmann::json::array();
-  double loss_seconds = 0.0;
-  const auto start = Clock::now();
-  for (std::uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
-    // Cosine decay by epoch: pruned epochs make fewer steps, so the schedule
-    // follows epochs rather than a step count fixed in advance.
-    const double lr = 0.5 * o.lr * (1.0 + std::cos(M_PI * static_cast<double>(epoch) / static_cast<double>(o.epochs)));
-    for (auto& group : optimizer.param_groups()) {
-      static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
-    }
-    at::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
-    std::uint64_t steps = 0;
-    for (winnow::IndexedBatch& batch : *loader) {
-      const auto logits = model->forward(batch.data.to(device));
-      const auto per_sample = torch::nn::functional::cross_entropy(
-          logits, batch.target.to(device),
-          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-      const auto loss_start = Clock::now();
-      const auto loss = pruned_loss(per_sample, batch.ids);
-      loss_seconds += seconds_since(loss_start);
-      optimizer.zero_grad();
-      loss.backward();
-      average_gradients(*model);
-      optimizer.step();
-      ++steps;
-      loss_sum += per_sample.detach().sum();
-    }
-    const winnow::EpochStats& stats = pruner->history().back();
-    // forward_samples counts every rank's samples; this rank served 1/W of them.
-    const std::uint64_t local_samples = stats.forward_samples / static_cast<std::uint64_t>(o.world_size);
-    const double mean_loss = loss_sum.item<double>() / static_cast<double>(local_samples);
-    const double elapsed = seconds_since(start);
-    std::cerr << fmt::format("{}epoch {:>3}/{} [{:<9}] samples {:>6} ({:5.1f}%)  loss {:.4f}  elapsed {:.1f}s",
-                             distributed ? fmt::format("rank {}: ", o.rank) : std::string(),
-                             epoch + 1, o.epochs, winnow::to_string(stats.kind), stats.forward_samples,
-                             100.0 * static_cast<double>(stats.forward_samples) / static_cast<double>(n),
-                             mean_loss, elapsed);
-    if (distributed) std::cerr << fmt::format("  plan {} -> {} per rank, {} steps, plan hash {:016x}", stats.planned_samples, local_samples, steps, pruner->plan_hash());
-    std::cerr << "\n";
-    per_epoch.push_back({{"epoch", epoch},
-                         {"kind", winnow::to_string(stats.kind)},
-                         {"forward_samples", stats.forward_samples},
-                         {"planned_samples", stats.planned_samples},
-                         {"steps_per_rank", steps},
-                         {"full_forward_samples", stats.full_forward_samples},
-                         {"train_loss", mean_loss},
-                         {"lr", lr},
-                         {"elapsed_seconds", elapsed}});
-  }
-  const double wall_seconds = seconds_since(start);
-  const auto eval_start = Clock::now();
-  const double accuracy = test_accuracy(*model, test, device);
-  const double eval_seconds = seconds_since(eval_start);
+}
 
-  const winnow::RunStats totals = pruner->totals();
+// Cosine decay by epoch: pruned epochs make fewer steps, so the schedule
+// follows epochs rather than a step count fixed in advance.
+double set_epoch_learning_rate(const Options& o, std::uint64_t epoch,
+                               torch::optim::SGD& optimizer) {
+  const double lr = 0.5 * o.lr *
+                    (1.0 + std::cos(M_PI * static_cast<double>(epoch) /
+                                    static_cast<double>(o.epochs)));
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+  }
+  return lr;
+}
+
+// One epoch's sums on this rank.
+struct EpochTotals {
+  at::Tensor loss_sum;
+  std::uint64_t steps = 0;
+};
+
+// Trains one epoch over the loader's batches; adds the time spent in the
+// loss helper to `loss_seconds`.
+template <typename Loader>
+EpochTotals train_epoch(Loader& loader, ex::Classifier& model, torch::optim::SGD& optimizer,
+                        const StepHooks& hooks, torch::Device device, double& loss_seconds) {
+  EpochTotals totals{torch::zeros({}, torch::TensorOptions().device(device))};
+  for (winnow::IndexedBatch& batch : loader) {
+    const auto logits = model.forward(batch.data.to(device));
+    const auto per_sample = torch::nn::functional::cross_entropy(
+        logits, batch.target.to(device),
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    const auto loss_start = Clock::now();
+    const auto loss = hooks.pruned_loss(per_sample, batch.ids);
+    loss_seconds += seconds_since(loss_start);
+    optimizer.zero_grad();
+    loss.backward();
+    hooks.average_gradients(model);
+    optimizer.step();
+    ++totals.steps;
+    totals.loss_sum += per_sample.detach().sum();
+  }
+  return totals;
+}
+
+// Prints the epoch's progress line and returns its JSON record.
+nlohmann::json report_epoch(const Options& o, std::uint64_t epoch, double lr,
+                            const EpochTotals& totals, winnow::DynamicPruner& pruner,
+                            std::uint64_t n, double elapsed) {
+  const bool distributed = o.world_size > 1;
+  const winnow::EpochStats& stats = pruner.history().back();
+  // forward_samples counts every rank's samples; this rank served 1/W of them.
+  const std::uint64_t local_samples =
+      stats.forward_samples / static_cast<std::uint64_t>(o.world_size);
+  const double mean_loss = totals.loss_sum.item<double>() / static_cast<double>(local_samples);
+  std::cerr << fmt::format(
+      "{}epoch {:>3}/{} [{:<9}] samples {:>6} ({:5.1f}%)  loss {:.4f}  elapsed {:.1f}s",
+      distributed ? fmt::format("rank {}: ", o.rank) : std::string(), epoch + 1, o.epochs,
+      winnow::to_string(stats.kind), stats.forward_samples,
+      100.0 * static_cast<double>(stats.forward_samples) / static_cast<double>(n), mean_loss,
+      elapsed);
+  if (distributed) {
+    std::cerr << fmt::format("  plan {} -> {} per rank, {} steps, plan hash {:016x}",
+                             stats.planned_samples, local_samples, totals.steps,
+                             pruner.plan_hash());
+  }
+  std::cerr << "\n";
+  return {{"epoch", epoch},
+          {"kind", winnow::to_string(stats.kind)},
+          {"forward_samples", stats.forward_samples},
+          {"planned_samples", stats.planned_samples},
+          {"steps_per_rank", totals.steps},
+          {"full_forward_samples", stats.full_forward_samples},
+          {"train_loss", mean_loss},
+          {"lr", lr},
+          {"elapsed_seconds", elapsed}};
+}
+
+// Timings of a whole run, in seconds.
+struct RunTimes {
+  double wall = 0.0;     // the training loop
+  double eval = 0.0;     // the test-set evaluation
+  double sampler = 0.0;  // in winnow: the sampler and the loss helper
+};
+
+// Prints the run's summary line and writes --json (rank 0 only).
+void report_run(const Options& o, winnow::DynamicPruner& pruner, torch::Device device,
+                std::uint64_t n, double accuracy, const RunTimes& times,
+                const nlohmann::json& per_epoch) {
+  const winnow::RunStats totals = pruner.totals();
   const nlohmann::json result = {
-      {"policy", pruner->policy_spec()},
+      {"policy", pruner.policy_spec()},
       {"model", o.model},
       {"epochs", o.epochs},
       {"seed", o.seed},
@@ -241,22 +286,70 @@ int run(const Options& o) {
       {"forward_samples", totals.forward_samples},
       {"full_forward_samples", totals.full_forward_samples},
       {"saved_fraction", totals.saved_fraction()},
-      {"wall_seconds", wall_seconds},
-      {"eval_seconds", eval_seconds},
-      {"sampler_seconds", sampler.seconds_spent() + loss_seconds},
+      {"wall_seconds", times.wall},
+      {"eval_seconds", times.eval},
+      {"sampler_seconds", times.sampler},
       {"per_epoch", per_epoch},
   };
-  if (distributed) std::cout << "rank " << o.rank << ": ";
-  std::cout << fmt::format("{} {} seed {}: test accuracy {:.4f}, forward samples {} of {} (saved {:.1f}%), "
-                           "train {:.1f}s, in winnow {:.2f}s\n",
-                           o.model, pruner->policy_spec(), o.seed, accuracy, totals.forward_samples,
-                           totals.full_forward_samples, 100.0 * totals.saved_fraction(), wall_seconds,
-                           result["sampler_seconds"].get<double>());
+  if (o.world_size > 1) std::cout << "rank " << o.rank << ": ";
+  std::cout << fmt::format(
+      "{} {} seed {}: test accuracy {:.4f}, forward samples {} of {} (saved {:.1f}%), "
+      "train {:.1f}s, in winnow {:.2f}s\n",
+      o.model, pruner.policy_spec(), o.seed, accuracy, totals.forward_samples,
+      totals.full_forward_samples, 100.0 * totals.saved_fraction(), times.wall,
+      result["sampler_seconds"].get<double>());
   if (!o.json.empty() && o.rank == 0) {
     std::ofstream file(o.json);
     WINNOW_THROW_IF_NOT(file.good(), "cannot write --json file '{}'", o.json);
     file << result.dump(2) << "\n";
   }
+}
+
+int run(const Options& o) {
+  torch::set_num_threads(o.threads);
+  torch::manual_seed(o.seed);
+  const torch::Device device(o.device);
+  if (device.is_cuda() && !torch::cuda::is_available()) {
+    WINNOW_THROW("--device {}: this LibTorch has no CUDA support or no GPU is visible", o.device);
+  }
+
+  const ex::LabelledImages train =
+      ex::load_fashion_mnist(o.data_dir, ex::Split::Train, o.train_limit);
+  const ex::LabelledImages test = ex::load_fashion_mnist(o.data_dir, ex::Split::Test);
+  const auto n = static_cast<std::uint64_t>(train.images.size(0));
+
+  auto pruner = make_pruner(o, n);
+  winnow::PlanSampler sampler(pruner);
+  auto loader = torch::data::make_data_loader(
+      winnow::IndexedTensorDataset(train.images, train.labels), sampler,
+      torch::data::DataLoaderOptions()
+          .batch_size(static_cast<std::size_t>(o.batch_size))
+          .workers(o.workers));
+  const StepHooks hooks = make_step_hooks(o, pruner, device);
+
+  auto model = ex::make_classifier(o.model);
+  model->to(device);
+  torch::optim::SGD optimizer(
+      model->parameters(),
+      torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(5e-4));
+
+  print_run_header(o, *pruner, n, device);
+  nlohmann::json per_epoch = nlohmann::json::array();
+  double loss_seconds = 0.0;
+  const auto start = Clock::now();
+  for (std::uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
+    const double lr = set_epoch_learning_rate(o, epoch, optimizer);
+    const EpochTotals totals =
+        train_epoch(*loader, *model, optimizer, hooks, device, loss_seconds);
+    per_epoch.push_back(report_epoch(o, epoch, lr, totals, *pruner, n, seconds_since(start)));
+  }
+  RunTimes times;
+  times.wall = seconds_since(start);
+  const auto eval_start = Clock::now();
+  const double accuracy = test_accuracy(*model, test, device);
+  times.eval = seconds_since(eval_start);
+  times.sampler = sampler.seconds_spent() + loss_seconds;
+  report_run(o, *pruner, device, n, accuracy, times, per_epoch);
   return 0;
 }
 

@@ -21,8 +21,9 @@
 using namespace winnow::curation;
 using namespace winnow::curation::bench;
 
-int main(int argc, char** argv) {
-  CLI::App app{"throughput of the curation building blocks"};
+namespace {
+
+struct BenchOptions {
   std::string images = kFashionDir + "/train-images-idx3-ubyte.gz";
   std::string labels_path = kFashionDir + "/train-labels-idx1-ubyte.gz";
   std::string embedder_spec = "pixels(pool=2,dim=64)";
@@ -32,22 +33,88 @@ int main(int argc, char** argv) {
   int k = 10;
   double min_candidate = 0.95;
   std::size_t batch = 1;
-  app.add_option("--images", images, "IDX images file");
-  app.add_option("--labels", labels_path, "IDX labels file");
-  app.add_option("--embedder", embedder_spec, "embedder spec");
-  app.add_option("--index", index_config, "vector index config");
-  app.add_option("--n", limit, "samples to stream");
-  app.add_option("--k", k, "neighbours per search");
-  app.add_option("--min-candidate", min_candidate, "index cosine below which candidates are not verified");
-  app.add_option("--batch", batch,
+};
+
+void add_options(CLI::App& app, BenchOptions& o) {
+  app.add_option("--images", o.images, "IDX images file");
+  app.add_option("--labels", o.labels_path, "IDX labels file");
+  app.add_option("--embedder", o.embedder_spec, "embedder spec");
+  app.add_option("--index", o.index_config, "vector index config");
+  app.add_option("--n", o.limit, "samples to stream");
+  app.add_option("--k", o.k, "neighbours per search");
+  app.add_option("--min-candidate", o.min_candidate,
+                 "index cosine below which candidates are not verified");
+  app.add_option("--batch", o.batch,
                  "index adds are batched this many samples at a time (searches see the index "
                  "as of the last batch; FAISS 1.7.3's HNSW add costs O(index size) per call)");
-  app.add_option("--json", json_path, "also write the JSON here");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--json", o.json_path, "also write the JSON here");
+}
 
+// The building blocks of the chain, over one index.
+struct Chain {
+  const Embedder& embedder;
+  winnow::index::VectorIndex& index;
+  const NearDuplicateFinder& finder;
+  const LabelQuality& label_quality;
+};
+
+// What streaming the samples through the chain measured.
+struct StreamResult {
+  // Seconds per stage, summed over the samples.
+  double embed = 0, search = 0, verify = 0, score = 0, add = 0;
+  std::size_t dups = 0, flagged = 0, verified = 0;
+  double gain_sum = 0;
+};
+
+StreamResult stream_samples(const Chain& chain, const std::vector<ManifestRecord>& records,
+                            const std::vector<int>& labels, const BenchOptions& o) {
+  const std::size_t n = labels.size();
+  const RecordLookup rec_lookup = [&](std::int64_t id) {
+    return &records[static_cast<std::size_t>(id)];
+  };
+  const LabelLookup label_lookup = [&](std::int64_t id) -> std::optional<int> {
+    return labels[static_cast<std::size_t>(id)];
+  };
+  StreamResult s;
+  std::vector<float> vec(chain.embedder.dim());
+  std::vector<std::int64_t> pending_ids;
+  std::vector<float> pending;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto a = Clock::now();
+    chain.embedder.embed(records[i], vec.data());
+    auto b = Clock::now();
+    s.embed += std::chrono::duration<double>(b - a).count();
+    winnow::index::SearchResults res{1, 0, {}, {}};
+    if (chain.index.size() > 0) {
+      res = chain.index.search(1, vec.data(), o.k);
+    }
+    a = Clock::now();
+    s.search += std::chrono::duration<double>(a - b).count();
+    const NearDuplicateMatch m = chain.finder.verify(res, 0, records[i], rec_lookup);
+    s.dups += m.found;
+    s.verified += static_cast<std::size_t>(m.candidates_checked);
+    b = Clock::now();
+    s.verify += std::chrono::duration<double>(b - a).count();
+    s.flagged += chain.label_quality.score(res, 0, labels[i], label_lookup).flagged;
+    s.gain_sum += information_gain(res, 0);
+    a = Clock::now();
+    s.score += std::chrono::duration<double>(a - b).count();
+    pending_ids.push_back(static_cast<std::int64_t>(i));
+    pending.insert(pending.end(), vec.begin(), vec.end());
+    if (pending_ids.size() >= o.batch || i + 1 == n) {
+      chain.index.add(pending_ids, pending);
+      pending_ids.clear();
+      pending.clear();
+    }
+    s.add += seconds_since(a);
+  }
+  return s;
+}
+
+int run(const BenchOptions& o) {
   const auto start = Clock::now();
-  std::vector<ManifestRecord> records = import_idx(images, labels_path, "train");
-  const std::size_t n = std::min(limit, records.size());
+  std::vector<ManifestRecord> records = import_idx(o.images, o.labels_path, "train");
+  const std::size_t n = std::min(o.limit, records.size());
   std::vector<int> labels(n);
   for (std::size_t i = 0; i < n; ++i) {
     labels[i] = std::stoi(*records[i].label);
@@ -57,58 +124,20 @@ int main(int argc, char** argv) {
   EmbedderOptions eopt;
   eopt.width = records[0].width;
   eopt.height = records[0].height;
-  const auto embedder = make_embedder(embedder_spec, eopt);
-  auto index = winnow::index::make_vector_index(index_config, embedder->dim());
+  const auto embedder = make_embedder(o.embedder_spec, eopt);
+  auto index = winnow::index::make_vector_index(o.index_config, embedder->dim());
   const ImageNearDuplicateVerifier verifier;
   NearDuplicateFinderOptions fopt;
-  fopt.candidates = k;
-  fopt.min_candidate_similarity = min_candidate;
+  fopt.candidates = o.k;
+  fopt.min_candidate_similarity = o.min_candidate;
   const NearDuplicateFinder finder(*index, verifier, fopt);
   LabelQualityOptions lopt;
-  lopt.k = k;
+  lopt.k = o.k;
   const LabelQuality lq(lopt);
-  const RecordLookup rec_lookup = [&](std::int64_t id) { return &records[static_cast<std::size_t>(id)]; };
-  const LabelLookup label_lookup = [&](std::int64_t id) -> std::optional<int> {
-    return labels[static_cast<std::size_t>(id)];
-  };
 
-  std::vector<float> vec(embedder->dim());
-  double t_embed = 0, t_search = 0, t_verify = 0, t_score = 0, t_add = 0;
-  std::size_t dups = 0, flagged = 0, verified = 0;
-  double gain_sum = 0;
-  std::vector<std::int64_t> pending_ids;
-  std::vector<float> pending;
   const double cpu0 = thread_cpu_seconds();
   const auto t0 = Clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    auto a = Clock::now();
-    embedder->embed(records[i], vec.data());
-    auto b = Clock::now();
-    t_embed += std::chrono::duration<double>(b - a).count();
-    winnow::index::SearchResults res{1, 0, {}, {}};
-    if (index->size() > 0) {
-      res = index->search(1, vec.data(), k);
-    }
-    a = Clock::now();
-    t_search += std::chrono::duration<double>(a - b).count();
-    const NearDuplicateMatch m = finder.verify(res, 0, records[i], rec_lookup);
-    dups += m.found;
-    verified += static_cast<std::size_t>(m.candidates_checked);
-    b = Clock::now();
-    t_verify += std::chrono::duration<double>(b - a).count();
-    flagged += lq.score(res, 0, labels[i], label_lookup).flagged;
-    gain_sum += information_gain(res, 0);
-    a = Clock::now();
-    t_score += std::chrono::duration<double>(a - b).count();
-    pending_ids.push_back(static_cast<std::int64_t>(i));
-    pending.insert(pending.end(), vec.begin(), vec.end());
-    if (pending_ids.size() >= batch || i + 1 == n) {
-      index->add(pending_ids, pending);
-      pending_ids.clear();
-      pending.clear();
-    }
-    t_add += seconds_since(a);
-  }
+  const StreamResult s = stream_samples({*embedder, *index, finder, lq}, records, labels, o);
   const double run_s = seconds_since(t0);
   const double run_cpu = thread_cpu_seconds() - cpu0;
   const double us = 1e6 / double(n);
@@ -118,21 +147,31 @@ int main(int argc, char** argv) {
       {"embedder", embedder->spec()},
       {"index", index->config()},
       {"verifier", verifier.name()},
-      {"k", k},
-      {"batch", batch},
-      {"min_candidate_similarity", min_candidate},
+      {"k", o.k},
+      {"batch", o.batch},
+      {"min_candidate_similarity", o.min_candidate},
       {"samples_per_s", double(n) / run_s},
       {"samples_per_cpu_s", double(n) / run_cpu},
       {"us_per_sample",
-       {{"embed", t_embed * us}, {"search", t_search * us}, {"verify", t_verify * us},
-        {"label_quality_and_gain", t_score * us}, {"index_add", t_add * us}}},
-      {"candidates_verified_per_sample", double(verified) / double(n)},
-      {"near_duplicates_found", dups},
-      {"label_flags", flagged},
-      {"mean_gain", gain_sum / double(n)},
+       {{"embed", s.embed * us}, {"search", s.search * us}, {"verify", s.verify * us},
+        {"label_quality_and_gain", s.score * us}, {"index_add", s.add * us}}},
+      {"candidates_verified_per_sample", double(s.verified) / double(n)},
+      {"near_duplicates_found", s.dups},
+      {"label_flags", s.flagged},
+      {"mean_gain", s.gain_sum / double(n)},
       {"load_s", load_s},
       {"run_s", run_s},
       {"run_cpu_s", run_cpu},
   };
-  return emit(out, json_path);
+  return emit(out, o.json_path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"throughput of the curation building blocks"};
+  BenchOptions options;
+  add_options(app, options);
+  CLI11_PARSE(app, argc, argv);
+  return run(options);
 }

@@ -40,8 +40,9 @@
 using namespace winnow::curation;
 using namespace winnow::curation::bench;
 
-int main(int argc, char** argv) {
-  CLI::App app{"near-duplicate recall / false positives on Fashion-MNIST test images"};
+namespace {
+
+struct BenchOptions {
   std::string images = kFashionDir + "/t10k-images-idx3-ubyte.gz";
   std::string embedder_spec = "pixels(pool=2)";
   std::string index_config = "flat";
@@ -55,84 +56,99 @@ int main(int argc, char** argv) {
   double noise = 5.0;
   double brightness = 0.10;
   unsigned seed = 7;
-  app.add_option("--images", images, "IDX images file");
-  app.add_option("--embedder", embedder_spec, "embedder spec for candidate retrieval");
-  app.add_option("--index", index_config, "vector index config");
-  app.add_option("--copies", copies, "number of planted copies");
-  app.add_option("--candidates", candidates, "index candidates verified per sample");
-  app.add_option("--min-candidate", min_candidate,
-                 "verify only candidates with index cosine >= this (pipeline: min_candidate_similarity)");
-  app.add_option("--candidate-margin", candidate_margin,
-                 "verify only candidates within this of the best cosine (pipeline: candidate_margin)");
-  app.add_option("--compare-index", compare_index,
+};
+
+void add_options(CLI::App& app, BenchOptions& o) {
+  app.add_option("--images", o.images, "IDX images file");
+  app.add_option("--embedder", o.embedder_spec, "embedder spec for candidate retrieval");
+  app.add_option("--index", o.index_config, "vector index config");
+  app.add_option("--copies", o.copies, "number of planted copies");
+  app.add_option("--candidates", o.candidates, "index candidates verified per sample");
+  app.add_option("--min-candidate", o.min_candidate,
+                 "verify only candidates with index cosine >= this (pipeline: "
+                 "min_candidate_similarity)");
+  app.add_option("--candidate-margin", o.candidate_margin,
+                 "verify only candidates within this of the best cosine (pipeline: "
+                 "candidate_margin)");
+  app.add_option("--compare-index", o.compare_index,
                  "also run through this index config and report its recall relative to --index");
-  app.add_option("--max-shift", max_shift, "verifier shift range");
-  app.add_option("--noise", noise, "pixel noise sigma (0-255 scale)");
-  app.add_option("--brightness", brightness, "max relative brightness change");
-  app.add_option("--seed", seed, "random seed");
-  app.add_option("--json", json_path, "also write the JSON here");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--max-shift", o.max_shift, "verifier shift range");
+  app.add_option("--noise", o.noise, "pixel noise sigma (0-255 scale)");
+  app.add_option("--brightness", o.brightness, "max relative brightness change");
+  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--json", o.json_path, "also write the JSON here");
+}
 
-  const auto start = Clock::now();
-  std::vector<ManifestRecord> records = import_idx(images, "", "test");
-  const std::size_t n = records.size();
-  const std::size_t w = records[0].width;
-  const std::size_t h = records[0].height;
+// The originals and their planted copies: planted[c] is an edited copy of
+// records[order[c]].
+struct PlantedSet {
+  std::vector<ManifestRecord> records;
+  std::vector<std::size_t> order;
+  std::vector<ManifestRecord> planted;
+  std::vector<bool> copied;  // per original: has a planted copy
+  std::size_t width = 0;
+  std::size_t height = 0;
+};
 
-  std::mt19937_64 rng(seed);
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), rng);
-  order.resize(static_cast<std::size_t>(copies));
-  std::uniform_int_distribution<int> dir(0, 7);
-  std::uniform_real_distribution<double> bright(1.0 - brightness, 1.0 + brightness);
-  std::normal_distribution<double> gauss(0.0, 1.0);
+// `src` shifted by one pixel in direction d, brightness scaled by f, plus
+// Gaussian noise, rounded and clipped.
+ManifestRecord edited_copy(const ManifestRecord& src, int d, double f, double noise,
+                           std::normal_distribution<double>& gauss, std::mt19937_64& rng,
+                           std::size_t w, std::size_t h) {
   static const int kDx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
   static const int kDy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
-  std::vector<ManifestRecord> planted;
-  for (std::size_t c = 0; c < order.size(); ++c) {
-    const ManifestRecord& src = records[order[c]];
-    ManifestRecord copy = src;
-    copy.key = "copy-of-" + src.key;
+  ManifestRecord copy = src;
+  copy.key = "copy-of-" + src.key;
+  for (std::size_t y = 0; y < h; ++y) {
+    for (std::size_t x = 0; x < w; ++x) {
+      const long sx = static_cast<long>(x) - kDx[d];
+      const long sy = static_cast<long>(y) - kDy[d];
+      double v = 0.0;
+      if (sx >= 0 && sy >= 0 && sx < static_cast<long>(w) && sy < static_cast<long>(h)) {
+        v = src.pixels[static_cast<std::size_t>(sy) * w + static_cast<std::size_t>(sx)];
+      }
+      v = v * f + noise * gauss(rng);
+      copy.pixels[y * w + x] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+    }
+  }
+  return copy;
+}
+
+PlantedSet plant_copies(const BenchOptions& o) {
+  PlantedSet set;
+  set.records = import_idx(o.images, "", "test");
+  const std::size_t n = set.records.size();
+  set.width = set.records[0].width;
+  set.height = set.records[0].height;
+
+  std::mt19937_64 rng(o.seed);
+  set.order.resize(n);
+  std::iota(set.order.begin(), set.order.end(), 0);
+  std::shuffle(set.order.begin(), set.order.end(), rng);
+  set.order.resize(static_cast<std::size_t>(o.copies));
+  std::uniform_int_distribution<int> dir(0, 7);
+  std::uniform_real_distribution<double> bright(1.0 - o.brightness, 1.0 + o.brightness);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  for (std::size_t c = 0; c < set.order.size(); ++c) {
     const int d = dir(rng);
     const double f = bright(rng);
-    for (std::size_t y = 0; y < h; ++y) {
-      for (std::size_t x = 0; x < w; ++x) {
-        const long sx = static_cast<long>(x) - kDx[d];
-        const long sy = static_cast<long>(y) - kDy[d];
-        double v = 0.0;
-        if (sx >= 0 && sy >= 0 && sx < static_cast<long>(w) && sy < static_cast<long>(h)) {
-          v = src.pixels[static_cast<std::size_t>(sy) * w + static_cast<std::size_t>(sx)];
-        }
-        v = v * f + noise * gauss(rng);
-        copy.pixels[y * w + x] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
-      }
-    }
-    planted.push_back(std::move(copy));
+    set.planted.push_back(edited_copy(set.records[set.order[c]], d, f, o.noise, gauss, rng,
+                                      set.width, set.height));
   }
-
-  EmbedderOptions eopt;
-  eopt.width = w;
-  eopt.height = h;
-  const auto embedder = make_embedder(embedder_spec, eopt);
-  ImageVerifierOptions vopt;
-  vopt.max_shift = max_shift;
-  vopt.threshold = 0.0;  // the curve is computed below from the raw similarities
-  const ImageNearDuplicateVerifier verifier(vopt);
-  const double default_threshold = ImageVerifierOptions{}.threshold;
-  const RecordLookup lookup = [&](std::int64_t id) -> const ManifestRecord* {
-    return id >= 0 && static_cast<std::size_t>(id) < n ? &records[static_cast<std::size_t>(id)] : nullptr;
-  };
-  std::vector<bool> copied(n, false);
-  for (const std::size_t o : order) {
-    copied[o] = true;
+  set.copied.assign(n, false);
+  for (const std::size_t i : set.order) {
+    set.copied[i] = true;
   }
+  return set;
+}
 
-  // Raw-pixel cosine of each copy to its original (the baseline that fails).
+// Raw-pixel cosine of each copy to its original (the baseline that fails),
+// summed.
+double raw_pixel_cosine_sum(const PlantedSet& set) {
   double raw_cos_sum = 0.0;
-  for (std::size_t c = 0; c < planted.size(); ++c) {
-    const auto& a = records[order[c]].pixels;
-    const auto& b = planted[c].pixels;
+  for (std::size_t c = 0; c < set.planted.size(); ++c) {
+    const auto& a = set.records[set.order[c]].pixels;
+    const auto& b = set.planted[c].pixels;
     double ab = 0, aa = 0, bb = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
       ab += double(a[i]) * b[i];
@@ -141,127 +157,205 @@ int main(int argc, char** argv) {
     }
     raw_cos_sum += ab / std::sqrt(aa * bb);
   }
+  return raw_cos_sum;
+}
 
-  // The candidates the pipeline would verify: at or above the cosine floor and
-  // within the margin of the best candidate.
-  const auto pipeline_candidates = [&](winnow::index::SearchResults res) {
-    const float floor_sim = res.count(0) > 0 ? res.similarity(0, 0) - static_cast<float>(candidate_margin)
-                                             : 0.0f;
-    for (std::size_t r = 1; r < res.k; ++r) {
-      if (res.ids[r] >= 0 && res.similarities[r] < floor_sim) {
-        res.ids[r] = -1;
-        res.similarities[r] = -std::numeric_limits<float>::infinity();
+// The candidates the pipeline would verify: at or above the cosine floor and
+// within the margin of the best candidate.
+winnow::index::SearchResults pipeline_candidates(winnow::index::SearchResults res,
+                                                 double candidate_margin) {
+  const float floor_sim =
+      res.count(0) > 0 ? res.similarity(0, 0) - static_cast<float>(candidate_margin) : 0.0f;
+  for (std::size_t r = 1; r < res.k; ++r) {
+    if (res.ids[r] >= 0 && res.similarities[r] < floor_sim) {
+      res.ids[r] = -1;
+      res.similarities[r] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return res;
+}
+
+// What one run of the experiment measured, per sample.
+struct Similarities {
+  std::vector<double> original_best;     // best verified earlier original, per original
+  std::vector<double> copy_to_original;  // a copy's own original, when a candidate
+  std::vector<double> copy_best;         // best verified match of a copy
+  std::size_t candidate_hits = 0;        // copies whose original was a candidate
+  std::size_t checked = 0;               // verifier calls
+};
+
+// Everything a run shares, whichever index it goes through.
+struct Experiment {
+  const BenchOptions& options;
+  const PlantedSet& set;
+  const Embedder& embedder;
+  const ImageNearDuplicateVerifier& verifier;
+  RecordLookup lookup;
+};
+
+// The pipeline's order: every original against the originals before it,
+// then every copy against all of them.
+Similarities run_through(const Experiment& e, winnow::index::VectorIndex& index,
+                         const NearDuplicateFinder& finder) {
+  const std::size_t n = e.set.records.size();
+  const std::size_t copies = e.set.planted.size();
+  const int candidates = e.options.candidates;
+  Similarities s{std::vector<double>(n, -2.0), std::vector<double>(copies, -2.0),
+                 std::vector<double>(copies, -2.0)};
+  std::vector<float> vec(e.embedder.dim());
+  for (std::size_t i = 0; i < n; ++i) {
+    e.embedder.embed(e.set.records[i], vec.data());
+    if (index.size() > 0) {
+      const NearDuplicateMatch m = finder.verify(
+          pipeline_candidates(index.search(1, vec.data(), candidates),
+                              e.options.candidate_margin),
+          0, e.set.records[i], e.lookup);
+      s.checked += static_cast<std::size_t>(m.candidates_checked);
+      if (m.id >= 0) {
+        s.original_best[i] = m.similarity;
       }
     }
-    return res;
-  };
+    const auto id = static_cast<std::int64_t>(i);
+    index.add(1, &id, vec.data());
+  }
+  for (std::size_t c = 0; c < copies; ++c) {
+    const ManifestRecord& copy = e.set.planted[c];
+    const std::size_t original = e.set.order[c];
+    e.embedder.embed(copy, vec.data());
+    const auto res = pipeline_candidates(index.search(1, vec.data(), candidates),
+                                         e.options.candidate_margin);
+    for (std::size_t r = 0; r < res.count(0); ++r) {
+      if (static_cast<std::size_t>(res.id(0, r)) == original) {
+        ++s.candidate_hits;
+        if (res.similarity(0, r) >= e.options.min_candidate) {
+          s.copy_to_original[c] = e.verifier.similarity(copy, e.set.records[original]);
+        }
+      }
+    }
+    const NearDuplicateMatch m = finder.verify(res, 0, copy, e.lookup);
+    s.checked += static_cast<std::size_t>(m.candidates_checked);
+    s.copy_best[c] = m.similarity;
+  }
+  return s;
+}
 
-  // One run of the experiment through the index made from `config`.
-  const auto measure = [&](const std::string& config) {
-    auto index = winnow::index::make_vector_index(config, embedder->dim());
-    NearDuplicateFinderOptions fopt;
-    fopt.candidates = candidates;
-    fopt.min_candidate_similarity = min_candidate;
-    const NearDuplicateFinder finder(*index, verifier, fopt);
-
-    std::vector<float> vec(embedder->dim());
-    std::vector<double> original_best(n, -2.0);
-    std::size_t checked = 0;
-    const double cpu0 = thread_cpu_seconds();
-    const auto t0 = Clock::now();
+// Recall and false positives per verifier threshold; sets the recall at the
+// verifier's default threshold.
+nlohmann::json threshold_curve(const PlantedSet& set, const Similarities& s,
+                               double default_threshold, double& recall_at_default) {
+  const std::size_t n = set.records.size();
+  const std::size_t copies = set.planted.size();
+  nlohmann::json curve = nlohmann::json::array();
+  for (const double t : {0.80, 0.85, 0.88, 0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.985,
+                         0.99, 0.995}) {
+    std::size_t hit = 0, any = 0, fp = 0, fp_untouched = 0;
+    for (std::size_t c = 0; c < copies; ++c) {
+      hit += s.copy_to_original[c] >= t;
+      any += s.copy_best[c] >= t;
+    }
     for (std::size_t i = 0; i < n; ++i) {
-      embedder->embed(records[i], vec.data());
-      if (index->size() > 0) {
-        const NearDuplicateMatch m =
-            finder.verify(pipeline_candidates(index->search(1, vec.data(), candidates)), 0,
-                          records[i], lookup);
-        checked += static_cast<std::size_t>(m.candidates_checked);
-        if (m.id >= 0) {
-          original_best[i] = m.similarity;
-        }
+      if (s.original_best[i] >= t) {
+        ++fp;
+        fp_untouched += !set.copied[i];
       }
-      const auto id = static_cast<std::int64_t>(i);
-      index->add(1, &id, vec.data());
     }
-    std::vector<double> copy_to_original(planted.size(), -2.0);
-    std::vector<double> copy_best(planted.size(), -2.0);
-    std::size_t candidate_hits = 0;
-    for (std::size_t c = 0; c < planted.size(); ++c) {
-      embedder->embed(planted[c], vec.data());
-      const auto res = pipeline_candidates(index->search(1, vec.data(), candidates));
-      for (std::size_t r = 0; r < res.count(0); ++r) {
-        if (static_cast<std::size_t>(res.id(0, r)) == order[c]) {
-          ++candidate_hits;
-          if (res.similarity(0, r) >= min_candidate) {
-            copy_to_original[c] = verifier.similarity(planted[c], records[order[c]]);
-          }
-        }
-      }
-      const NearDuplicateMatch m = finder.verify(res, 0, planted[c], lookup);
-      checked += static_cast<std::size_t>(m.candidates_checked);
-      copy_best[c] = m.similarity;
-    }
-    const double run_s = seconds_since(t0);
-    const double run_cpu = thread_cpu_seconds() - cpu0;
+    const double recall = double(hit) / copies;
+    if (t == default_threshold) recall_at_default = recall;
+    curve.push_back({{"threshold", t},
+                     {"recall", recall},
+                     {"recall_any_match", double(any) / copies},
+                     {"fp_rate", double(fp) / n},
+                     {"fp_rate_untouched", double(fp_untouched) / double(n - copies)}});
+  }
+  return curve;
+}
 
-    nlohmann::json curve = nlohmann::json::array();
-    double recall_at_default = 0.0;
-    for (const double t : {0.80, 0.85, 0.88, 0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.985, 0.99, 0.995}) {
-      std::size_t hit = 0, any = 0, fp = 0, fp_untouched = 0;
-      for (std::size_t c = 0; c < planted.size(); ++c) {
-        hit += copy_to_original[c] >= t;
-        any += copy_best[c] >= t;
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        if (original_best[i] >= t) {
-          ++fp;
-          fp_untouched += !copied[i];
-        }
-      }
-      const double recall = double(hit) / planted.size();
-      if (t == default_threshold) recall_at_default = recall;
-      curve.push_back({{"threshold", t},
-                       {"recall", recall},
-                       {"recall_any_match", double(any) / planted.size()},
-                       {"fp_rate", double(fp) / n},
-                       {"fp_rate_untouched", double(fp_untouched) / double(n - planted.size())}});
-    }
-    return nlohmann::json{
-        {"index", index->config()},
-        {"candidate_recall", double(candidate_hits) / planted.size()},
-        {"candidates_checked_mean", double(checked) / double(n + planted.size())},
-        {"recall_at_default_threshold", recall_at_default},
-        {"curve", curve},
-        {"run_s", run_s},
-        {"run_cpu_s", run_cpu},
-        {"samples_per_s", double(n + planted.size()) / run_s},
-    };
+// One run of the experiment through the index made from `config`.
+nlohmann::json measure(const Experiment& e, const std::string& config,
+                       double default_threshold) {
+  auto index = winnow::index::make_vector_index(config, e.embedder.dim());
+  NearDuplicateFinderOptions fopt;
+  fopt.candidates = e.options.candidates;
+  fopt.min_candidate_similarity = e.options.min_candidate;
+  const NearDuplicateFinder finder(*index, e.verifier, fopt);
+
+  const double cpu0 = thread_cpu_seconds();
+  const auto t0 = Clock::now();
+  const Similarities s = run_through(e, *index, finder);
+  const double run_s = seconds_since(t0);
+  const double run_cpu = thread_cpu_seconds() - cpu0;
+
+  const std::size_t n = e.set.records.size();
+  const std::size_t copies = e.set.planted.size();
+  double recall_at_default = 0.0;
+  const nlohmann::json curve = threshold_curve(e.set, s, default_threshold, recall_at_default);
+  return nlohmann::json{
+      {"index", index->config()},
+      {"candidate_recall", double(s.candidate_hits) / copies},
+      {"candidates_checked_mean", double(s.checked) / double(n + copies)},
+      {"recall_at_default_threshold", recall_at_default},
+      {"curve", curve},
+      {"run_s", run_s},
+      {"run_cpu_s", run_cpu},
+      {"samples_per_s", double(n + copies) / run_s},
   };
+}
 
-  const nlohmann::json first = measure(index_config);
+int run(const BenchOptions& o) {
+  const auto start = Clock::now();
+  const PlantedSet set = plant_copies(o);
+  const std::size_t n = set.records.size();
+
+  EmbedderOptions eopt;
+  eopt.width = set.width;
+  eopt.height = set.height;
+  const auto embedder = make_embedder(o.embedder_spec, eopt);
+  ImageVerifierOptions vopt;
+  vopt.max_shift = o.max_shift;
+  vopt.threshold = 0.0;  // the curve is computed below from the raw similarities
+  const ImageNearDuplicateVerifier verifier(vopt);
+  const double default_threshold = ImageVerifierOptions{}.threshold;
+  const RecordLookup lookup = [&](std::int64_t id) -> const ManifestRecord* {
+    return id >= 0 && static_cast<std::size_t>(id) < n ? &set.records[static_cast<std::size_t>(id)]
+                                                       : nullptr;
+  };
+  const Experiment experiment{o, set, *embedder, verifier, lookup};
+
+  const nlohmann::json first = measure(experiment, o.index_config, default_threshold);
   nlohmann::json out = {
       {"benchmark", "near_duplicates"},
-      {"images", images},
+      {"images", o.images},
       {"originals", n},
-      {"copies", planted.size()},
-      {"edits", {{"shift_px", 1}, {"brightness", brightness}, {"noise_sigma", noise}, {"seed", seed}}},
+      {"copies", set.planted.size()},
+      {"edits",
+       {{"shift_px", 1}, {"brightness", o.brightness}, {"noise_sigma", o.noise}, {"seed", o.seed}}},
       {"embedder", embedder->spec()},
       {"verifier", verifier.name()},
-      {"candidates", candidates},
-      {"min_candidate_similarity", min_candidate},
-      {"candidate_margin", candidate_margin},
+      {"candidates", o.candidates},
+      {"min_candidate_similarity", o.min_candidate},
+      {"candidate_margin", o.candidate_margin},
       {"default_threshold", default_threshold},
-      {"raw_pixel_cosine_copy_mean", raw_cos_sum / planted.size()},
+      {"raw_pixel_cosine_copy_mean", raw_pixel_cosine_sum(set) / set.planted.size()},
       {"load_average", load_average()},
   };
   for (const auto& [key, value] : first.items()) out[key] = value;
-  if (!compare_index.empty()) {
-    const nlohmann::json second = measure(compare_index);
+  if (!o.compare_index.empty()) {
+    const nlohmann::json second = measure(experiment, o.compare_index, default_threshold);
     const double base = first["recall_at_default_threshold"].get<double>();
     out["comparison"] = second;
     out["comparison"]["recall_ratio_at_default_threshold"] =
         base > 0.0 ? second["recall_at_default_threshold"].get<double>() / base : 0.0;
   }
   out["total_s"] = seconds_since(start);
-  return emit(out, json_path);
+  return emit(out, o.json_path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"near-duplicate recall / false positives on Fashion-MNIST test images"};
+  BenchOptions options;
+  add_options(app, options);
+  CLI11_PARSE(app, argc, argv);
+  return run(options);
 }

@@ -87,7 +87,7 @@ Command add_export_command(CLI::App& parent) {
             using nlohmann::json;
             pipeline.store().for_each_sample(
                 [&](const SampleRecord& s) {
-                  const std::string label = s.label ? pipeline.label_name(*s.label) : "";
+                  const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
                   if (csv) {
                     std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
                               << ',' << csv_field(label) << ',' << csv_field(s.source) << ','

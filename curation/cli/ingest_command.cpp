@@ -144,8 +144,9 @@ void check_pred_probs(const PredProbsFile& file, const std::string& path,
   for (const auto& [key, row] : file.table.rows) {
     if (auto s = pipeline.store().find_by_external_key(key)) {
       const bool judged = s->status == SampleStatus::accepted || s->status == SampleStatus::label_issue;
-      if (judged && s->label && !is_class(pipeline.label_name(*s->label))) {
-        fail(key, pipeline.label_name(*s->label));
+      const curation::LabelNames& label_names = pipeline.label_names();
+      if (judged && s->label && !is_class(label_names.name_of(*s->label))) {
+        fail(key, label_names.name_of(*s->label));
       }
       continue;
     }

@@ -1,23 +1,11 @@
-// StatusServer: the daemon's HTTP endpoint (cpp-httplib), loopback by default.
-//
-//   GET /status    the DaemonStatus snapshot as JSON
-//   GET /metrics   the same figures in Prometheus' text exposition format
-//   GET /healthz   "ok" while the server runs
-//
-// Handlers only read DaemonStatus snapshots (never the store), so they are
-// safe on the server's threads while the ingest loop writes.
-//
-// The endpoint has no authentication, so it is hardened to be harmless on
-// loopback (docs/daemon.md, "HTTP endpoint"):
-//   - only GET and HEAD (405 otherwise), refused before any body is read;
-//   - no request body over kMaxRequestBody bytes, and no chunked body (413);
-//   - the Host header must name loopback (localhost, 127.x.x.x, [::1], any
-//     port), else 403: a web page that rebinds its DNS name to 127.0.0.1
-//     cannot read /status from a browser;
-//   - a non-loopback bind address only with allow_remote (--http-allow-remote),
-//     which also lifts the Host check;
-//   - short socket timeouts and one request per connection, so a slow or idle
-//     client holds a server thread for seconds, not forever.
+// StatusServer: the daemon's HTTP endpoint (cpp-httplib), loopback by default:
+// GET /status (JSON), /metrics (Prometheus), /healthz. Handlers only read
+// DaemonStatus snapshots, never the store, so they are safe on the server's
+// threads while the ingest loop writes. There is no authentication, so the
+// endpoint is hardened to be harmless on loopback (GET/HEAD only, no bodies,
+// loopback Host check, short timeouts); allow_remote lifts only the bind and
+// Host restrictions.
+// Details: docs/daemon.md#what-the-endpoint-refuses, docs/security.md#the-http-endpoint
 #pragma once
 
 #include <atomic>

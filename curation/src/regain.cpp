@@ -52,9 +52,11 @@
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/store/transaction.h"
+#include "winnow/store/vector_table.h"
 
+#include "accepted_labels.h"
 #include "confident_learning_reason.h"
-#include "raw_statement.h"
+#include "stored_record.h"
 
 namespace winnow::curation {
 
@@ -83,31 +85,16 @@ struct StoredSamples {
   const float* vector(std::size_t n) const { return vectors.data() + n * dim; }
 };
 
-// Store label value -> its name (IngestPipeline::label_name).
-using LabelName = std::function<std::string(std::int64_t)>;
-
-// The stored content of one curation_vectors row as a record an embedder
-// takes; throws for path records, whose content is not kept.
-ManifestRecord stored_record(sqlite3_stmt* row, std::int64_t id, const std::string& db) {
-  ManifestRecord r;
-  r.key = std::to_string(id);
-  const std::string kind(reinterpret_cast<const char*>(sqlite3_column_text(row, 4)));
-  const auto* data = static_cast<const char*>(sqlite3_column_blob(row, 7));
-  const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 7));
-  if (kind == "pixels") {
-    r.kind = ContentKind::pixels;
-    r.width = static_cast<std::size_t>(sqlite3_column_int64(row, 5));
-    r.height = static_cast<std::size_t>(sqlite3_column_int64(row, 6));
-    r.pixels.assign(data, data + bytes);
-  } else if (kind == "text") {
-    r.kind = ContentKind::text;
-    r.text.assign(data, data + bytes);
-  } else {
+// The stored content of a sample as a record an embedder takes; throws for
+// path records, whose content is not kept.
+ManifestRecord record_to_reembed(const JudgedVectorRow& row, const std::string& db) {
+  std::optional<ManifestRecord> record = stored_record(row.sample_id, row.content);
+  if (!record) {
     WINNOW_THROW("{}: sample {} is a '{}' record; its content is not stored, so it cannot be "
                  "re-embedded",
-                 db, id, kind);
+                 db, row.sample_id, row.content.kind);
   }
-  return r;
+  return std::move(*record);
 }
 
 // Searches `index` for the vectors at positions `rows` of `vectors`,
@@ -245,22 +232,18 @@ StoredSamples read_stored_samples(Database& db, const std::string& db_path, cons
   StoredSamples stored;
   stored.dim = embedder.dim();
   const std::size_t dim = stored.dim;
-  RawStatement rows(db,
-                    "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
-                    " v.height, v.content FROM curation_vectors v JOIN samples s"
-                    " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
-                    " ORDER BY v.sample_id");
-  while (rows.step()) {
-    sqlite3_stmt* row = rows.get();
+  VectorTable table(db);
+  const std::optional<std::size_t> stored_dim =
+      reembed ? std::nullopt : std::optional<std::size_t>(dim);
+  table.for_each_judged_row(stored_dim, [&](const JudgedVectorRow& row) {
     StoredSample s;
-    s.id = sqlite3_column_int64(row, 0);
-    s.accepted = std::string(reinterpret_cast<const char*>(sqlite3_column_text(row, 1))) ==
-                 "accepted";
-    if (sqlite3_column_type(row, 2) != SQLITE_NULL) s.label = sqlite3_column_int64(row, 2);
+    s.id = row.sample_id;
+    s.accepted = row.status == SampleStatus::accepted;
+    s.label = row.label;
     stored.vectors.resize(stored.vectors.size() + dim);
     float* out = stored.vectors.data() + stored.vectors.size() - dim;
     if (reembed) {
-      ManifestRecord record = stored_record(row, s.id, db_path);
+      ManifestRecord record = record_to_reembed(row, db_path);
       try {
         embedder.embed(record, out);
       } catch (const winnow::Error& e) {
@@ -268,15 +251,10 @@ StoredSamples read_stored_samples(Database& db, const std::string& db_path, cons
                      embedder.spec(), e.what());
       }
     } else {
-      const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(row, 3));
-      WINNOW_THROW_IF_NOT(bytes == dim * sizeof(float),
-                          "{}: stored embedding of sample {} has {} bytes, expected {}",
-                          db_path, s.id, bytes, dim * sizeof(float));
-      const auto* f = static_cast<const float*>(sqlite3_column_blob(row, 3));
-      std::copy(f, f + dim, out);
+      std::copy(row.embedding.begin(), row.embedding.end(), out);
     }
     stored.samples.push_back(s);
-  }
+  });
   return stored;
 }
 
@@ -299,10 +277,7 @@ std::unique_ptr<index::VectorIndex> index_of_accepted(const StoredSamples& store
 // The labels of the accepted samples and their counts per label as they will
 // be once the consensus relabels are written (label quality and the label
 // support read these, not the store).
-struct LabelsAfterRelabels {
-  AcceptedLabels accepted;
-  std::unordered_map<std::int64_t, std::int64_t> counts;  // accepted samples per label
-};
+using LabelsAfterRelabels = AcceptedLabelCache;
 
 // 2a. Gives every sample with a consensus its consensus label, keeping
 // `labels` in step for the accepted ones.
@@ -362,13 +337,8 @@ std::vector<std::size_t> samples_to_judge(MetadataStore& store, const std::vecto
 
 // Label issues regain cannot re-judge: stores written before label_issue
 // samples kept their vectors.
-std::size_t label_issues_without_vector(Database& db, const std::string& db_path) {
-  RawStatement count(db,
-                     "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
-                     " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)");
-  WINNOW_THROW_IF_NOT(count.step(), "{}: counting label issues without vectors returned no row",
-                      db_path);
-  return static_cast<std::size_t>(sqlite3_column_int64(count.get(), 0));
+std::size_t label_issues_without_vector(Database& db) {
+  return static_cast<std::size_t>(VectorTable(db).count_label_issues_without_row());
 }
 
 // Label quality of the j-th judged sample against its neighbours, with the
@@ -474,7 +444,7 @@ struct LabelJudgements {
 LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std::size_t>& judged,
                              const JudgedScore& score, const LabelsAfterRelabels& labels,
                              const ConsensusLabels& consensus, const JudgementRules& rules,
-                             const LabelName& label_name) {
+                             const LabelNames& label_names) {
   LabelJudgements out;
   for (std::size_t j = 0; j < judged.size(); ++j) {
     const std::size_t n = judged[j];
@@ -492,7 +462,7 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
                      support >= rules.label_k;
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
-    const std::string suggested = q.suggested_label ? label_name(*q.suggested_label) : "-";
+    const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
     out.changes.emplace_back(s.id,
                              changed_label_decision(flagged, q, support, agreed, rules, suggested));
     if (flagged) {
@@ -506,16 +476,66 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
   return out;
 }
 
+// What re-judging the labels (2b, 2c) looked at and found.
+struct LabelRejudgement {
+  std::vector<std::size_t> judged;  // positions in stored.samples
+  index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
+  LabelJudgements judgements;
+};
+
+// 2b. Judges the labels of `stored` against today's accepted samples
+// (`today`), leave-one-out; 2c. with consensus, first takes the consensus
+// again with the neighbours' votes. Fills the report's label counts.
+LabelRejudgement rejudge_labels(MetadataStore& store, StoredSamples& stored,
+                                const index::VectorIndex& today, const RegainOptions& options,
+                                const CurationConfig& config, LabelsAfterRelabels& labels,
+                                ConsensusLabels& consensus, const LabelNames& label_names,
+                                RegainReport& report) {
+  LabelRejudgement out;
+  const std::vector<std::size_t>& judged = out.judged;
+  const index::SearchResults& neighbours = out.neighbours;
+  const JudgementRules rules = judgement_rules(options, config, report.embedder);
+  const LabelQuality quality({config.label_k, 1.0, rules.flag_below});
+  out.judged = samples_to_judge(store, stored.samples, report.kept_confident_learning);
+  report.without_vector = label_issues_without_vector(store.database());
+  out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
+                                   static_cast<std::size_t>(config.label_k) + 1);
+  const JudgedScore score = [&](std::size_t j) {
+    const StoredSample& s = stored.samples[judged[j]];
+    auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
+    return neighbours.k > 0
+               ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+               : LabelQualityResult{};
+  };
+
+  // 2c. With consensus: the neighbours' suggested labels are more votes,
+  // and the consensus is taken again with them. An annotated sample is
+  // then judged by its consensus posterior, which weighs the annotators
+  // and the neighbours by what each is worth.
+  if (options.consensus && !consensus.by_sample.empty()) {
+    const std::vector<ExtraVoter> voters =
+        neighbour_voters(stored.samples, judged, consensus, score, config.min_label_neighbours);
+    consensus = consensus_labels(store, {}, voters);
+    take_consensus(consensus, stored.samples, labels);
+    for (std::size_t t = 0; t < voters.size(); ++t) {
+      report.neighbour_voters.push_back(
+          {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
+    }
+  }
+
+  out.judgements = judge_labels(stored, judged, score, labels, consensus, rules, label_names);
+  report.judged = judged.size();
+  report.newly_flagged = out.judgements.leaving.size();
+  report.cleared = out.judgements.joining.size();
+  return out;
+}
+
 // Replaces every sample's stored embedding with its vector in `stored` (the
 // re-embedded one).
 void write_vectors(Database& db, const StoredSamples& stored) {
-  RawStatement update(db, "UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
+  VectorTable table(db);
   for (std::size_t n = 0; n < stored.samples.size(); ++n) {
-    update.reset();
-    sqlite3_bind_blob(update.get(), 1, stored.vector(n), static_cast<int>(stored.dim * sizeof(float)),
-                      SQLITE_STATIC);
-    sqlite3_bind_int64(update.get(), 2, stored.samples[n].id);
-    update.step();
+    table.set_embedding(stored.samples[n].id, stored.vector(n), stored.dim);
   }
 }
 
@@ -534,19 +554,19 @@ CurationConfig config_with_embedder(CurationConfig config, const std::string& em
 // returns how many.
 std::size_t write_relabels(MetadataStore& store, const std::vector<StoredSample>& samples,
                            const std::vector<std::optional<std::int64_t>>& stored_labels,
-                           const ConsensusLabels& consensus, const LabelName& label_name) {
+                           const ConsensusLabels& consensus, const LabelNames& label_names) {
   std::size_t relabelled = 0;
   for (std::size_t n = 0; n < samples.size(); ++n) {
     if (samples[n].label == stored_labels[n]) continue;
     const SampleConsensus& c = consensus.by_sample.at(samples[n].id);
-    const std::string before = stored_labels[n] ? label_name(*stored_labels[n]) : "none";
+    const std::string before = stored_labels[n] ? label_names.name_of(*stored_labels[n]) : "none";
     nlohmann::json details = {{"consensus", consensus_details(c)}};
-    details["consensus"]["label"] = label_name(c.label);
+    details["consensus"]["label"] = label_names.name_of(c.label);
     details["consensus"]["replaces"] = before;
     store.relabel(samples[n].id, c.label,
                   fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
                               "annotations{}) replaces {}",
-                              label_name(c.label), c.posterior, c.annotations,
+                              label_names.name_of(c.label), c.posterior, c.annotations,
                               neighbours_vote_note(c), before),
                   details.dump());
     ++relabelled;
@@ -563,7 +583,6 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
   const bool relabel = options.labels || options.consensus || reembed;
   WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
                       "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
-  const LabelName name_of = [this](std::int64_t label) { return label_name(label); };
 
   try {
     Transaction tx(store_->database());
@@ -586,7 +605,7 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
     // 2a. Consensus labels replace the stored ones before they are judged.
     std::vector<std::optional<std::int64_t>> stored_labels;  // before any relabel
     for (const StoredSample& s : stored.samples) stored_labels.push_back(s.label);
-    LabelsAfterRelabels labels{accepted_labels_, label_counts_};
+    LabelsAfterRelabels labels = *accepted_labels_;
     ConsensusLabels consensus;  // stays empty without options.consensus
     if (options.consensus) {
       consensus = consensus_labels(*store_);
@@ -594,45 +613,15 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       report.duplicate_annotations = consensus.duplicate_annotations;
     }
 
-    // 2b. Labels, judged against today's accepted samples, leave-one-out.
-    std::vector<std::size_t> judged;  // positions in stored.samples
-    index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
-    LabelJudgements judgements;
+    // 2b, 2c. Labels, judged against today's accepted samples, leave-one-out.
+    LabelRejudgement rejudged;
     if (relabel) {
-      const JudgementRules rules = judgement_rules(options, config_, report.embedder);
-      const LabelQuality quality({config_.label_k, 1.0, rules.flag_below});
-      judged = samples_to_judge(*store_, stored.samples, report.kept_confident_learning);
-      report.without_vector = label_issues_without_vector(store_->database(), db_path_);
-      neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
-                                   static_cast<std::size_t>(config_.label_k) + 1);
-      const JudgedScore score = [&](std::size_t j) {
-        const StoredSample& s = stored.samples[judged[j]];
-        auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
-        return neighbours.k > 0
-                   ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
-                   : LabelQualityResult{};
-      };
-
-      // 2c. With consensus: the neighbours' suggested labels are more votes,
-      // and the consensus is taken again with them. An annotated sample is
-      // then judged by its consensus posterior, which weighs the annotators
-      // and the neighbours by what each is worth.
-      if (options.consensus && !consensus.by_sample.empty()) {
-        const std::vector<ExtraVoter> voters =
-            neighbour_voters(stored.samples, judged, consensus, score, config_.min_label_neighbours);
-        consensus = consensus_labels(*store_, {}, voters);
-        take_consensus(consensus, stored.samples, labels);
-        for (std::size_t t = 0; t < voters.size(); ++t) {
-          report.neighbour_voters.push_back(
-              {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
-        }
-      }
-
-      judgements = judge_labels(stored, judged, score, labels, consensus, rules, name_of);
-      report.judged = judged.size();
-      report.newly_flagged = judgements.leaving.size();
-      report.cleared = judgements.joining.size();
+      rejudged = rejudge_labels(*store_, stored, today, options, config_, labels, consensus,
+                                label_names_, report);
     }
+    const std::vector<std::size_t>& judged = rejudged.judged;
+    const index::SearchResults& neighbours = rejudged.neighbours;
+    const LabelJudgements& judgements = rejudged.judgements;
     if (!judgements.leaving.empty()) today.remove(judgements.leaving);
     if (!judgements.joining.empty()) today.add(judgements.joining, judgements.joining_vectors);
 
@@ -648,7 +637,8 @@ RegainReport IngestPipeline::regain(const RegainOptions& options) {
       new_config = config_with_embedder(config_, report.embedder, options.min_candidate_similarity);
       store_->set_meta(CurationConfig::kMetaKey, new_config.to_json());
     }
-    report.relabelled = write_relabels(*store_, stored.samples, stored_labels, consensus, name_of);
+    report.relabelled =
+        write_relabels(*store_, stored.samples, stored_labels, consensus, label_names_);
     for (const auto& [id, decision] : judgements.changes) store_->update_status(id, decision);
     if (!judgements.qualities.empty()) store_->set_label_qualities(judgements.qualities);
     store_->set_gains(gains);

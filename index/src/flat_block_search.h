@@ -1,20 +1,10 @@
-// Exact k-nearest-neighbour search of a batch of queries against a flat
-// array of vectors by inner product (private to winnow_index).
-//
-// Two implementations compute the same top-k (up to the last bits of the
-// scores: they sum in different orders):
-//  - fused AVX-512 (where the CPU has it): a register-blocked kernel
-//    computes the inner products of 64 queries (32 for small batches) with
-//    6 (8) base rows at a time and compares them with the queries' k-th
-//    best scores in registers, so no score matrix is written or read back;
-//  - sgemm: the base is cut into blocks of rows, one sgemm per (query
-//    block, base block) computes every inner product, and each query's row
-//    of scores is then scanned with a SIMD compare against its k-th best
-//    score. FAISS's IndexFlat::search also uses sgemm, but pushes every
-//    score through a scalar heap comparison, which cost as much as the
-//    sgemm itself in the ingest pipeline's profile.
-// Either way only the few scores that beat a query's k-th best touch its
-// top-k heap.
+// Exact k-nearest-neighbour search of a batch of queries against a flat array
+// of vectors by inner product (private to winnow_index). winnow's own because
+// FAISS's IndexFlat::search pushes every score through a scalar heap, which
+// cost as much as the sgemm itself. Two kernels give the same top-k up to the
+// last bits: fused AVX-512 (scores stay in registers) where the CPU has it,
+// else sgemm per block plus a SIMD scan against each query's k-th best.
+// Details: docs/index.md#batched-flat-search
 #pragma once
 
 #include <cstddef>

@@ -168,6 +168,160 @@ PlanKind checked_kind(std::uint8_t raw, const std::string& source) {
   return static_cast<PlanKind>(raw);
 }
 
+// A state file's fields as read, before they are handed to a pruner.
+struct SavedPruner {
+  PrunerOptions options;
+  std::uint64_t epoch = 0;
+  bool plan_built = false;
+  bool epoch_finished = false;
+  std::uint64_t cursor = 0;
+  std::uint64_t steps_served = 0;
+  EpochPlan plan;
+  std::vector<EpochStats> history;
+  std::vector<float> scores;
+  std::vector<float> policy_state;
+};
+
+// Checks the magic number and the checksum of a seekable stream; returns the
+// payload size (all bytes before the checksum) with the stream back at the
+// magic number.
+std::uint64_t verified_payload_size(std::istream& in, const std::string& source) {
+  const std::uint64_t size = bytes_to_end(in, source);
+  constexpr std::uint64_t kChecksumSize = sizeof(std::uint64_t);
+  char magic[sizeof(kMagic)] = {};
+  in.read(magic, sizeof(magic));
+  WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in.gcount()) == sizeof(magic), corrupt,
+                           "pruner state '{}': file ends inside the magic number (truncated?)",
+                           source);
+  WINNOW_THROW_IF_NOT(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
+                      "'{}' is not a winnow pruner state file (bad magic)", source);
+  WINNOW_THROW_IF_NOT_KIND(size >= sizeof(kMagic) + sizeof(std::uint32_t) + kChecksumSize,
+                           corrupt, "pruner state '{}': file of {} bytes is too short (truncated?)",
+                           source, size);
+  in.seekg(-static_cast<std::streamoff>(sizeof(magic)), std::ios::cur);
+  // Nothing in the file is trusted before its checksum matches.
+  verify_checksum(in, size - kChecksumSize, source);
+  return size - kChecksumSize;
+}
+
+// The magic number (already checked) and the format version.
+std::uint32_t read_version(Reader& r, const std::string& source) {
+  char magic[sizeof(kMagic)] = {};
+  r.bytes(magic, sizeof(magic), "the magic number");
+  const auto version = r.pod<std::uint32_t>("the version");
+  WINNOW_THROW_IF_NOT(version >= 1 && version <= kVersion,
+                      "pruner state '{}': format version {} is not supported (this build reads 1 "
+                      "to {})",
+                      source, version, kVersion);
+  return version;
+}
+
+PrunerOptions read_options(Reader& r, std::uint32_t version, const std::string& source) {
+  PrunerOptions o;
+  o.num_samples = r.pod<std::uint64_t>("num_samples");
+  o.num_epochs = r.pod<std::uint64_t>("num_epochs");
+  o.seed = r.pod<std::uint64_t>("seed");
+  o.initial_score = r.pod<float>("initial_score");
+  o.step_budget = r.pod<std::uint64_t>("step_budget");
+  o.batch_size = r.pod<std::uint64_t>("batch_size");
+  if (version >= 2) {
+    o.world_size = r.pod<std::uint64_t>("world_size");
+    o.rank = r.pod<std::uint64_t>("rank");
+    WINNOW_THROW_IF_NOT_KIND(o.world_size >= 1 && o.rank < o.world_size, corrupt,
+                             "pruner state '{}': implausible rank {} of world_size {} (corrupted "
+                             "file?)",
+                             source, o.rank, o.world_size);
+  }
+  if (version >= 3) {
+    const auto flags = r.pod<std::uint8_t>("the option flags");
+    WINNOW_THROW_IF_NOT_KIND(flags <= 1, corrupt, "pruner state '{}': unknown option flags {}",
+                             source, flags);
+    o.allow_negative_losses = (flags & 1) != 0;
+  }
+  o.policy = r.str("the policy spec");
+  WINNOW_THROW_IF_NOT_KIND(o.num_samples > 0 && o.num_samples <= (std::uint64_t{1} << 56),
+                           corrupt,
+                           "pruner state '{}': implausible num_samples {} (corrupted file?)",
+                           source, o.num_samples);
+  return o;
+}
+
+EpochPlan read_plan(Reader& r, std::uint64_t n, const std::string& source) {
+  EpochPlan plan;
+  plan.num_samples = n;
+  plan.epoch = r.pod<std::uint64_t>("plan epoch");
+  plan.kind = checked_kind(r.pod<std::uint8_t>("plan kind"), source);
+  plan.candidates = r.pod<std::uint64_t>("plan candidates");
+  plan.ids = r.vec<std::uint64_t>("plan ids", n);
+  plan.weight_codes = r.vec<std::uint8_t>("plan weight codes", n);
+  plan.palette = r.vec<float>("plan palette", 256);
+  return plan;
+}
+
+std::vector<EpochStats> read_history(Reader& r, const std::string& source) {
+  const auto history_size = r.pod<std::uint64_t>("history size");
+  WINNOW_THROW_IF_NOT_KIND(history_size <= (std::uint64_t{1} << 32), corrupt,
+                           "pruner state '{}': implausible history size {}", source, history_size);
+  r.check_fits(history_size, kHistoryRecordSize, "the history");
+  std::vector<EpochStats> history(history_size);
+  for (EpochStats& e : history) {
+    e.epoch = r.pod<std::uint64_t>("history");
+    e.kind = checked_kind(r.pod<std::uint8_t>("history"), source);
+    e.planned_samples = r.pod<std::uint64_t>("history");
+    e.forward_samples = r.pod<std::uint64_t>("history");
+    e.full_forward_samples = r.pod<std::uint64_t>("history");
+    e.candidates = r.pod<std::uint64_t>("history");
+  }
+  return history;
+}
+
+// Reads the whole payload, in file order, to its last byte.
+SavedPruner read_saved_pruner(Reader& r, const std::string& source) {
+  SavedPruner saved;
+  const std::uint32_t version = read_version(r, source);
+  saved.options = read_options(r, version, source);
+  const std::uint64_t n = saved.options.num_samples;
+  saved.epoch = r.pod<std::uint64_t>("epoch");
+  saved.plan_built = r.pod<std::uint8_t>("plan flag") != 0;
+  saved.epoch_finished = r.pod<std::uint8_t>("epoch flag") != 0;
+  saved.cursor = r.pod<std::uint64_t>("cursor");
+  saved.steps_served = r.pod<std::uint64_t>("steps served");
+  saved.plan = read_plan(r, n, source);
+  saved.history = read_history(r, source);
+  saved.scores = r.vec<float>("scores", n);
+  saved.policy_state = r.vec<float>("policy state", n);
+  WINNOW_THROW_IF_NOT_KIND(r.left() == 0, corrupt,
+                           "pruner state '{}': {} unexpected bytes after the state", source,
+                           r.left());
+  return saved;
+}
+
+// The file is intact; checks that its parts fit together.
+void check_consistent(const SavedPruner& saved, const std::string& source) {
+  const std::uint64_t n = saved.options.num_samples;
+  const EpochPlan& plan = saved.plan;
+  WINNOW_THROW_IF_NOT_KIND(saved.scores.size() == n, corrupt,
+                           "pruner state '{}': {} scores for {} samples", source,
+                           saved.scores.size(), n);
+  WINNOW_THROW_IF_NOT_KIND(!plan.palette.empty() && plan.palette[0] == 1.0f, corrupt,
+                           "pruner state '{}': bad weight palette", source);
+  WINNOW_THROW_IF_NOT_KIND(
+      plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(), corrupt,
+      "pruner state '{}': {} weight codes for {} plan entries", source, plan.weight_codes.size(),
+      plan.ids.size());
+  for (std::uint64_t id : plan.ids) {
+    WINNOW_THROW_IF_NOT_KIND(id < n, corrupt, "pruner state '{}': plan id {} out of range",
+                             source, id);
+  }
+  for (std::uint8_t code : plan.weight_codes) {
+    WINNOW_THROW_IF_NOT_KIND(code < plan.palette.size(), corrupt,
+                             "pruner state '{}': bad weight code {}", source, code);
+  }
+  WINNOW_THROW_IF_NOT_KIND(saved.cursor <= plan.ids.size(), corrupt,
+                           "pruner state '{}': position {} beyond plan of {}", source,
+                           saved.cursor, plan.ids.size());
+}
+
 }  // namespace
 
 void write_pruner(const DynamicPruner& p, std::ostream& out) {
@@ -228,129 +382,27 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
     std::istringstream copy(all.str());
     return read_pruner(copy, source);
   }
-  const std::uint64_t size = bytes_to_end(in, source);
-  constexpr std::uint64_t kChecksumSize = sizeof(std::uint64_t);
-  char magic[sizeof(kMagic)] = {};
-  in.read(magic, sizeof(magic));
-  WINNOW_THROW_IF_NOT_KIND(static_cast<std::size_t>(in.gcount()) == sizeof(magic), corrupt,
-                           "pruner state '{}': file ends inside the magic number (truncated?)",
-                           source);
-  WINNOW_THROW_IF_NOT(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
-                      "'{}' is not a winnow pruner state file (bad magic)", source);
-  WINNOW_THROW_IF_NOT_KIND(size >= sizeof(kMagic) + sizeof(std::uint32_t) + kChecksumSize, corrupt,
-                           "pruner state '{}': file of {} bytes is too short (truncated?)", source,
-                           size);
-  in.seekg(-static_cast<std::streamoff>(sizeof(magic)), std::ios::cur);
-  // Nothing in the file is trusted before its checksum matches.
-  verify_checksum(in, size - kChecksumSize, source);
-
-  Reader r(in, size - kChecksumSize, source);
-  r.bytes(magic, sizeof(magic), "the magic number");
-  const auto version = r.pod<std::uint32_t>("the version");
-  WINNOW_THROW_IF_NOT(version >= 1 && version <= kVersion,
-                      "pruner state '{}': format version {} is not supported (this build reads 1 "
-                      "to {})",
-                      source, version, kVersion);
-  PrunerOptions o;
-  o.num_samples = r.pod<std::uint64_t>("num_samples");
-  o.num_epochs = r.pod<std::uint64_t>("num_epochs");
-  o.seed = r.pod<std::uint64_t>("seed");
-  o.initial_score = r.pod<float>("initial_score");
-  o.step_budget = r.pod<std::uint64_t>("step_budget");
-  o.batch_size = r.pod<std::uint64_t>("batch_size");
-  if (version >= 2) {
-    o.world_size = r.pod<std::uint64_t>("world_size");
-    o.rank = r.pod<std::uint64_t>("rank");
-    WINNOW_THROW_IF_NOT_KIND(o.world_size >= 1 && o.rank < o.world_size, corrupt,
-                             "pruner state '{}': implausible rank {} of world_size {} (corrupted "
-                             "file?)",
-                             source, o.rank, o.world_size);
-  }
-  if (version >= 3) {
-    const auto flags = r.pod<std::uint8_t>("the option flags");
-    WINNOW_THROW_IF_NOT_KIND(flags <= 1, corrupt, "pruner state '{}': unknown option flags {}",
-                             source, flags);
-    o.allow_negative_losses = (flags & 1) != 0;
-  }
-  o.policy = r.str("the policy spec");
-  const std::uint64_t n = o.num_samples;
-  WINNOW_THROW_IF_NOT_KIND(n > 0 && n <= (std::uint64_t{1} << 56), corrupt,
-                           "pruner state '{}': implausible num_samples {} (corrupted file?)",
-                           source, n);
-
-  const auto epoch = r.pod<std::uint64_t>("epoch");
-  const bool plan_built = r.pod<std::uint8_t>("plan flag") != 0;
-  const bool epoch_finished = r.pod<std::uint8_t>("epoch flag") != 0;
-  const auto cursor = r.pod<std::uint64_t>("cursor");
-  const auto steps_served = r.pod<std::uint64_t>("steps served");
-
-  EpochPlan plan;
-  plan.num_samples = n;
-  plan.epoch = r.pod<std::uint64_t>("plan epoch");
-  plan.kind = checked_kind(r.pod<std::uint8_t>("plan kind"), source);
-  plan.candidates = r.pod<std::uint64_t>("plan candidates");
-  plan.ids = r.vec<std::uint64_t>("plan ids", n);
-  plan.weight_codes = r.vec<std::uint8_t>("plan weight codes", n);
-  plan.palette = r.vec<float>("plan palette", 256);
-
-  const auto history_size = r.pod<std::uint64_t>("history size");
-  WINNOW_THROW_IF_NOT_KIND(history_size <= (std::uint64_t{1} << 32), corrupt,
-                           "pruner state '{}': implausible history size {}", source, history_size);
-  r.check_fits(history_size, kHistoryRecordSize, "the history");
-  std::vector<EpochStats> history(history_size);
-  for (EpochStats& e : history) {
-    e.epoch = r.pod<std::uint64_t>("history");
-    e.kind = checked_kind(r.pod<std::uint8_t>("history"), source);
-    e.planned_samples = r.pod<std::uint64_t>("history");
-    e.forward_samples = r.pod<std::uint64_t>("history");
-    e.full_forward_samples = r.pod<std::uint64_t>("history");
-    e.candidates = r.pod<std::uint64_t>("history");
-  }
-  const std::vector<float> scores = r.vec<float>("scores", n);
-  const std::vector<float> policy_state = r.vec<float>("policy state", n);
-  WINNOW_THROW_IF_NOT_KIND(r.left() == 0, corrupt,
-                           "pruner state '{}': {} unexpected bytes after the state", source,
-                           r.left());
-
-  // The file is intact; check that its parts fit together.
-  WINNOW_THROW_IF_NOT_KIND(scores.size() == n, corrupt,
-                           "pruner state '{}': {} scores for {} samples", source, scores.size(),
-                           n);
-  WINNOW_THROW_IF_NOT_KIND(!plan.palette.empty() && plan.palette[0] == 1.0f, corrupt,
-                           "pruner state '{}': bad weight palette", source);
-  WINNOW_THROW_IF_NOT_KIND(
-      plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(), corrupt,
-      "pruner state '{}': {} weight codes for {} plan entries", source, plan.weight_codes.size(),
-      plan.ids.size());
-  for (std::uint64_t id : plan.ids) {
-    WINNOW_THROW_IF_NOT_KIND(id < n, corrupt, "pruner state '{}': plan id {} out of range",
-                             source, id);
-  }
-  for (std::uint8_t code : plan.weight_codes) {
-    WINNOW_THROW_IF_NOT_KIND(code < plan.palette.size(), corrupt,
-                             "pruner state '{}': bad weight code {}", source, code);
-  }
-  WINNOW_THROW_IF_NOT_KIND(cursor <= plan.ids.size(), corrupt,
-                           "pruner state '{}': position {} beyond plan of {}", source, cursor,
-                           plan.ids.size());
+  Reader r(in, verified_payload_size(in, source), source);
+  SavedPruner saved = read_saved_pruner(r, source);
+  check_consistent(saved, source);
 
   try {
-    DynamicPruner pruner(o);
-    pruner.assign_scores(scores.data(), scores.size());
-    pruner.policy_->set_state(policy_state);
-    pruner.epoch_ = epoch;
-    pruner.plan_built_ = plan_built;
-    pruner.epoch_finished_ = epoch_finished;
-    pruner.cursor_ = cursor;
-    pruner.steps_served_ = steps_served;
-    pruner.history_ = std::move(history);
-    if (plan_built) pruner.weights_.assign(plan);
-    pruner.plan_ = std::move(plan);
-    if (plan_built) pruner.build_shard();
-    WINNOW_THROW_IF_NOT(!plan_built || cursor <= pruner.shard_size(),
-                        "position {} beyond this rank's shard of {}", cursor,
+    DynamicPruner pruner(saved.options);
+    pruner.assign_scores(saved.scores.data(), saved.scores.size());
+    pruner.policy_->set_state(saved.policy_state);
+    pruner.epoch_ = saved.epoch;
+    pruner.plan_built_ = saved.plan_built;
+    pruner.epoch_finished_ = saved.epoch_finished;
+    pruner.cursor_ = saved.cursor;
+    pruner.steps_served_ = saved.steps_served;
+    pruner.history_ = std::move(saved.history);
+    if (saved.plan_built) pruner.weights_.assign(saved.plan);
+    pruner.plan_ = std::move(saved.plan);
+    if (saved.plan_built) pruner.build_shard();
+    WINNOW_THROW_IF_NOT(!saved.plan_built || saved.cursor <= pruner.shard_size(),
+                        "position {} beyond this rank's shard of {}", saved.cursor,
                         pruner.shard_size());
-    pruner.plan_generation_ = plan_built ? 1 : 0;
+    pruner.plan_generation_ = saved.plan_built ? 1 : 0;
     return pruner;
   } catch (const Error& e) {
     // An intact file whose content the pruner refuses (options, policy state).

@@ -390,6 +390,13 @@ StatusCounts MetadataStore::count_by_status() {
   return counts;
 }
 
+bool MetadataStore::has_samples() {
+  StatementScope query(db_.cached("SELECT EXISTS (SELECT 1 FROM samples)"));
+  query->bind_all();
+  WINNOW_THROW_IF_NOT(query->step(), "{}: checking for samples returned no row", db_.path());
+  return query->column_int64(0) != 0;
+}
+
 std::map<std::string, StatusCounts> MetadataStore::count_by_source() {
   StatementScope query(db_.cached(
       "SELECT c.name, s.status, count(*) FROM samples s "

@@ -44,6 +44,10 @@ void Statement::bind(int index, std::string_view value) {
              index);
 }
 
+void Statement::bind(int index, BlobView value) {
+  check_bind(sqlite3_bind_blob64(stmt_, index, value.data, value.size, SQLITE_TRANSIENT), index);
+}
+
 void Statement::bind_int64(int index, std::int64_t value) {
   check_bind(sqlite3_bind_int64(stmt_, index, value), index);
 }
@@ -69,6 +73,17 @@ bool Statement::step() {
   reset();
   WINNOW_THROW("{}: executing `{}` failed: {} ({})", db_.path(), statement, message,
                sqlite3_errstr(rc));
+}
+
+bool Statement::step_or_fail() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) {
+    return true;
+  }
+  if (rc == SQLITE_DONE) {
+    return false;
+  }
+  db_.fail(rc, fmt::format("running {}", sql()));
 }
 
 void Statement::run() {
@@ -102,6 +117,18 @@ std::string Statement::column_text(int column) const {
   }
   return std::string(reinterpret_cast<const char*>(text),
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::string_view Statement::column_blob(int column) const {
+  const void* data = sqlite3_column_blob(stmt_, column);
+  const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+  if (data == nullptr) {
+    // NULL, an empty BLOB, or SQLite ran out of memory reading the value.
+    WINNOW_THROW_IF_NOT(size == 0 && sqlite3_errcode(db_.handle()) != SQLITE_NOMEM,
+                        "{}: out of memory reading column {} of `{}`", db_.path(), column, sql());
+    return {};
+  }
+  return std::string_view(static_cast<const char*>(data), size);
 }
 
 std::optional<std::int64_t> Statement::column_optional_int64(int column) const {

@@ -58,6 +58,21 @@ TEST_CASE("embedder specs give the documented dims and canonical specs", "[embed
   CHECK_THROWS_WITH(make_embedder("provided"), Catch::Contains("dimension"));
 }
 
+TEST_CASE("embedder specs follow the one spec grammar", "[embedder]") {
+  EmbedderOptions opt;
+  opt.width = 28;
+  opt.height = 28;
+  // Whitespace around tokens and one trailing ',' are accepted, as they always were.
+  CHECK(make_embedder(" pixels ( dim = 64 ,\tseed=3, ) ", opt)->spec() ==
+        "pixels(width=28,height=28,pool=1,dim=64,seed=3)");
+  CHECK_THROWS_WITH(make_embedder("pixels(dim=64,dim=32)", opt),
+                    Catch::Contains("embedder spec 'pixels(dim=64,dim=32)'") &&
+                        Catch::Contains("key 'dim' given twice"));
+  CHECK_THROWS_WITH(make_embedder("pixels(dim=1000000000)", opt),
+                    Catch::Contains("value '1000000000' of 'dim'"));
+  CHECK_THROWS_WITH(make_embedder("pixels(dim=64", opt), Catch::Contains("')' at the end"));
+}
+
 TEST_CASE("pixel embeddings are unit vectors, deterministic and brightness invariant", "[embedder]") {
   const auto& recs = fashion_test();
   EmbedderOptions opt;

@@ -265,7 +265,7 @@ TEST_CASE("numeric and named labels never share an id and out-of-range numbers s
     REQUIRE(sample->label);
     ids.insert(*sample->label);
     // Each label reads back as written (numbers in canonical form).
-    CHECK(p.label_name(*sample->label) == (labels[i] == "007" ? "7" : labels[i]));
+    CHECK(p.label_names().name_of(*sample->label) == (labels[i] == "007" ? "7" : labels[i]));
   }
   CHECK(ids.size() == labels.size());  // "-1" is not "cat", 4294967297 is not 1
 }

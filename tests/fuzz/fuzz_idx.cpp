@@ -5,17 +5,17 @@
 #include <cstdint>
 #include <string_view>
 
-#include "winnow/curation/idx_importer.h"
+#include "winnow/dataset/idx_reader.h"
 #include "winnow/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
-    (void)winnow::curation::parse_idx_images(bytes, "fuzz");
+    (void)winnow::dataset::parse_idx_images(bytes, "fuzz");
   } catch (const winnow::Error&) {
   }
   try {
-    (void)winnow::curation::parse_idx_labels(bytes, "fuzz");
+    (void)winnow::dataset::parse_idx_labels(bytes, "fuzz");
   } catch (const winnow::Error&) {
   }
   return 0;

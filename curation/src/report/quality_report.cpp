@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "winnow/curation/label_text.h"
+#include "winnow/curation/label_names.h"
 #include "winnow/curation/report/agreement.h"
 #include "winnow/curation/report/label_health.h"
 #include "winnow/error.h"
@@ -31,9 +31,6 @@ namespace {
 
 using nlohmann::json;
 
-// The pipeline's map of non-integer label names to their (negative) ids; see
-// IngestPipeline::label_name.
-constexpr const char* kLabelNamesKey = "curation.label_names";
 constexpr const char* kUnknownName = "(unknown)";
 constexpr double kWilsonZ = 1.959964;  // two-sided 95%
 
@@ -143,7 +140,7 @@ class ReportBuilder {
   json build() {
     {
       ReadSnapshot snapshot(store_.database());
-      read_label_names();
+      label_names_ = LabelNames::read(store_);
       read_contributors();
       batches_ = store_.all_batches();
       read_samples();
@@ -169,24 +166,7 @@ class ReportBuilder {
  private:
   // --- reading the store ---------------------------------------------------
 
-  void read_label_names() {
-    const std::optional<std::string> text = store_.get_meta(kLabelNamesKey);
-    if (!text) return;
-    const json names = json::parse(*text, nullptr, false);
-    WINNOW_THROW_IF_NOT(names.is_object(), "{}: meta '{}' is not a JSON object: {}",
-                        store_.database().path(), kLabelNamesKey, *text);
-    for (const auto& [name, id] : names.items()) {
-      WINNOW_THROW_IF_NOT(id.is_number_integer(), "{}: meta '{}': label '{}' has no integer id",
-                          store_.database().path(), kLabelNamesKey, name);
-      name_of_label_[id.get<std::int64_t>()] = name;
-      label_of_name_[name] = id.get<std::int64_t>();
-    }
-  }
-
-  std::string label_name(std::int64_t label) const {
-    const auto named = name_of_label_.find(label);
-    return named != name_of_label_.end() ? named->second : std::to_string(label);
-  }
+  std::string label_name(std::int64_t label) const { return label_names_.name_of(label); }
 
   // Class index of a stored label, registering it on first sight. Indices are
   // provisional until order_classes() sorts the classes.
@@ -260,12 +240,8 @@ class ReportBuilder {
           const auto suggested = quality->find("suggested_label");
           if (suggested == quality->end() || !suggested->is_string()) return;
           const std::string name = suggested->get<std::string>();
-          std::optional<std::int64_t> label = numeric_label(name);
-          if (!label) {
-            const auto named = label_of_name_.find(name);
-            if (named == label_of_name_.end()) return;  // a name the store never recorded
-            label = named->second;
-          }
+          const std::optional<std::int64_t> label = label_names_.find(name);
+          if (!label) return;  // a name the store never recorded
           suggested_[*s] = class_of(*label);
         },
         SampleStatus::label_issue);
@@ -320,7 +296,7 @@ class ReportBuilder {
     const std::size_t K = class_labels_.size();
     std::vector<std::size_t> order(K);
     std::iota(order.begin(), order.end(), 0);
-    const auto named = [&](std::int64_t label) { return name_of_label_.count(label) > 0; };
+    const auto named = [&](std::int64_t label) { return label_names_.is_named(label); };
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
       const std::int64_t a = class_labels_[x];
       const std::int64_t b = class_labels_[y];
@@ -650,8 +626,7 @@ class ReportBuilder {
   const QualityReportOptions& options_;
 
   // Labels and classes.
-  std::unordered_map<std::int64_t, std::string> name_of_label_;
-  std::unordered_map<std::string, std::int64_t> label_of_name_;
+  LabelNames label_names_;
   std::unordered_map<std::int64_t, int> class_of_label_;  // provisional indices
   std::vector<std::int64_t> class_labels_;                // by class index
   std::vector<std::string> class_names_;

@@ -106,11 +106,11 @@ DynamicPruner from_bytes(const py::bytes& data, const std::string& source) {
   return winnow::read_pruner(in, source);
 }
 
-}  // namespace
+// The class object the bind_* steps below add methods to.
+using PrunerClass = py::class_<DynamicPruner>;
 
-PYBIND11_MODULE(_winnow, m) {
-  m.doc() = "winnow's pruning core (DynamicPruner) for Python; use the `winnow` package";
-
+// winnow::Error of every kind becomes winnow.Error (a ValueError) with `kind` set.
+void bind_error_type(py::module_& m) {
   static py::exception<winnow::Error> error_type(m, "Error", PyExc_ValueError);
   error_type.attr("kind") = "invalid_input";  // for errors raised in Python
   py::register_exception_translator([](std::exception_ptr thrown) {
@@ -122,43 +122,46 @@ PYBIND11_MODULE(_winnow, m) {
       PyErr_SetObject(error_type.ptr(), error.ptr());
     }
   });
+}
 
-  m.def("policy_names", [] { return winnow::PolicyRegistry::instance().names(); },
-        "Names of the registered pruning policies.");
+void bind_constructor(PrunerClass& pruner) {
+  pruner.def(
+      py::init([](std::uint64_t num_samples, std::uint64_t num_epochs, const std::string& policy,
+                  std::uint64_t seed, float initial_score, std::uint64_t step_budget,
+                  std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank,
+                  bool allow_negative_losses) {
+        winnow::PrunerOptions o;
+        o.num_samples = num_samples;
+        o.num_epochs = num_epochs;
+        o.policy = policy;
+        o.seed = seed;
+        o.initial_score = initial_score;
+        o.step_budget = step_budget;
+        o.batch_size = batch_size;
+        o.world_size = world_size;
+        o.rank = rank;
+        o.allow_negative_losses = allow_negative_losses;
+        return DynamicPruner(o);
+      }),
+      py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
+      py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
+      py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0, py::kw_only(),
+      py::arg("allow_negative_losses") = false,
+      "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
+      "same global plan as every rank and serves its shard (see shard_ids). update() "
+      "rejects negative losses unless allow_negative_losses is True.");
+}
 
-  py::class_<DynamicPruner>(m, "DynamicPruner",
-                            "One pruning run: scores, epoch plans, batches, weights, statistics.")
-      .def(py::init([](std::uint64_t num_samples, std::uint64_t num_epochs, const std::string& policy,
-                       std::uint64_t seed, float initial_score, std::uint64_t step_budget,
-                       std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank,
-                       bool allow_negative_losses) {
-             winnow::PrunerOptions o;
-             o.num_samples = num_samples;
-             o.num_epochs = num_epochs;
-             o.policy = policy;
-             o.seed = seed;
-             o.initial_score = initial_score;
-             o.step_budget = step_budget;
-             o.batch_size = batch_size;
-             o.world_size = world_size;
-             o.rank = rank;
-             o.allow_negative_losses = allow_negative_losses;
-             return DynamicPruner(o);
-           }),
-           py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
-           py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
-           py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0,
-           py::kw_only(), py::arg("allow_negative_losses") = false,
-           "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
-           "same global plan as every rank and serves its shard (see shard_ids). update() "
-           "rejects negative losses unless allow_negative_losses is True.")
-      // --- epoch lifecycle ---
+// Building, serving and finishing an epoch's plan.
+void bind_epoch_lifecycle(PrunerClass& pruner) {
+  pruner
       .def("begin_epoch", [](DynamicPruner& p) { return p.begin_epoch().size(); },
            "Builds the coming epoch's plan (idempotent until some of it is served); returns its "
            "length.")
       .def("plan_size", [](DynamicPruner& p) { return p.plan().size(); },
            "Length of the current epoch's plan (built on first use).")
-      .def("plan_kind", [](DynamicPruner& p) { return std::string(winnow::to_string(p.plan().kind)); })
+      .def("plan_kind",
+           [](DynamicPruner& p) { return std::string(winnow::to_string(p.plan().kind)); })
       .def("plan_ids",
            [](DynamicPruner& p) {
              const winnow::EpochPlan& plan = p.plan();
@@ -194,8 +197,12 @@ PYBIND11_MODULE(_winnow, m) {
            },
            py::arg("batch_size"),
            "The next ids of the current plan (int64 array), or None once it is served.")
-      .def("finish_epoch", &DynamicPruner::finish_epoch)
-      // --- per step ---
+      .def("finish_epoch", &DynamicPruner::finish_epoch);
+}
+
+// Scores and weights, step by step.
+void bind_per_step(PrunerClass& pruner) {
+  pruner
       .def("update",
            [](DynamicPruner& p, const py::array& ids, const py::array& losses) {
              const IdArray id = checked_ids(ids, p.num_samples(), "update");
@@ -254,11 +261,15 @@ PYBIND11_MODULE(_winnow, m) {
                                                  "assign_scores");
              p.assign_scores(s.data(), static_cast<std::uint64_t>(s.size()));
            },
-           py::arg("scores"))
-      // --- sizes ---
+           py::arg("scores"));
+}
+
+// Sizes, options and statistics.
+void bind_read_only_state(PrunerClass& pruner) {
+  pruner
       .def("steps_this_epoch", &DynamicPruner::steps_this_epoch, py::arg("batch_size"))
       .def("total_planned_steps", &DynamicPruner::total_planned_steps, py::arg("batch_size"))
-      // --- read-only state ---
+      // read-only state
       .def_property_readonly("num_samples", &DynamicPruner::num_samples)
       .def_property_readonly("num_epochs", &DynamicPruner::num_epochs)
       .def_property_readonly("epoch", &DynamicPruner::epoch)
@@ -292,8 +303,12 @@ PYBIND11_MODULE(_winnow, m) {
              d["full_forward_samples"] = t.full_forward_samples;
              d["saved_fraction"] = t.saved_fraction();
              return d;
-           })
-      // --- scores kept elsewhere (a device) ---
+           });
+}
+
+// Scores kept elsewhere (a device).
+void bind_score_sync(PrunerClass& pruner) {
+  pruner
       .def("set_score_sync",
            [](DynamicPruner& p, py::object hook) {
              if (hook.is_none()) {
@@ -311,8 +326,12 @@ PYBIND11_MODULE(_winnow, m) {
            py::arg("hook"),
            "Registers a callable run before every plan and on sync_scores() (None removes it).")
       .def_property_readonly("has_score_sync", &DynamicPruner::has_score_sync)
-      .def("sync_scores", &DynamicPruner::sync_scores)
-      // --- persistence ---
+      .def("sync_scores", &DynamicPruner::sync_scores);
+}
+
+// The whole state as bytes or a file.
+void bind_persistence(PrunerClass& pruner) {
+  pruner
       .def("to_bytes", &to_bytes, "The whole state (write_pruner format, checksummed).")
       .def_static("from_bytes", &from_bytes, py::arg("data"), py::arg("source") = "bytes",
                   "A pruner restored from to_bytes() output; corrupt data raises winnow.Error.")
@@ -324,4 +343,24 @@ PYBIND11_MODULE(_winnow, m) {
            "Takes over the state in `data`, keeping this pruner's score-sync hook.")
       .def("save", &DynamicPruner::save, py::arg("path"))
       .def_static("load", &DynamicPruner::load, py::arg("path"));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_winnow, m) {
+  m.doc() = "winnow's pruning core (DynamicPruner) for Python; use the `winnow` package";
+
+  bind_error_type(m);
+
+  m.def("policy_names", [] { return winnow::PolicyRegistry::instance().names(); },
+        "Names of the registered pruning policies.");
+
+  PrunerClass pruner(m, "DynamicPruner",
+                     "One pruning run: scores, epoch plans, batches, weights, statistics.");
+  bind_constructor(pruner);
+  bind_epoch_lifecycle(pruner);
+  bind_per_step(pruner);
+  bind_read_only_state(pruner);
+  bind_score_sync(pruner);
+  bind_persistence(pruner);
 }

@@ -1,54 +1,11 @@
-// Confident learning (Northcutt et al., "Confident Learning: Estimating
-// Uncertainty in Dataset Labels"; cleanlab's find_label_issues): which given
-// labels are likely wrong, from each sample's given label and a model's
-// OUT-OF-SAMPLE predicted probabilities p̂ (N x K, e.g. from K-fold
-// cross-validation). Notation: ỹ = given label, y* = latent true label,
-// n_i = number of samples given label i.
-//
-//   1. thresholds   t_j = mean of p̂[j] over the samples given j (a class never
-//                   given: 2, so it is never confident; floored at 1e-6).
-//   2. confident    a sample's confident classes are {j : p̂[j] >= t_j - 1e-6};
-//      joint C      one: counted in C[ỹ][j]; several: in C[ỹ][their argmax];
-//                   none: not counted. Then every diagonal entry is forced to
-//                   be >= 1. Rows are ỹ, columns y*.
-//   3. calibration  row i of C scaled to total n_i, rounded to integers by the
-//                   largest-remainder method so row totals stay exactly n_i
-//                   (the matrix then sums to N): C_cal. Q = C_cal / N
-//                   estimates the joint P(ỹ, y*).
-//   4. prune counts per given class i: P[i][j] = C_cal[i][j] for j != i,
-//                   lowered so that at least min_examples_per_class samples
-//                   given i stay unflagged (the missing count is taken evenly
-//                   from the non-zero off-diagonal entries of the row), then
-//                   scaled by frac_noise and rounded (largest remainder).
-//   5. filter       which samples are flagged (filter_by):
-//        prune_by_noise_rate (default)  for every i != j, the P[i][j] samples
-//                   given i with the largest margin p̂[j] - p̂[i];
-//        prune_by_class  for every i, the sum_j P[i][j] samples given i with
-//                   the smallest p̂[i];
-//        both       flagged by both of the above;
-//        confident_learning  the samples counted off the diagonal of C;
-//        predicted_neq_given argmax p̂ != ỹ.
-//      Finally a sample whose prediction is its given label is never flagged
-//      (argmax ties are broken towards the given label, then the lower index).
-//   6. scores       per-sample label quality in [0, 1], lower = more likely
-//                   wrong: self_confidence p̂[ỹ] (default), or
-//                   normalized_margin (p̂[ỹ] - max_{k != ỹ} p̂[k] + 1) / 2.
-//      The suggested label of a flagged sample is its predicted class (argmax).
-//
-// num_label_issues is the off-diagonal sum of C (cleanlab's count estimate);
-// the calibrated off-diagonal sum of C_cal is reported beside it.
-//
-// Differences from cleanlab 2.x, all in corner cases: with several confident
-// classes cleanlab counts the sample under the overall argmax (this uses the
-// argmax among the confident classes, as the paper defines it); cleanlab's
-// rounding can leave a row one count off where this uses largest remainders;
-// argmax ties prefer the given label.
-//
+// Confident learning (Northcutt et al.; cleanlab's find_label_issues): which
+// given labels are likely wrong, from a model's OUT-OF-SAMPLE predicted
+// probabilities p̂ (N x K, e.g. K-fold cross-validation). Steps 1-6:
+// thresholds, confident joint, calibration, prune counts, filter, scores.
 // Input checks (winnow::Error naming the row and field): K >= 2, one label per
-// row, labels in [0, K), every probability finite and >= 0, every row summing
-// to 1 within 1e-3. Rows are NOT renormalised: a row that does not sum to 1
-// usually means logits, a missing class column or a multi-label model, and
-// renormalising would hide that.
+// row in [0, K), probabilities finite and >= 0, rows summing to 1 within 1e-3.
+// Rows are never renormalised (a bad sum usually means logits).
+// Details: docs/curation.md#confident-learning---pred-probs
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // Embedders: turn a record into a fixed-length float vector for the index.
 //
-// Specs (make_embedder), keys in any order, spaces ignored:
+// Specs (make_embedder) follow winnow's one spec grammar (docs/specs.md): keys in
+// any order, whitespace around tokens ignored:
 //   provided                 the manifest's `embedding` (L2-normalised copy);
 //                            dim from EmbedderOptions::input_dim or provided(dim=D)
 //   pixels(...)              grey-level images: optional average pooling of

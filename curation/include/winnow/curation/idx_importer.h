@@ -1,43 +1,24 @@
-// Reading IDX image sets (MNIST, Fashion-MNIST), gzipped or plain.
+// IDX image sets (MNIST, Fashion-MNIST) as manifest records.
 //
-// Images: magic 0x00000803 (unsigned bytes, 3 dimensions), then big-endian
-// u32 count, rows, cols and count*rows*cols pixel bytes. Labels: magic
-// 0x00000801, u32 count, count bytes. Files are read through zlib's gzread,
-// which passes plain files through unchanged. Bad magic, zero or absurd
-// dimensions, truncated data and trailing bytes throw winnow::Error naming
-// the file and the problem.
+// The files themselves are read by winnow::dataset (winnow/dataset/idx_reader.h:
+// gzipped or plain, every header and size checked); its reader is also
+// available here under its old curation names.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "winnow/curation/manifest_record.h"
+#include "winnow/dataset/idx_reader.h"
 
 namespace winnow::curation {
 
-struct IdxImages {
-  std::size_t count = 0;
-  std::size_t rows = 0;
-  std::size_t cols = 0;
-  std::vector<std::uint8_t> pixels;  // count * rows * cols, row-major
-
-  std::size_t image_size() const { return rows * cols; }
-  const std::uint8_t* image(std::size_t i) const { return pixels.data() + i * rows * cols; }
-};
-
-// Largest pixel payload accepted (guards against absurd headers).
-constexpr std::size_t kMaxIdxBytes = std::size_t{1} << 32;
-
-IdxImages read_idx_images(const std::string& path);
-std::vector<std::uint8_t> read_idx_labels(const std::string& path);
-
-// The same parsers over uncompressed bytes in memory; `name` appears in errors.
-IdxImages parse_idx_images(std::string_view bytes, const std::string& name = "<memory>");
-std::vector<std::uint8_t> parse_idx_labels(std::string_view bytes,
-                                           const std::string& name = "<memory>");
+using dataset::IdxImages;
+using dataset::kMaxIdxBytes;
+using dataset::parse_idx_images;
+using dataset::parse_idx_labels;
+using dataset::read_idx_images;
+using dataset::read_idx_labels;
 
 // Records for an IDX image set and its labels (labels_path may be empty):
 // key "<key_prefix>-NNNNNN" (6 digits, zero-based index), pixels with

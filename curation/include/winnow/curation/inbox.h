@@ -1,17 +1,9 @@
-// Inbox: the folder protocol of the dataset-maintenance daemon.
-//
-//   INBOX/NAME.jsonl             a manifest waiting (writers create it under a
-//                                hidden or *.part name and rename it, so the
-//                                daemon never sees half a file)
-//   INBOX/processing/NAME.jsonl  claimed: being ingested (at most one)
-//   INBOX/processed/NAME.jsonl   done (ingested, or already ingested before)
-//   INBOX/failed/NAME.jsonl      could not be ingested, beside
-//   INBOX/failed/NAME.jsonl.reason.txt  why
-//
-// Every move is a rename inside one file system that never replaces a file
-// (renameat2 RENAME_NOREPLACE), followed by an fsync of both folders, so a
-// manifest is always in exactly one of these places, whenever the process or
-// the machine dies. Entries are never followed through symbolic links.
+// Inbox: the folder protocol of the dataset-maintenance daemon: INBOX/NAME.jsonl
+// waiting, processing/ (at most one), processed/, failed/ (+ .reason.txt).
+// Writers create a manifest under a hidden or *.part name and rename it. Every
+// move is a no-replace rename plus an fsync of both folders, so a manifest is
+// always in exactly one place, whenever the process or machine dies.
+// Details: docs/daemon.md#the-inbox-protocol
 #pragma once
 
 #include <chrono>

@@ -1,48 +1,16 @@
 // IngestPipeline: one dataset's curation service core. It owns the SQLite
-// MetadataStore, the vector index persisted beside it and the embedder, and
-// decides every sample of a manifest (one ingest batch) in order:
-//
-//   1. validation     a Rejection from the reader, an embedder failure or a key
-//                     already in the dataset -> rejected (with the reason)
-//   2. exact dedup    same content hash as a stored sample or an earlier one of
-//                     the batch -> duplicate_exact (duplicate_of = original)
-//   3. near dedup     index candidates (accepted samples, plus the accepted
-//                     samples of this batch not yet searched), verified on the
-//                     contents -> duplicate_near (similarity + thresholds)
-//   4. label quality  kNN agreement of the sample's label with its k nearest
-//                     accepted neighbours -> label_issue when flagged (only with
-//                     a label, at least min_label_neighbours labelled
-//                     neighbours, and at least label_k accepted samples of that
-//                     label already: a class arriving late can still get in)
-//   5. gain           mean cosine distance to the 4 nearest accepted
-//                     neighbours, before insertion
-//   otherwise accepted; accepted samples join the index in micro-batches.
-//
-// Every decision carries a reason and a details_json object with the
-// thresholds, similarities and neighbour counts used.
-//
-// Durability and rebuilds: the store's table for the pipeline (schema
-// migration 2, store/src/migrations.cpp), in the same database file,
-//   curation_vectors(sample_id PK -> samples.id, embedding BLOB,
-//                    kind TEXT, width INT, height INT, content BLOB),
-// holding the embedding (dim float32, little-endian) and the content (text
-// bytes or pixels) of every accepted and label_issue sample (regain re-judges
-// both, possibly with a new embedder; only accepted rows join the index, by
-// the join on samples.status). It is written in the same
-// transaction as the batch's samples and finish_batch, so the batch is all or
-// nothing. The index file (<db>.index) is only a cache: open_or_rebuild
-// rebuilds it from this table when it is missing, stale (fingerprint =
-// number and last id of accepted samples with a vector), corrupt or of another
-// config. The stored contents let near duplicates of samples from earlier
-// batches be verified (path records keep only their resolved path; they are
-// deduplicated exactly, not near).
+// MetadataStore, the vector index persisted beside it (a cache, rebuilt from
+// the store's curation_vectors when missing or stale) and the embedder. Each
+// manifest is one batch in one transaction, decided record by record
+// (IngestBatch, rules in record_decision.h); regain and revise_label_issues
+// re-judge what is stored. Schema and durability: docs/curation.md ("Where
+// the vectors live") and docs/store.md.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +20,7 @@
 
 #include "winnow/curation/confident_learning.h"
 #include "winnow/curation/embedder.h"
+#include "winnow/curation/label_names.h"
 #include "winnow/curation/label_quality.h"
 #include "winnow/curation/manifest_reader.h"
 #include "winnow/curation/near_duplicate_finder.h"
@@ -62,6 +31,9 @@
 #include "winnow/store/metadata_store.h"
 
 namespace winnow::curation {
+
+struct AcceptedLabelCache;  // accepted_labels.h
+struct IngestContext;       // ingest_batch.h
 
 // The dataset's configuration, recorded in meta by init and read back on open.
 struct CurationConfig {
@@ -132,23 +104,6 @@ struct LabelRevisionReport {
   std::size_t newly_flagged = 0;  // accepted -> label_issue (left the index)
   std::size_t confirmed = 0;      // kNN label_issue, now with confident learning's reason
   std::size_t unused_rows = 0;    // rows of no judged, labelled sample
-};
-
-// Sample id -> label of the accepted, labelled samples. Store ids are dense
-// rowids, so this is a vector indexed by id rather than a hash map: label
-// quality looks up k neighbours per ingested sample, and the hash map's
-// cache misses were 5% of the ingest time.
-class AcceptedLabels {
- public:
-  // Throws winnow::Error for a negative id.
-  void set(std::int64_t id, int label);
-  std::optional<int> find(std::int64_t id) const;
-  void erase(std::int64_t id);
-  void clear() { labels_.clear(); }
-
- private:
-  static constexpr int kNone = std::numeric_limits<int>::min();
-  std::vector<int> labels_;  // kNone: not accepted, or no label
 };
 
 // What `regain` redoes, beyond the gains of accepted samples (which it
@@ -253,14 +208,12 @@ class IngestPipeline {
 
   // Label text <-> stored integer label (integers map to themselves; other
   // names get ids recorded in meta).
-  std::string label_name(std::int64_t label) const;
+  const LabelNames& label_names() const { return label_names_; }
 
  private:
-  struct Pending;
-  struct Work;
-
   void open_index();            // and load_accepted_labels
-  void load_accepted_labels();  // accepted_labels_ and label_counts_ from the store
+  void load_accepted_labels();  // accepted_labels_ from the store
+  IngestContext ingest_context();  // what an IngestBatch works on
   index::IndexFingerprint fingerprint();
   // Several processes may write one dataset (the daemon, `winnow ingest`,
   // `winnow regain`); each caches the config, embedder, index and labels.
@@ -271,8 +224,6 @@ class IngestPipeline {
   std::int64_t stored_revision();
   std::int64_t next_revision();  // writes revision + 1; returns it
   void sync_with_store();
-  std::int64_t label_id(const std::string& name, bool& names_changed);
-  std::unique_ptr<ManifestRecord> load_content(std::int64_t id);
 
   std::string db_path_;
   std::string index_path_;
@@ -284,9 +235,8 @@ class IngestPipeline {
   IndexInfo open_info_;
   std::unique_ptr<ImageNearDuplicateVerifier> image_verifier_;
   std::unique_ptr<TextNearDuplicateVerifier> text_verifier_;
-  AcceptedLabels accepted_labels_;  // id -> label (labelled only)
-  std::map<std::string, std::int64_t> label_names_;        // non-integer label names
-  std::unordered_map<std::int64_t, std::int64_t> label_counts_;  // accepted samples per label
+  LabelNames label_names_;
+  std::unique_ptr<AcceptedLabelCache> accepted_labels_;  // of the accepted samples
 };
 
 // Hex checksum of a file (the manifest's batch identity).

@@ -14,6 +14,10 @@
 
 namespace winnow::curation {
 
+// The value of a non-negative decimal integer without sign ("7", "007") that
+// fits an int64, or nothing for any other text.
+std::optional<std::int64_t> parse_decimal(std::string_view text);
+
 // The class id of a numeric label, or nothing when `text` is a name.
 std::optional<std::int64_t> numeric_label(std::string_view text);
 

@@ -1,20 +1,10 @@
-// MaintenanceDaemon: the loop behind `winnow serve`. It watches an Inbox and
-// ingests every manifest that appears there exactly once, as one batch of the
-// dataset's IngestPipeline, then moves it to processed/ (or failed/, with the
-// reason). A heartbeat thread rewrites a small JSON status file (atomically)
-// every interval, also while a long batch is running. docs/daemon.md has the
-// protocol and the exactly-once argument; docs/security.md the threat model.
-//
-// What happens to a manifest, by the kind of error (winnow/error.h):
-//   - none: processed/ (also when only the index cache could not be saved);
-//   - busy or io (a lock held by another writer, a passing disk error): put
-//     back in the inbox and retried after a back-off;
-//   - any other: failed/ with the reason;
-//   - the daemon died while ingesting it max_interruptions times: failed/
-//     (a poison manifest must not stop every later one).
-// Stopping: request_stop() (async-signal-safe: it only sets an atomic flag)
-// interrupts the current batch between records; it is rolled back and stays
-// in processing/, to be redone first at the next start.
+// MaintenanceDaemon: the loop behind `winnow serve`. It ingests every manifest
+// that appears in an Inbox exactly once, as one batch of the dataset's
+// IngestPipeline, then moves it to processed/ or failed/; busy or io errors are
+// retried after a back-off. A heartbeat thread rewrites a JSON status file.
+// request_stop() is async-signal-safe (it only sets an atomic flag); the batch
+// it interrupts is rolled back and redone first at the next start.
+// Details: docs/daemon.md#exactly-once-also-after-sigkill, docs/security.md
 #pragma once
 
 #include <atomic>

@@ -1,18 +1,9 @@
-// Verifying near-duplicate candidates with a content-level similarity.
-//
-// The index proposes candidates by cosine similarity of embeddings; a
-// verifier then compares the contents themselves, with a measure chosen to
-// survive the edits a re-submitted sample typically has.
-//
-// Images (ImageNearDuplicateVerifier): the maximum, over shifts (dx, dy) in
-// [-max_shift, max_shift]^2, of the Pearson correlation of the overlapping
-// pixels. Pearson ignores brightness and contrast changes (an affine change
-// of the grey levels); the shifts absorb small translations. Two constant
-// images have similarity 1 when their grey levels are equal, otherwise 0;
-// a constant and a non-constant image have 0.
-//
-// Text (TextNearDuplicateVerifier): Jaccard similarity of the sets of
-// character (codepoint) shingles of length n, compared as XXH3-64 hashes.
+// Verifying near-duplicate candidates with a content-level similarity: the
+// index proposes candidates by embedding cosine; a verifier compares the
+// contents with a measure that survives typical re-submission edits. Images:
+// max over small shifts of the Pearson correlation of the pixels; text:
+// Jaccard of codepoint shingles.
+// Details: docs/curation.md#near-duplicate-verifiers
 #pragma once
 
 #include <cstddef>

@@ -1,17 +1,9 @@
-// Approximate vector index: HNSW graph over L2-normalised vectors.
-//
-// Backed by a FAISS IndexHNSWFlat (inner product) whose flat storage computes
-// distances with winnow's vectorised kernel, plus winnow's own id map (FAISS's
-// IndexIDMap cannot take the search parameters used below).
-//
-// Deletion: FAISS 1.7.3's HNSW has no remove_ids, so remove() marks the rows as
-// tombstones and every search passes SearchParametersHNSW{efSearch, sel} with
-// sel = IDSelectorNot(IDSelectorBitmap(tombstones)). Tombstoned nodes still
-// route the graph search, so recall and speed degrade as they pile up;
-// compact() rebuilds the graph from the live vectors (cost: a full build).
-//
-// Factory string: "hnsw" or "hnsw(M=16,efConstruction=40,efSearch=64)", any
-// subset of the keys, in any order.
+// Approximate vector index: FAISS HNSW graph (inner product) over L2-normalised
+// vectors, with winnow's vectorised distance kernel and its own id map.
+// remove() only tombstones rows (FAISS 1.7.3's HNSW cannot remove); tombstones
+// still route searches, so call compact() (a full rebuild) as they pile up.
+// Factory string: "hnsw" or "hnsw(M=16,efConstruction=40,efSearch=64)".
+// Details: docs/index.md#deletion-real-removal-vs-tombstones
 #pragma once
 
 #include <cstddef>

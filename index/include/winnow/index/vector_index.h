@@ -1,23 +1,10 @@
-// winnow's vector index: the abstract interface.
-//
-// A VectorIndex maps the store's int64 sample ids to float vectors and answers
-// k-nearest-neighbour queries by cosine similarity. Implementations (see
-// flat_vector_index.h, hnsw_vector_index.h) are usually made from a config
-// string by make_vector_index() and persisted by the free functions in
-// vector_index_io.h; the index itself knows nothing about the store.
-//
-// Normalisation: the index L2-normalises every vector it is given, on add and
-// on search (the caller's arrays are not modified), so similarities are cosine
-// similarities in [-1, 1] whatever the input scale. Vectors with NaN or
-// infinite values or with zero norm are rejected.
-//
-// Errors: every public function validates its input first and throws
-// winnow::Error without changing the index (dimension mismatch, NaN/inf,
-// zero vectors, duplicate ids, k <= 0, ...).
-//
-// Threads: const functions may run concurrently with each other; add, remove
-// and compact need exclusive access. Searches of one to a few queries run on
-// the calling thread only; larger batches may use FAISS's OpenMP threads.
+// VectorIndex: the abstract k-NN index over the store's int64 sample ids, by
+// cosine similarity (vectors are L2-normalised on add and search; the caller's
+// arrays are untouched). It knows nothing about the store; implementations are
+// usually made by make_vector_index() and persisted by vector_index_io.h.
+// Errors: input is validated first; winnow::Error leaves the index unchanged.
+// Threads: const calls may run concurrently; add/remove/compact are exclusive.
+// Details: docs/index.md#semantics
 #pragma once
 
 #include <cstddef>

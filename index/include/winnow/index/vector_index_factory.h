@@ -4,7 +4,9 @@
 //   "hnsw"                                        HNSW with the default parameters
 //   "hnsw(M=16,efConstruction=40,efSearch=64)"    any subset of the keys, any order
 //
-// Spaces are ignored; keys are case-sensitive; values are positive integers.
+// The grammar is winnow's one spec grammar (winnow/spec.h, docs/specs.md):
+// whitespace around tokens is ignored; keys are case-sensitive; values are
+// positive integers.
 #pragma once
 
 #include <cstddef>

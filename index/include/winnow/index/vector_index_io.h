@@ -1,19 +1,8 @@
 // Saving and loading vector indexes, and opening one with a rebuild fallback.
-//
-// File format (version 1, little-endian):
-//   header:  magic "WNVINDEX", u32 version, u32 header_size, u32 dim,
-//            u32 config_size, u64 rows (live + tombstoned), u64 live,
-//            u64 fingerprint.sample_count, i64 fingerprint.last_sample_id,
-//            u64 payload_size, u64 payload_checksum, config string,
-//            u64 header_checksum (of all the header bytes before it)
-//   payload: id table (u64 rows, i64 sample id per FAISS row, tombstone bitmap),
-//            u64 faiss_size, faiss::write_index bytes
-// Checksums are 64-bit FNV-1a over 8-byte words. save_vector_index writes a
-// temporary file in the same directory, fsyncs it, renames it over `path` and
-// fsyncs the directory, so readers see the old file or the new one, never a
-// mix. Loading checks the magic, version, both checksums, the file size and
-// that the FAISS data agrees with the header, and throws winnow::Error naming
-// the path on any mismatch.
+// Saves are atomic (temporary file, fsync, rename): readers see the old file
+// or the new one. Loading verifies magic, version, checksums, size and the
+// FAISS data, and throws winnow::Error naming the path on any mismatch.
+// Details: docs/index.md#persistence
 #pragma once
 
 #include <cstddef>

@@ -1,37 +1,12 @@
 // DynamicPruner: dynamic data pruning for one training run, independent of any
-// framework. It keeps a score per sample, builds an EpochPlan before every
-// epoch with a Policy, serves the plan in batches, gives each sample's loss
-// weight and keeps the statistics. Framework adapters (LibTorch, Python) are
-// thin layers over it.
-//
-// Schedule around the policy:
-//   - epoch 0 trains on all data (no scores yet) for policies that need scores;
-//   - epochs e >= floor(delta * E) anneal: all data, every weight reset to 1;
-//   - other epochs are planned by the policy from the current scores.
-// A plan is a function of (seed, epoch, scores): a private generator, seeded
-// from (seed, epoch), is the only source of randomness.
-//
-// Two modes:
-//   - epoch mode (default): num_epochs plans, each served in full;
-//   - fixed-step mode (step_budget > 0): one stream of exactly step_budget
-//     batches for iteration-based trainers; plans (passes) follow each other,
-//     annealing starts at step floor(delta * step_budget), and the saving is
-//     the budget cut: 1 - step_budget*batch / (num_epochs * N).
-//
-// Data-parallel training (world_size W > 1, this pruner is rank r): every
-// rank builds the identical global plan of P entries (same seed, same
-// scores: each rank records every sample trained on any rank, see
-// DistributedPrunedLoss) and serves only its shard. The plan is extended by
-// wrap-around to W*L entries, L = ceil(P / W), and rank r serves positions
-// [r*L, (r+1)*L) of it, as torch's DistributedSampler does: all ranks run the
-// same number of steps, and the W*L - P (< W) padding entries repeat the
-// plan's first entries, so up to W-1 samples are trained twice per epoch.
-// next_batch(), steps_this_epoch(), total_planned_steps(), position() and
-// steps_served() are per rank; statistics are global (planned_samples = P,
-// forward_samples = samples served by all ranks together = W * served by
-// this rank, padding included). In fixed-step mode step_budget is the number
-// of steps of each rank; a pass is cut at step_budget * batch_size * W
-// global entries.
+// framework (LibTorch and Python adapters are thin layers over it). It keeps a
+// score per sample, builds an EpochPlan before every epoch with a Policy inside
+// a warm-up/annealing schedule, serves it in batches (per epoch or a fixed step
+// budget), gives loss weights and keeps statistics; a plan depends only on
+// (seed, epoch, scores). With world_size W > 1 all ranks build the same plan of
+// P entries; rank r serves [r*L, (r+1)*L) of it wrapped to W*L, L = ceil(P / W).
+// Step counts are per rank, statistics global.
+// Details: docs/pruning.md#the-schedule, docs/pruning.md#data-parallel-training-several-ranks
 #pragma once
 
 #include <cstddef>

@@ -56,6 +56,7 @@ class MetadataStore {
 
   // --- reports -------------------------------------------------------------
   StatusCounts count_by_status();
+  bool has_samples();  // any sample at all, whatever its status
   std::map<std::string, StatusCounts> count_by_source();  // "" = unknown source
   std::vector<AcceptedSample> accepted_samples();          // ordered by id
   // Calls `visit` for every sample (or those with `only` status) in id order,

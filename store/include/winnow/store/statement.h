@@ -17,6 +17,12 @@ namespace winnow {
 
 class Database;
 
+// Bytes bound as a BLOB (SQLite copies them when bound).
+struct BlobView {
+  const void* data = nullptr;
+  std::size_t size = 0;  // in bytes
+};
+
 class Statement {
  public:
   // Prepares exactly one SQL statement; throws naming the SQL on error.
@@ -40,6 +46,7 @@ class Statement {
   void bind(int index, std::nullptr_t);
   void bind(int index, double value);
   void bind(int index, std::string_view value);
+  void bind(int index, BlobView value);
   template <typename T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
   void bind(int index, T value) {
     if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
@@ -61,6 +68,9 @@ class Statement {
   // Advances to the next row: true when a row is ready, false when done.
   // Throws naming the database file, the SQL and SQLite's message.
   bool step();
+  // As step(), but a failure goes through Database::fail ("running <sql>"),
+  // so the error's kind follows SQLite's code (busy, io, corrupt, ...).
+  bool step_or_fail();
   // Steps to completion (INSERT/UPDATE/DDL), then resets.
   void run();
   // Makes the statement ready to run again and ends its read snapshot.
@@ -71,6 +81,9 @@ class Statement {
   std::int64_t column_int64(int column) const;
   double column_double(int column) const;
   std::string column_text(int column) const;  // "" for NULL
+  // The bytes of a BLOB (or text) column, valid until the next step or
+  // reset; empty for NULL and for an empty BLOB.
+  std::string_view column_blob(int column) const;
   std::optional<std::int64_t> column_optional_int64(int column) const;
   std::optional<double> column_optional_double(int column) const;
   std::optional<std::string> column_optional_text(int column) const;

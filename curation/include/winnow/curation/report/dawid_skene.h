@@ -1,24 +1,10 @@
-// Dawid-Skene EM: estimates each annotator's confusion matrix and every
-// item's true-label posterior from redundant labels, with no ground truth
-// (Dawid & Skene 1979; the curation reference, section 4.2).
-//
-//   model   class prior p[c]; per annotator w, e_w[c][k] = P(w answers k | true c);
-//           answers independent given the true class
-//   start   posteriors = each item's majority-vote shares
-//   M-step  p[c] = mean posterior; e_w[c][k] = (sum of posteriors of c over
-//           w's answers k + smoothing), normalised over k
-//   E-step  P(z_i = c | answers) ~ p[c] * prod e_w[c][answer], in log space
-//           shifted by the row maximum
-//   stop    when no parameter (prior or confusion entry) moved by more than
-//           `tolerance` between two M-steps, or after `max_iterations` rounds.
-//           The parameters, not the posteriors: they are what the report
-//           publishes, and EM's slow linear tail shows most in the posteriors
-//           of a few ambiguous items (on 2,000 items with 5 annotators the
-//           largest posterior change still exceeds 1e-5 after 100 rounds,
-//           while the accuracies are stable to 1e-4 after 20).
-//
-// Flat arrays throughout: the E- and M-steps touch each annotation once per
-// iteration, so 3 million annotations take well under a second per iteration.
+// Dawid-Skene EM (Dawid & Skene 1979): estimates each annotator's confusion
+// matrix and every item's true-label posterior from redundant labels, with no
+// ground truth; behind consensus labels and the report's annotator accuracies.
+// Convergence is judged on the parameters (priors, confusion entries), not the
+// posteriors. Flat arrays: well under a second per iteration for 3 million
+// annotations.
+// Details: docs/curation.md#dawid-skene-em
 #pragma once
 
 #include <cstddef>

@@ -1,30 +1,11 @@
 // DistributedPrunedLoss: PrunedLoss for data-parallel training over a c10d
-// process group (Gloo). Built only when the Gloo headers are found
-// (WINNOW_TORCH_HAS_DISTRIBUTED is then defined for users of winnow::torch).
-//
-//   PrunerOptions o; ...; o.world_size = W; o.rank = R;   // every rank: same seed
-//   auto pruner = std::make_shared<winnow::DynamicPruner>(o);
-//   auto group = winnow::make_gloo_group("/shared/init-file", W, R);
-//   winnow::DistributedPrunedLoss pruned_loss(pruner, group);
-//   auto loss = pruned_loss(per_sample, batch.ids);  // collective: every rank calls it
-//
-// Every step it all-gathers the local batch's ids (int64) and raw per-sample
-// losses (float32) from all ranks, as two separate tensors (ids are never
-// squeezed through a float: ids above 2^24 stay exact), and records all of
-// them in the pruner in rank order, so every rank's score table stays
-// identical and every rank builds the same next plan. It returns the
-// weighted mean of the LOCAL batch, mean(w_i * l_i); gradients are averaged
-// across ranks by the caller (DDP or an allreduce), as usual.
-//
-// Batches must have the same size on all ranks, which the pruner's equal
-// shard lengths guarantee when all ranks use the same batch size; a small
-// all-gather of the sizes comes first and every rank throws the same error
-// otherwise. Invalid ids or non-finite losses on any rank make every rank
-// throw (after the gathers, so no rank is left waiting). Scores are kept in
-// the host table (CPU); losses on another device are copied to the host.
-//
-// Per step and rank: 8 bytes (size) + 8*B (ids) + 4*B (losses) sent, and
-// W times that received; see docs/distributed.md.
+// (Gloo) process group; built only when the Gloo headers are found
+// (WINNOW_TORCH_HAS_DISTRIBUTED is then defined). Each call is a collective:
+// every rank calls it every step. It all-gathers ids and losses so all ranks
+// keep identical scores and plans, and returns the local batch's weighted mean.
+// Unequal batch sizes or bad ids/losses on any rank make every rank throw
+// winnow::Error alike, after the gathers, so no rank hangs.
+// Details: docs/distributed.md#distributedprunedloss-libtorch
 #pragma once
 
 #include <memory>

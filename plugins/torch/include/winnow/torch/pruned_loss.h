@@ -1,23 +1,10 @@
-// PrunedLoss: the one-call loss helper of dynamic pruning.
-//
-//   winnow::PrunedLoss pruned_loss(pruner, device);
-//   auto per_sample = torch::nn::functional::cross_entropy(out, batch.target,
-//       torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-//   auto loss = pruned_loss(per_sample, batch.ids);   // records scores, weights
-//   loss.backward();
-//
-// It records each sample's raw loss as its score and returns mean(w_i * l_i)
-// with the current plan's weights. It never modifies the caller's tensor and
-// keeps autograd intact (fp16/bf16 losses are fine; scores are kept in fp32).
-//
-// On the CPU it updates the pruner's host table directly. On another device
-// (CUDA) it keeps scores and weights as device tensors: the per-step path is a
-// gather and a scatter on the device, with no device-to-host synchronisation.
-// Scores come to the host once per epoch, just before the next plan is built.
-// Invalid input found on the device (ids out of range, non-finite losses,
-// negative ones unless the pruner allows them) is skipped there and reported as an error at that epoch boundary, since
-// checking every step would force a synchronisation; ids given on the CPU (the
-// usual case) are checked at once.
+// PrunedLoss: the one-call loss helper of dynamic pruning. It records each
+// sample's raw loss as its score and returns mean(w_i * l_i) with the current
+// plan's weights; it never modifies the caller's tensor and keeps autograd.
+// On a non-CPU device scores stay on the device (no per-step sync), so invalid
+// input found there is skipped and thrown (winnow::Error) at the next epoch
+// boundary; ids given on the CPU are checked at once.
+// Details: docs/pruning.md#the-loss-helper-prunedloss
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,98 @@
+// VectorTable: the curation pipeline's table in the store, curation_vectors
+// (schema migration 2): the embedding and the content of every accepted and
+// label_issue sample, from which the vector index is rebuilt and samples are
+// re-embedded (docs/store.md). Embeddings are `dim` float32 values, stored
+// little-endian; contents are plain bytes with a kind the store does not
+// interpret ("pixels", "text", "path").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "winnow/store/sample_status.h"
+
+namespace winnow {
+
+class Database;
+class Statement;
+
+// A sample's content as the table keeps it.
+struct StoredContent {
+  std::string kind;  // "pixels", "text" or "path"
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::string bytes;  // pixels, text bytes or the resolved path
+};
+
+// One accepted or label_issue sample with a row (see for_each_judged_row).
+struct JudgedVectorRow {
+  std::int64_t sample_id = 0;
+  SampleStatus status = SampleStatus::accepted;
+  std::optional<std::int64_t> label;
+  std::vector<float> embedding;  // empty unless asked for
+  StoredContent content;
+};
+
+// How many accepted samples have a row, and the largest such id (-1 when
+// none): the fingerprint the index file is checked against.
+struct AcceptedVectorCount {
+  std::int64_t count = 0;
+  std::int64_t max_sample_id = -1;
+};
+
+// Reads the accepted samples' embeddings in id order, some at a time, from
+// one query kept open between calls.
+class AcceptedVectorReader {
+ public:
+  AcceptedVectorReader(Database& db, std::size_t dim);
+  ~AcceptedVectorReader();
+  AcceptedVectorReader(const AcceptedVectorReader&) = delete;
+  AcceptedVectorReader& operator=(const AcceptedVectorReader&) = delete;
+
+  // Appends up to `limit` rows to `ids` and `vectors` (dim floats each);
+  // returns how many. Once it returns 0 the reader stays done. Throws when a
+  // stored embedding does not have dim floats.
+  std::size_t read(std::size_t limit, std::vector<std::int64_t>& ids,
+                   std::vector<float>& vectors);
+
+ private:
+  Database& db_;
+  std::size_t dim_;
+  std::unique_ptr<Statement> query_;
+  bool done_ = false;
+};
+
+class VectorTable {
+ public:
+  explicit VectorTable(Database& db) : db_(db) {}
+
+  // Adds the row of `sample_id` (a recorded sample); `embedding` holds `dim`
+  // floats. Throws (through Database::fail) when the row cannot be written.
+  void put(std::int64_t sample_id, const float* embedding, std::size_t dim,
+           const StoredContent& content);
+  // Replaces the embedding of `sample_id`'s row.
+  void set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim);
+
+  AcceptedVectorCount count_accepted();
+  // The content of `sample_id`'s row, or nothing when it has none.
+  std::optional<StoredContent> content_of(std::int64_t sample_id);
+  // Calls `visit` for every accepted and label_issue sample with a row, in id
+  // order, from one query. With `embedding_dim`, each row's embedding is read
+  // and must have that many floats; without, it is left empty (about to be
+  // replaced). `visit` must not write to the table; the row it gets is reused.
+  void for_each_judged_row(std::optional<std::size_t> embedding_dim,
+                           const std::function<void(const JudgedVectorRow&)>& visit);
+  // label_issue samples without a row (stored before label issues kept theirs).
+  std::int64_t count_label_issues_without_row();
+
+ private:
+  Database& db_;
+};
+
+}  // namespace winnow

@@ -1,0 +1,146 @@
+#include "winnow/store/vector_table.h"
+
+#include <cstring>
+
+#include "winnow/error.h"
+#include "winnow/store/database.h"
+#include "winnow/store/statement.h"
+
+namespace winnow {
+
+namespace {
+
+constexpr const char* kAcceptedVectors =
+    "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+    " WHERE s.status = 'accepted' ORDER BY v.sample_id";
+
+constexpr const char* kJudgedRows =
+    "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
+    " v.height, v.content FROM curation_vectors v JOIN samples s"
+    " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
+    " ORDER BY v.sample_id";
+
+// Appends a stored embedding of `dim` floats to `out`; throws, appending
+// nothing, when its size says it has another dimension.
+void append_embedding(const Database& db, std::int64_t sample_id, std::string_view blob,
+                      std::size_t dim, std::vector<float>& out) {
+  WINNOW_THROW_IF_NOT(blob.size() == dim * sizeof(float),
+                      "{}: stored embedding of sample {} has {} bytes, expected {}", db.path(),
+                      sample_id, blob.size(), dim * sizeof(float));
+  const std::size_t at = out.size();
+  out.resize(at + dim);
+  if (dim > 0) std::memcpy(out.data() + at, blob.data(), blob.size());
+}
+
+BlobView embedding_blob(const float* embedding, std::size_t dim) {
+  return {embedding, dim * sizeof(float)};
+}
+
+// Steps a statement that returns no rows through Database::fail, then resets it.
+void run_or_fail(Statement& statement) {
+  StatementScope scope(statement);
+  while (statement.step_or_fail()) {
+  }
+}
+
+}  // namespace
+
+// --- AcceptedVectorReader --------------------------------------------------
+
+AcceptedVectorReader::AcceptedVectorReader(Database& db, std::size_t dim)
+    : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kAcceptedVectors)) {}
+
+AcceptedVectorReader::~AcceptedVectorReader() = default;
+
+std::size_t AcceptedVectorReader::read(std::size_t limit, std::vector<std::int64_t>& ids,
+                                       std::vector<float>& vectors) {
+  std::size_t rows = 0;
+  // (SQLite restarts a finished statement on the next step: stop for good.)
+  while (!done_ && rows < limit) {
+    if (!query_->step_or_fail()) {
+      done_ = true;
+      query_->reset();
+      break;
+    }
+    const std::int64_t id = query_->column_int64(0);
+    append_embedding(db_, id, query_->column_blob(1), dim_, vectors);
+    ids.push_back(id);
+    ++rows;
+  }
+  return rows;
+}
+
+// --- VectorTable -----------------------------------------------------------
+
+void VectorTable::put(std::int64_t sample_id, const float* embedding, std::size_t dim,
+                      const StoredContent& content) {
+  Statement& insert = db_.cached(
+      "INSERT INTO curation_vectors(sample_id, embedding, kind, width, height, content)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  insert.bind_all(sample_id, embedding_blob(embedding, dim), std::string_view(content.kind),
+                  content.width, content.height,
+                  BlobView{content.bytes.data(), content.bytes.size()});
+  run_or_fail(insert);
+}
+
+void VectorTable::set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim) {
+  Statement& update =
+      db_.cached("UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
+  update.bind_all(embedding_blob(embedding, dim), sample_id);
+  run_or_fail(update);
+}
+
+AcceptedVectorCount VectorTable::count_accepted() {
+  StatementScope query(db_.cached(
+      "SELECT count(*), coalesce(max(v.sample_id), -1) FROM curation_vectors v"
+      " JOIN samples s ON s.id = v.sample_id WHERE s.status = 'accepted'"));
+  query->bind_all();
+  WINNOW_THROW_IF_NOT(query->step(), "{}: counting accepted vectors returned no row", db_.path());
+  return {query->column_int64(0), query->column_int64(1)};
+}
+
+std::optional<StoredContent> VectorTable::content_of(std::int64_t sample_id) {
+  StatementScope query(db_.cached(
+      "SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?1"));
+  query->bind_all(sample_id);
+  if (!query->step_or_fail()) return std::nullopt;
+  StoredContent content;
+  content.kind = query->column_text(0);
+  content.width = query->column_int64(1);
+  content.height = query->column_int64(2);
+  content.bytes = std::string(query->column_blob(3));
+  return content;
+}
+
+void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
+                                      const std::function<void(const JudgedVectorRow&)>& visit) {
+  // Not a cached statement: `visit` may run other queries.
+  Statement query(db_, kJudgedRows);
+  JudgedVectorRow row;
+  while (query.step_or_fail()) {
+    row.sample_id = query.column_int64(0);
+    row.status = parse_sample_status(query.column_text(1));
+    row.label = query.column_optional_int64(2);
+    if (embedding_dim) {
+      row.embedding.clear();
+      append_embedding(db_, row.sample_id, query.column_blob(3), *embedding_dim, row.embedding);
+    }
+    row.content.kind = query.column_text(4);
+    row.content.width = query.column_int64(5);
+    row.content.height = query.column_int64(6);
+    row.content.bytes.assign(query.column_blob(7));
+    visit(row);
+  }
+}
+
+std::int64_t VectorTable::count_label_issues_without_row() {
+  StatementScope query(db_.cached(
+      "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
+      " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)"));
+  query->bind_all();
+  WINNOW_THROW_IF_NOT(query->step_or_fail(),
+                      "{}: counting label issues without vectors returned no row", db_.path());
+  return query->column_int64(0);
+}
+
+}  // namespace winnow
