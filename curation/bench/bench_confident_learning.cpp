@@ -25,13 +25,14 @@
 #include <fmt/format.h>
 
 #include "bench_util.h"
-#include "winnow/curation/confident_learning.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/idx_importer.h"
-#include "winnow/curation/label_quality.h"
+#include "winnow/curation/labels/confident_learning.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/labels/label_quality.h"
 #include "winnow/index/vector_index_factory.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::labels;
 using namespace winnow::curation::bench;
 
 namespace {

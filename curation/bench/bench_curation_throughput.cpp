@@ -11,14 +11,18 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_util.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/idx_importer.h"
-#include "winnow/curation/information_gain.h"
-#include "winnow/curation/label_quality.h"
-#include "winnow/curation/near_duplicate_finder.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/curation/labels/label_quality.h"
+#include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/index/vector_index_factory.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::dedup;
+using namespace winnow::curation::embed;
+using namespace winnow::curation::ingest;
+using namespace winnow::curation::labels;
 using namespace winnow::curation::bench;
 
 namespace {

@@ -22,12 +22,13 @@
 #include <fmt/format.h>
 
 #include "bench_util.h"
-#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::ingest;
 using namespace winnow::curation::bench;
-using winnow::SampleStatus;
-using winnow::StatusCounts;
+using winnow::store::SampleStatus;
+using winnow::store::StatusCounts;
 
 namespace {
 

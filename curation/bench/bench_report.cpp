@@ -26,7 +26,9 @@
 #include "winnow/store/metadata_store.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::report;
 using namespace winnow::curation::bench;
 
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bench_support.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/idx_importer.h"
 
 namespace winnow::curation::bench {
 
@@ -50,8 +50,8 @@ inline FlippedLabels flip_labels(const std::vector<std::uint8_t>& truth, std::si
 }
 
 // The first n images embedded with `embedder`, row-major n x dim.
-inline std::vector<float> embed_images(const IdxImages& imgs, std::size_t n,
-                                       const Embedder& embedder) {
+inline std::vector<float> embed_images(const dataset::IdxImages& imgs, std::size_t n,
+                                       const embed::Embedder& embedder) {
   const std::size_t d = embedder.dim();
   std::vector<float> vecs(n * d);
   ManifestRecord rec;
@@ -71,11 +71,11 @@ inline std::vector<float> embed_images(const IdxImages& imgs, std::size_t n,
 // embedded with `embedder_spec`. bench_label_quality and
 // bench_confident_learning judge the same flips in the same embedding.
 struct NoisyEmbeddedImages {
-  IdxImages images;
+  dataset::IdxImages images;
   std::vector<std::uint8_t> truth;
   std::size_t n = 0;
   FlippedLabels flip;
-  std::unique_ptr<Embedder> embedder;
+  std::unique_ptr<embed::Embedder> embedder;
   std::vector<float> vectors;  // n x embedder->dim()
   double embed_seconds = 0.0;
 };
@@ -85,14 +85,14 @@ inline NoisyEmbeddedImages load_noisy_embedded(const std::string& images_path,
                                                double noise, unsigned seed, int classes,
                                                const std::string& embedder_spec) {
   NoisyEmbeddedImages out;
-  out.images = read_idx_images(images_path);
-  out.truth = read_idx_labels(labels_path);
+  out.images = dataset::read_idx_images(images_path);
+  out.truth = dataset::read_idx_labels(labels_path);
   out.n = limit > 0 ? std::min(limit, out.images.count) : out.images.count;
   out.flip = flip_labels(out.truth, out.n, noise, seed, classes);
-  EmbedderOptions eopt;
+  embed::EmbedderOptions eopt;
   eopt.width = out.images.cols;
   eopt.height = out.images.rows;
-  out.embedder = make_embedder(embedder_spec, eopt);
+  out.embedder = embed::make_embedder(embedder_spec, eopt);
   const auto start = Clock::now();
   out.vectors = embed_images(out.images, out.n, *out.embedder);
   out.embed_seconds = seconds_since(start);

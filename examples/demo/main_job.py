@@ -458,7 +458,7 @@ def main(argv=None):
                 # The daemon keeps running: regain commits in one transaction
                 # and the daemon reloads the new embedder at its next batch.
                 regains["coevolve"] = json.loads(cli.run(
-                    "regain", "--db", db2, "--embedder", f"torchscript:{embedder}",
+                    "rejudge", "--db", db2, "--embedder", f"torchscript:{embedder}",
                     "--min-candidate", str(args.pass2_min_candidate), capture=True))
                 r = regains["coevolve"]
                 progress(f"pass 2: winnow regain --embedder torchscript:{os.path.basename(embedder)}: "
@@ -591,7 +591,7 @@ def training_plans(records, truth, exported, policy, seed):
 
 def regain_consensus(cli, db, name, flag_below):
     """`winnow regain --consensus` on db (a daemon may be serving it); its JSON report."""
-    r = json.loads(cli.run("regain", "--db", db, "--consensus", "--consensus-flag-below", str(flag_below),
+    r = json.loads(cli.run("rejudge", "--db", db, "--consensus", "--consensus-flag-below", str(flag_below),
                            capture=True))
     voters = ", ".join(f"{v['votes']} at {v['accuracy']:.3f}" for v in r["consensus"]["neighbour_voters"])
     progress(f"{name}: winnow regain --consensus: {r['relabelled']} consensus labels, "

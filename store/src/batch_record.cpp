@@ -2,7 +2,7 @@
 
 #include "winnow/error.h"
 
-namespace winnow {
+namespace winnow::store {
 
 std::string_view to_string(BatchState state) {
   switch (state) {
@@ -28,4 +28,4 @@ BatchState parse_batch_state(std::string_view name) {
   WINNOW_THROW("unknown batch state '{}' (expected pending, running, done or failed)", name);
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

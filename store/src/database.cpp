@@ -8,7 +8,7 @@
 #include "winnow/store/migrations.h"
 #include "winnow/store/statement.h"
 
-namespace winnow {
+namespace winnow::store {
 
 namespace {
 
@@ -140,4 +140,4 @@ void Database::fail(int rc, std::string_view action) const {
               __func__, __FILE__, __LINE__, kind_of(rc));
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

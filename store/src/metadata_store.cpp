@@ -8,7 +8,7 @@
 #include "winnow/store/statement.h"
 #include "winnow/store/transaction.h"
 
-namespace winnow {
+namespace winnow::store {
 namespace {
 
 enum ContributorKind : int { kSource = 0, kAnnotator = 1 };
@@ -674,4 +674,4 @@ std::optional<std::string> MetadataStore::get_meta(std::string_view key) {
   return query->column_text(0);
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -6,7 +6,7 @@
 #include "winnow/store/database.h"
 #include "winnow/store/transaction.h"
 
-namespace winnow {
+namespace winnow::store {
 namespace {
 
 // Timestamps default to ISO-8601 UTC with milliseconds, like the C++ side.
@@ -180,4 +180,4 @@ void migrate(Database& db) {
   }
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

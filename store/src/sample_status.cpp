@@ -2,7 +2,7 @@
 
 #include "winnow/error.h"
 
-namespace winnow {
+namespace winnow::store {
 
 std::string_view to_string(SampleStatus status) {
   switch (status) {
@@ -44,4 +44,4 @@ std::int64_t StatusCounts::total() const {
   return sum;
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -4,7 +4,7 @@
 
 #include "winnow/store/database.h"
 
-namespace winnow {
+namespace winnow::store {
 
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {
   const char* tail = nullptr;
@@ -152,4 +152,4 @@ std::optional<std::string> Statement::column_optional_text(int column) const {
   return column_text(column);
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -7,7 +7,7 @@
 
 #include "winnow/error.h"
 
-namespace winnow {
+namespace winnow::store {
 
 std::string utc_timestamp_now() {
   using namespace std::chrono;
@@ -21,4 +21,4 @@ std::string utc_timestamp_now() {
                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

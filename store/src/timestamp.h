@@ -3,9 +3,9 @@
 
 #include <string>
 
-namespace winnow {
+namespace winnow::store {
 
 // "2024-05-01T12:34:56.789Z": ISO-8601, UTC, milliseconds; sorts as text.
 std::string utc_timestamp_now();
 
-}  // namespace winnow
+}  // namespace winnow::store

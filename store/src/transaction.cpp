@@ -4,7 +4,7 @@
 
 #include "winnow/store/database.h"
 
-namespace winnow {
+namespace winnow::store {
 
 Transaction::Transaction(Database& db) : db_(db), nested_(db.in_transaction()) {
   db_.exec(nested_ ? "SAVEPOINT winnow_nested" : "BEGIN IMMEDIATE");
@@ -30,4 +30,4 @@ void Transaction::commit() {
   done_ = true;
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -6,7 +6,7 @@
 #include "winnow/store/database.h"
 #include "winnow/store/statement.h"
 
-namespace winnow {
+namespace winnow::store {
 
 namespace {
 
@@ -143,4 +143,4 @@ std::int64_t VectorTable::count_label_issues_without_row() {
   return query->column_int64(0);
 }
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/curation/manifest_record.h"
 
 namespace winnow::curation::test {
@@ -26,7 +26,7 @@ inline const std::string kFashionTestLabels =
 // The Fashion-MNIST test set as records, loaded once.
 inline const std::vector<ManifestRecord>& fashion_test() {
   static const std::vector<ManifestRecord> records =
-      import_idx(kFashionTestImages, kFashionTestLabels, "test");
+      ingest::import_idx(kFashionTestImages, kFashionTestLabels, "test");
   return records;
 }
 

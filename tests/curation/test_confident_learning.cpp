@@ -16,15 +16,18 @@
 
 #include "curation_test_helpers.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/confident_learning.h"
-#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/curation/labels/confident_learning.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
 
 namespace {
 
 using nlohmann::json;
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::ingest;
+using namespace winnow::curation::labels;
 
 std::vector<std::int64_t> counts(std::initializer_list<std::int64_t> v) { return v; }
 

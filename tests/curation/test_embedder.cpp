@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "curation_test_helpers.h"
-#include "winnow/curation/embedder.h"
+#include "winnow/curation/embed/embedder.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::embed;
 using namespace winnow::curation::test;
 
 namespace {

@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "curation_test_helpers.h"
-#include "winnow/curation/content_hash.h"
-#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::dedup;
+using namespace winnow::curation::ingest;
 using namespace winnow::curation::test;
 
 namespace {
@@ -20,7 +22,7 @@ std::string be32(std::uint32_t v) {
 }  // namespace
 
 TEST_CASE("the real Fashion-MNIST test set becomes one record per image", "[idx]") {
-  const IdxImages images = read_idx_images(kFashionTestImages);
+  const winnow::dataset::IdxImages images = winnow::dataset::read_idx_images(kFashionTestImages);
   const auto& records = fashion_test();
   REQUIRE(records.size() == 10000);
   CHECK(records[123].key == "test-000123");

@@ -18,14 +18,16 @@
 
 #include "curation_test_helpers.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
 
 namespace {
 
 using nlohmann::json;
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::ingest;
 using winnow::curation::test::edited_copy;
 using winnow::curation::test::fashion_test;
 
@@ -131,7 +133,7 @@ TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[in
     CHECK(r.counts[SampleStatus::rejected] == 1);  // key t3 already present
     CHECK(p.store().find_by_external_key("shifted-2")->duplicate_of ==
           p.store().find_by_external_key("s7")->id);
-    CHECK(p.regain().gains_updated == 80);
+    CHECK(p.rejudge().gains_updated == 80);
   }
   {
     IngestPipeline p(db);

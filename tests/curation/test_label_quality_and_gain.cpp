@@ -3,13 +3,16 @@
 #include <cmath>
 
 #include "curation_test_helpers.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/information_gain.h"
-#include "winnow/curation/label_quality.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/curation/labels/label_quality.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::embed;
+using namespace winnow::curation::ingest;
+using namespace winnow::curation::labels;
 using namespace winnow::curation::test;
 
 TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]") {

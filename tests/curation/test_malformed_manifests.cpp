@@ -14,14 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest_pipeline.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
 
 namespace {
 
 using nlohmann::json;
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::ingest;
 
 // A text record with a 4-value embedding (the dataset uses `provided(dim=4)`).
 std::string text_record(const std::string& key, const std::string& text,

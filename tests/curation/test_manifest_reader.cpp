@@ -3,11 +3,13 @@
 #include <sstream>
 
 #include "curation_test_helpers.h"
-#include "winnow/curation/content_hash.h"
-#include "winnow/curation/manifest_reader.h"
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/manifest_reader.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::dedup;
+using namespace winnow::curation::ingest;
 using namespace winnow::curation::test;
 
 namespace {

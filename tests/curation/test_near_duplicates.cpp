@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "curation_test_helpers.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/near_duplicate_finder.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::dedup;
+using namespace winnow::curation::embed;
 using namespace winnow::curation::test;
 
 namespace {

@@ -4,10 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winnow/curation/record_decision.h"
+#include "winnow/curation/ingest/record_decision.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::dedup;
+using namespace winnow::curation::ingest;
+using namespace winnow::curation::labels;
 using nlohmann::json;
 
 namespace {

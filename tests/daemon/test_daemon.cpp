@@ -18,8 +18,8 @@
 
 #include "cli_process.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/content_hash.h"
-#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/store/metadata_store.h"
 
 namespace {
@@ -85,14 +85,14 @@ std::size_t files_in(const fs::path& dir) {
 }
 
 const std::vector<winnow::curation::ManifestRecord>& fashion_test() {
-  static const auto records = winnow::curation::import_idx(
+  static const auto records = winnow::curation::ingest::import_idx(
       kFashion + "t10k-images-idx3-ubyte.gz", kFashion + "t10k-labels-idx1-ubyte.gz", "test");
   return records;
 }
 
 const std::vector<winnow::curation::ManifestRecord>& fashion_train_slice() {
   static const auto records = [] {
-    auto all = winnow::curation::import_idx(kFashion + "train-images-idx3-ubyte.gz",
+    auto all = winnow::curation::ingest::import_idx(kFashion + "train-images-idx3-ubyte.gz",
                                             kFashion + "train-labels-idx1-ubyte.gz", "train");
     all.resize(6000);
     return all;
@@ -128,18 +128,18 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
     // B is ingested in one transaction: kill the daemon while it is open.
     drop(inbox, "b.jsonl", b);
     const std::string b_checksum =
-        winnow::curation::file_content_hash((inbox / "b.jsonl").string());
-    winnow::MetadataStore reader(db);
+        winnow::curation::dedup::file_content_hash((inbox / "b.jsonl").string());
+    winnow::store::MetadataStore reader(db);
     REQUIRE(wait_until([&] {
       auto batch = reader.find_batch_by_checksum(b_checksum);
-      return batch && batch->state == winnow::BatchState::running;
+      return batch && batch->state == winnow::store::BatchState::running;
     }));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     daemon.signal(SIGKILL);
     REQUIRE(daemon.wait() == 128 + SIGKILL);
     // Killed mid-batch: the manifest is still claimed and nothing of B committed.
     REQUIRE(fs::exists(inbox / "processing" / "b.jsonl"));
-    CHECK(reader.find_batch_by_checksum(b_checksum)->state == winnow::BatchState::running);
+    CHECK(reader.find_batch_by_checksum(b_checksum)->state == winnow::store::BatchState::running);
     CHECK(reader.count_by_status().total() == 3000);
   }
   // While it is down: C arrives, and A again under another name.
@@ -160,16 +160,16 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
   CHECK(files_in(inbox / "processed") == 4);
   CHECK(files_in(inbox) == 0);
 
-  winnow::MetadataStore store(db);
-  const winnow::StatusCounts counts = store.count_by_status();
+  winnow::store::MetadataStore store(db);
+  const winnow::store::StatusCounts counts = store.count_by_status();
   CHECK(counts.total() == expected_total);
-  CHECK(counts[winnow::SampleStatus::duplicate_exact] >= 200);
+  CHECK(counts[winnow::store::SampleStatus::duplicate_exact] >= 200);
   std::set<std::string> keys;
-  store.for_each_sample([&](const winnow::SampleRecord& s) { keys.insert(s.external_key); });
+  store.for_each_sample([&](const winnow::store::SampleRecord& s) { keys.insert(s.external_key); });
   CHECK(static_cast<std::int64_t>(keys.size()) == expected_total);  // no key twice
-  const auto done = store.batches_in_state(winnow::BatchState::done);
+  const auto done = store.batches_in_state(winnow::store::BatchState::done);
   REQUIRE(done.size() == 3);
-  CHECK(store.batches_in_state(winnow::BatchState::running).empty());
+  CHECK(store.batches_in_state(winnow::store::BatchState::running).empty());
   for (const auto& batch : done) {
     CHECK(batch.attempts == (batch.file_name == "b.jsonl" ? 2 : 1));
   }
@@ -180,7 +180,7 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
     REQUIRE(status.wait() == 0);
     const json st = json::parse(status.out());
     CHECK(st["total"] == expected_total);
-    CHECK(st["index"]["vectors"] == counts[winnow::SampleStatus::accepted]);
+    CHECK(st["index"]["vectors"] == counts[winnow::store::SampleStatus::accepted]);
   }
   const auto heartbeat = read_json(db + ".serve.json");
   REQUIRE(heartbeat);
@@ -198,11 +198,11 @@ TEST_CASE("SIGTERM interrupts the running batch: rolled back, redone at the next
                 {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--poll-ms", "100"},
                 "serve");
   drop(inbox, "m.jsonl", pixel_manifest(fashion_test(), 0, 10000, "t-", "s"));
-  const std::string checksum = winnow::curation::file_content_hash((inbox / "m.jsonl").string());
-  winnow::MetadataStore reader(db);
+  const std::string checksum = winnow::curation::dedup::file_content_hash((inbox / "m.jsonl").string());
+  winnow::store::MetadataStore reader(db);
   REQUIRE(wait_until([&] {
     auto batch = reader.find_batch_by_checksum(checksum);
-    return batch && batch->state == winnow::BatchState::running;
+    return batch && batch->state == winnow::store::BatchState::running;
   }));
   daemon.signal(SIGTERM);
   const auto rc = daemon.wait();
@@ -211,7 +211,7 @@ TEST_CASE("SIGTERM interrupts the running batch: rolled back, redone at the next
   // Nothing of the batch was kept; the manifest waits in processing/.
   CHECK(fs::exists(inbox / "processing" / "m.jsonl"));
   CHECK_FALSE(fs::exists(inbox / "processed" / "m.jsonl"));
-  CHECK(reader.find_batch_by_checksum(checksum)->state == winnow::BatchState::failed);
+  CHECK(reader.find_batch_by_checksum(checksum)->state == winnow::store::BatchState::failed);
   CHECK(reader.count_by_status().total() == 0);
   const auto heartbeat = read_json(db + ".serve.json");
   REQUIRE(heartbeat);
@@ -224,7 +224,7 @@ TEST_CASE("SIGTERM interrupts the running batch: rolled back, redone at the next
                                "--poll-ms", "100", "--once", "--max-interruptions", "1"}) == 0);
   CHECK(fs::exists(inbox / "processed" / "m.jsonl"));
   const auto batch = reader.find_batch_by_checksum(checksum);
-  CHECK(batch->state == winnow::BatchState::done);
+  CHECK(batch->state == winnow::store::BatchState::done);
   CHECK(batch->attempts == 2);
   CHECK(reader.count_by_status().total() == 10000);
 }
@@ -241,8 +241,8 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
        "{\"key\":\"g2\",\"text\":\"a second, different record\",\"label\":\"b\"}\n");
   REQUIRE(run_cli(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http",
                                "--once"}) == 0);
-  winnow::MetadataStore store(db);
-  REQUIRE(store.count_by_status()[winnow::SampleStatus::accepted] == 2);
+  winnow::store::MetadataStore store(db);
+  REQUIRE(store.count_by_status()[winnow::store::SampleStatus::accepted] == 2);
 
   std::string garbage("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
   drop(inbox, "garbage.jsonl", garbage);
@@ -270,18 +270,18 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
   CHECK_THAT(why, Catch::Contains("garbage.jsonl"));
   CHECK(fs::exists(inbox / "processed" / "mixed.jsonl"));
 
-  const winnow::StatusCounts counts = store.count_by_status();
-  CHECK(counts[winnow::SampleStatus::accepted] == 4);   // g1, g2, m1, m6
-  CHECK(counts[winnow::SampleStatus::rejected] == 8);   // every bad line, with a reason
+  const winnow::store::StatusCounts counts = store.count_by_status();
+  CHECK(counts[winnow::store::SampleStatus::accepted] == 4);   // g1, g2, m1, m6
+  CHECK(counts[winnow::store::SampleStatus::rejected] == 8);   // every bad line, with a reason
   std::vector<std::int64_t> rejected;
-  store.for_each_sample([&](const winnow::SampleRecord& s) { rejected.push_back(s.id); },
-                        winnow::SampleStatus::rejected);
+  store.for_each_sample([&](const winnow::store::SampleRecord& s) { rejected.push_back(s.id); },
+                        winnow::store::SampleStatus::rejected);
   for (std::int64_t id : rejected) {
     const auto events = store.events_of(id);
     REQUIRE_FALSE(events.empty());
     CHECK_FALSE(events.front().reason.empty());
   }
-  CHECK(store.find_by_external_key("g1")->status == winnow::SampleStatus::accepted);
+  CHECK(store.find_by_external_key("g1")->status == winnow::store::SampleStatus::accepted);
 }
 
 TEST_CASE("the status endpoint listens on loopback and serves JSON and Prometheus metrics",

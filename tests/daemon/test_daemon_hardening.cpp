@@ -21,7 +21,7 @@
 
 #include "cli_process.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/content_hash.h"
+#include "winnow/curation/dedup/content_hash.h"
 #include "winnow/store/database.h"
 #include "winnow/store/metadata_store.h"
 
@@ -93,15 +93,15 @@ std::string path_line(const std::string& key, const std::string& path) {
 
 // Rejection reasons by the key the record gave (from the store's events).
 std::map<std::string, std::string> rejections(Dataset& d) {
-  winnow::MetadataStore store(d.db);
+  winnow::store::MetadataStore store(d.db);
   std::map<std::int64_t, std::string> key_of;
-  store.for_each_sample([&](const winnow::SampleRecord& s) {
+  store.for_each_sample([&](const winnow::store::SampleRecord& s) {
     key_of[s.id] = s.external_key.substr(0, s.external_key.find("#rejected"));
   });
   std::map<std::string, std::string> reasons;
   store.for_each_sample_event(
-      [&](const winnow::EventRecord& e) { reasons[key_of.at(*e.sample_id)] = e.reason; },
-      winnow::SampleStatus::rejected);
+      [&](const winnow::store::EventRecord& e) { reasons[key_of.at(*e.sample_id)] = e.reason; },
+      winnow::store::SampleStatus::rejected);
   return reasons;
 }
 
@@ -144,8 +144,8 @@ TEST_CASE("row 1: a manifest the daemon dies on again and again is quarantined",
   }
   d.drop("poison.jsonl", manifest);
   const std::string checksum =
-      winnow::curation::file_content_hash((d.inbox / "poison.jsonl").string());
-  winnow::MetadataStore reader(d.db);
+      winnow::curation::dedup::file_content_hash((d.inbox / "poison.jsonl").string());
+  winnow::store::MetadataStore reader(d.db);
   for (int kill = 0; kill < 2; ++kill) {
     CliProcess daemon(d.dir.path(),
                       {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http",
@@ -153,7 +153,7 @@ TEST_CASE("row 1: a manifest the daemon dies on again and again is quarantined",
                       "serve");
     REQUIRE(poll_until([&] {
       const auto batch = reader.find_batch_by_checksum(checksum);
-      return batch && batch->state == winnow::BatchState::running &&
+      return batch && batch->state == winnow::store::BatchState::running &&
              batch->attempts == kill + 1;
     }));
     daemon.signal(SIGKILL);
@@ -258,7 +258,7 @@ TEST_CASE("row 6: a database locked by another writer delays a manifest, never f
   Dataset d;
   const auto daemon = d.serve("100");
   {
-    winnow::Database holder(d.db);
+    winnow::store::Database holder(d.db);
     holder.exec("BEGIN IMMEDIATE");  // the write lock, as `winnow ingest` or `regain` hold it
     d.drop("m.jsonl", text_line("a", "held back"));
     // Past the daemon's first try (claimed within a second, busy after its 5 s

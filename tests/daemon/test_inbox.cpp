@@ -4,11 +4,11 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
-#include "winnow/curation/inbox.h"
+#include "winnow/curation/daemon/inbox.h"
 #include "winnow/error.h"
 
 namespace fs = std::filesystem;
-using winnow::curation::Inbox;
+using winnow::curation::daemon::Inbox;
 
 namespace {
 

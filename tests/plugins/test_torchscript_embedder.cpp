@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
-#include "winnow/curation/embedder.h"
-#include "winnow/curation/idx_importer.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/error.h"
 #include "winnow/torch/torchscript_embedder.h"
 
@@ -38,14 +38,14 @@ TEST_CASE("a TorchScript module becomes an embedder through its spec", "[torchsc
   ::torch::manual_seed(0);
   const ::torch::Tensor weight = ::torch::randn({16, 784});
   const std::string path = save_projection(dir, weight);
-  winnow::torch::register_torchscript_embedder();
+  winnow::register_torchscript_embedder();
 
-  auto e = winnow::curation::make_embedder("torchscript:" + path);
+  auto e = winnow::curation::embed::make_embedder("torchscript:" + path);
   CHECK(e->dim() == 16);
   CHECK(e->spec() == "torchscript(path=" + path + ",width=28,height=28)");
-  CHECK(winnow::curation::make_embedder(e->spec())->dim() == 16);
+  CHECK(winnow::curation::embed::make_embedder(e->spec())->dim() == 16);
 
-  auto records = winnow::curation::import_idx(kFashion + "t10k-images-idx3-ubyte.gz",
+  auto records = winnow::curation::ingest::import_idx(kFashion + "t10k-images-idx3-ubyte.gz",
                                               kFashion + "t10k-labels-idx1-ubyte.gz", "t");
   const auto& r = records[0];
   std::vector<float> v = e->embed(r);
@@ -64,11 +64,11 @@ TEST_CASE("a TorchScript module becomes an embedder through its spec", "[torchsc
 
 TEST_CASE("bad TorchScript embedder specs and models are errors naming them", "[torchscript]") {
   winnow::test::TempDir dir;
-  winnow::torch::register_torchscript_embedder();
-  CHECK_THROWS_WITH(winnow::curation::make_embedder("torchscript:" + dir.file("missing.pt")),
+  winnow::register_torchscript_embedder();
+  CHECK_THROWS_WITH(winnow::curation::embed::make_embedder("torchscript:" + dir.file("missing.pt")),
                     Catch::Contains("missing.pt"));
   std::ofstream(dir.file("garbage.pt")) << "not a model";
-  CHECK_THROWS_WITH(winnow::curation::make_embedder("torchscript:" + dir.file("garbage.pt")),
+  CHECK_THROWS_WITH(winnow::curation::embed::make_embedder("torchscript:" + dir.file("garbage.pt")),
                     Catch::Contains("garbage.pt"));
   // A module whose output is not [1, D].
   ::torch::jit::Module m("Flat");
@@ -77,9 +77,9 @@ def forward(self, x):
     return x.reshape([-1])
 )");
   m.save(dir.file("flat.pt"));
-  CHECK_THROWS_WITH(winnow::curation::make_embedder("torchscript:" + dir.file("flat.pt")),
+  CHECK_THROWS_WITH(winnow::curation::embed::make_embedder("torchscript:" + dir.file("flat.pt")),
                     Catch::Contains("flat.pt") && Catch::Contains("[1, D]"));
-  CHECK_THROWS_WITH(winnow::curation::make_embedder("torchscript(path=x.pt,depth=3)"),
+  CHECK_THROWS_WITH(winnow::curation::embed::make_embedder("torchscript(path=x.pt,depth=3)"),
                     Catch::Contains("depth"));
 }
 

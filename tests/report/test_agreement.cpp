@@ -6,10 +6,11 @@
 #include <random>
 #include <vector>
 
-#include "winnow/curation/report/agreement.h"
+#include "winnow/curation/labels/agreement.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::labels;
 
 namespace {
 

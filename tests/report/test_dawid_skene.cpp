@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "curation/curation_test_helpers.h"
-#include "winnow/curation/idx_importer.h"
-#include "winnow/curation/report/dawid_skene.h"
+#include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/labels/dawid_skene.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::labels;
 
 namespace {
 
@@ -68,7 +69,7 @@ double accuracy_of(const std::vector<int>& predicted, const std::vector<int>& tr
 }
 
 std::vector<int> fashion_labels(std::size_t n) {
-  const std::vector<std::uint8_t> all = read_idx_labels(test::kFashionTestLabels);
+  const std::vector<std::uint8_t> all = winnow::dataset::read_idx_labels(test::kFashionTestLabels);
   return std::vector<int>(all.begin(), all.begin() + static_cast<long>(n));
 }
 

@@ -2,10 +2,11 @@
 // hand-counted case.
 #include <catch2/catch.hpp>
 
-#include "winnow/curation/report/label_health.h"
+#include "winnow/curation/labels/label_health.h"
 #include "winnow/error.h"
 
 using namespace winnow::curation;
+using namespace winnow::curation::labels;
 
 TEST_CASE("label health: class table, confused pairs and health score", "[label_health]") {
   // (given, estimated): class 0 x5 correct, 0->1 x2, 1 x3 correct, 1->0 x1,

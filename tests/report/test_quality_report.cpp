@@ -18,14 +18,18 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest_pipeline.h"
-#include "winnow/curation/report/agreement.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/labels/agreement.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/error.h"
 #include "winnow/store/metadata_store.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::ingest;
+using namespace winnow::curation::labels;
+using namespace winnow::curation::report;
 using nlohmann::json;
 
 namespace {

@@ -3,7 +3,7 @@
 
 Usage: check_report_png.py SCREENSHOT.png DOM.html
 
-The charts are drawn in fixed colours (curation/src/report/report_html.cpp);
+The charts are drawn in fixed colours (curation/report/src/report_html.cpp);
 each chart must show up as enough pixels of its colours in the screenshot,
 and Chromium's parsed DOM must still hold every chart element. Standard
 library only (PIL is not a dependency): PNG decoding is zlib + the five

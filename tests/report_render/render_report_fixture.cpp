@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     const nlohmann::json report = nlohmann::json::parse(in);
-    std::ofstream(argv[2]) << winnow::curation::render_report_html(report);
+    std::ofstream(argv[2]) << winnow::curation::report::render_report_html(report);
     if (argc == 4) {
-      std::ofstream(argv[3]) << winnow::curation::render_report_markdown(report);
+      std::ofstream(argv[3]) << winnow::curation::report::render_report_markdown(report);
     }
   } catch (const std::exception& error) {
     std::cerr << "render_report_fixture: " << error.what() << "\n";

@@ -20,7 +20,7 @@ using test::occurrences;
 // The message of the winnow::Error that rendering `report` throws.
 std::string render_error(const nlohmann::json& report) {
   try {
-    render_report_html(report);
+    report::render_report_html(report);
   } catch (const winnow::Error& error) {
     return error.what();
   }
@@ -29,7 +29,7 @@ std::string render_error(const nlohmann::json& report) {
 }
 
 TEST_CASE("html: the page is self-contained", "[html]") {
-  const std::string html = render_report_html(fixture_report());
+  const std::string html = report::render_report_html(fixture_report());
   REQUIRE(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(html.find("</html>") != std::string::npos);
   for (const char* external : {"http://", "https://", "src=", "<script", "<link", "@import",
@@ -42,7 +42,7 @@ TEST_CASE("html: the page is self-contained", "[html]") {
 
 TEST_CASE("html: the three charts are inline SVG with one element per datum", "[html]") {
   const nlohmann::json report = fixture_report();
-  const std::string html = render_report_html(report);
+  const std::string html = report::render_report_html(report);
 
   const std::string growth = between(html, "<svg id=\"chart-growth\"", "</svg>");
   CHECK(occurrences(growth, "class=\"growth-bar\"") == report["batches"].size());
@@ -74,7 +74,7 @@ TEST_CASE("html: bars follow the data, worst source first", "[html]") {
   nlohmann::json report = fixture_report();
   report["batches"].erase(report["batches"].begin() + 3, report["batches"].end());
   report["sources"].erase(report["sources"].begin() + 1);
-  const std::string html = render_report_html(report);
+  const std::string html = report::render_report_html(report);
   CHECK(occurrences(html, "class=\"growth-bar\"") == 3);
   CHECK(occurrences(html, "class=\"source-bar\"") == 3);
 
@@ -94,7 +94,7 @@ TEST_CASE("html: an empty store and a long history still render", "[html]") {
                                          {"counts", nlohmann::json::array()}};
   empty["dataset"]["dawid_skene"] = nullptr;
   empty["dataset"]["dawid_skene_note"] = "no annotations";
-  const std::string html = render_report_html(empty);
+  const std::string html = report::render_report_html(empty);
   CHECK(html.find("id=\"chart-growth\"") != std::string::npos);
   CHECK(html.find("no ingest batches yet") != std::string::npos);
   CHECK(html.find("no sources or annotators yet") != std::string::npos);
@@ -110,7 +110,7 @@ TEST_CASE("html: an empty store and a long history still render", "[html]") {
     history["batches"].push_back(batch);
     history["batches"].back()["id"] = id;
   }
-  const std::string long_html = render_report_html(history);
+  const std::string long_html = report::render_report_html(history);
   const std::string growth = between(long_html, "<svg id=\"chart-growth\"", "</svg>");
   CHECK(occurrences(growth, "class=\"growth-bar\"") == 60);
   CHECK(occurrences(growth, "<text class=\"axis\" x=") == 5 /* y ticks: 0 to 2,000 */ + 20);
@@ -118,7 +118,7 @@ TEST_CASE("html: an empty store and a long history still render", "[html]") {
 }
 
 TEST_CASE("html: strings from the report are escaped", "[html]") {
-  const std::string html = render_report_html(fixture_report());
+  const std::string html = report::render_report_html(fixture_report());
   CHECK(html.find(test::kHostileName) == std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   // In the sources table and the chart's hover title, whole and escaped.
@@ -128,7 +128,7 @@ TEST_CASE("html: strings from the report are escaped", "[html]") {
   nlohmann::json report = fixture_report();
   report["batches"][0]["file"] = "a\"b'<img onerror=x>.jsonl";
   report["classes"][0]["class"] = "</table><b>";
-  const std::string edited = render_report_html(report);
+  const std::string edited = report::render_report_html(report);
   CHECK(edited.find("<img") == std::string::npos);
   CHECK(edited.find("</table><b>") == std::string::npos);
   CHECK(edited.find("a&quot;b&#39;&lt;img onerror=x&gt;.jsonl") != std::string::npos);
@@ -137,7 +137,7 @@ TEST_CASE("html: strings from the report are escaped", "[html]") {
 TEST_CASE("html: the tables hold every row, and null statistics show n/a with their note",
           "[html]") {
   const nlohmann::json report = fixture_report();
-  const std::string html = render_report_html(report);
+  const std::string html = report::render_report_html(report);
   const std::regex body_row("<tr><th");
   auto rows_of = [&](const std::string& id) {
     const std::string table = between(html, "<table id=\"" + id + "\"", "</table>");

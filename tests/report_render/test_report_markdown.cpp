@@ -45,7 +45,7 @@ std::vector<std::string> table_under(const std::string& markdown, const std::str
 
 TEST_CASE("markdown: every table of the page, with one row per entry", "[markdown]") {
   const nlohmann::json report = fixture_report();
-  const std::string markdown = render_report_markdown(report);
+  const std::string markdown = report::render_report_markdown(report);
   REQUIRE(markdown.rfind("# Annotation quality report\n", 0) == 0);
 
   const std::vector<std::pair<std::string, std::size_t>> tables = {
@@ -78,7 +78,7 @@ TEST_CASE("markdown: every table of the page, with one row per entry", "[markdow
 
 TEST_CASE("markdown: names are escaped and null statistics carry their note", "[markdown]") {
   const nlohmann::json report = fixture_report();
-  const std::string markdown = render_report_markdown(report);
+  const std::string markdown = report::render_report_markdown(report);
   // Every '<' is escaped, so no name can open an HTML tag on GitHub.
   for (std::size_t at = markdown.find('<'); at != std::string::npos; at = markdown.find('<', at + 1)) {
     INFO(markdown.substr(at, 20));
@@ -103,7 +103,7 @@ TEST_CASE("markdown: a missing key is an error naming it", "[markdown][errors]")
   nlohmann::json report = fixture_report();
   report["classes"][3].erase("inverse_label_noise");
   try {
-    render_report_markdown(report);
+    report::render_report_markdown(report);
     FAIL("rendering did not throw");
   } catch (const winnow::Error& error) {
     CHECK_THAT(error.what(), Catch::Contains("'classes[3].inverse_label_noise' is missing"));

@@ -12,8 +12,8 @@
 namespace winnow::test {
 
 // Sample `i`: key "sample-<i>", hash "hash-<i>", label i % 10, one annotation.
-inline NewSample make_sample(long long i, const std::string& source = "crawl") {
-  NewSample sample;
+inline store::NewSample make_sample(long long i, const std::string& source = "crawl") {
+  store::NewSample sample;
   sample.external_key = fmt::format("sample-{}", i);
   sample.content_hash = fmt::format("hash-{}", i);
   sample.label = i % 10;

@@ -5,6 +5,7 @@
 #include "winnow/store/metadata_store.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::make_sample;
 using winnow::test::TempDir;
 

@@ -14,6 +14,7 @@
 #include "winnow/store/transaction.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::make_sample;
 using winnow::test::TempDir;
 

@@ -9,6 +9,7 @@
 #include "winnow/store/statement.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::make_sample;
 using winnow::test::TempDir;
 

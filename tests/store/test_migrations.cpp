@@ -12,6 +12,7 @@
 #include "winnow/store/statement.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::TempDir;
 
 namespace {

@@ -8,6 +8,7 @@
 #include "winnow/store/metadata_store.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::TempDir;
 
 TEST_CASE("60,000 samples with one annotation each insert in batches",

@@ -9,6 +9,7 @@
 #include "winnow/store/transaction.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::make_sample;
 using winnow::test::TempDir;
 
@@ -118,10 +119,10 @@ TEST_CASE("store errors carry a kind (a held write lock is busy) and commits are
           "[store][transaction][hardening]") {
   winnow::test::TempDir dir;
   const std::string path = dir.file("kinds.db");
-  winnow::Database holder(path);
-  winnow::DatabaseOptions impatient;
+  winnow::store::Database holder(path);
+  winnow::store::DatabaseOptions impatient;
   impatient.busy_timeout_ms = 0;
-  winnow::Database writer(path, impatient);
+  winnow::store::Database writer(path, impatient);
   holder.exec("BEGIN IMMEDIATE");
   try {
     writer.exec("BEGIN IMMEDIATE");
@@ -132,7 +133,7 @@ TEST_CASE("store errors carry a kind (a held write lock is busy) and commits are
   holder.exec("COMMIT");
   writer.exec("BEGIN IMMEDIATE");
   writer.exec("COMMIT");
-  winnow::Statement sync(writer, "PRAGMA synchronous");
+  winnow::store::Statement sync(writer, "PRAGMA synchronous");
   REQUIRE(sync.step());
   CHECK(sync.column_int64(0) == 2);  // FULL: a commit is on disk when COMMIT returns
 }

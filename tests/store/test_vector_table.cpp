@@ -8,6 +8,7 @@
 #include "winnow/store/vector_table.h"
 
 using namespace winnow;
+using namespace winnow::store;
 using winnow::test::make_sample;
 using winnow::test::TempDir;
 

@@ -7,18 +7,18 @@
 
 #include <fmt/format.h>
 
-#include "winnow/curation/embedder_spec.h"
+#include "winnow/curation/embed/embedder_spec.h"
 #include "winnow/error.h"
 
-namespace winnow::torch {
+namespace winnow {
 
 namespace {
 
 using curation::ContentKind;
-using curation::EmbedderOptions;
+using curation::embed::EmbedderOptions;
 using curation::ManifestRecord;
 
-class TorchScriptEmbedder : public curation::Embedder {
+class TorchScriptEmbedder : public curation::embed::Embedder {
  public:
   TorchScriptEmbedder(std::string path, std::size_t width, std::size_t height, std::string spec)
       : path_(std::move(path)), width_(width), height_(height), spec_(std::move(spec)) {
@@ -91,7 +91,7 @@ class TorchScriptEmbedder : public curation::Embedder {
 
 }  // namespace
 
-std::unique_ptr<curation::Embedder> make_torchscript_embedder(const std::string& spec,
+std::unique_ptr<curation::embed::Embedder> make_torchscript_embedder(const std::string& spec,
                                                               const EmbedderOptions& options) {
   std::size_t width = options.width != 0 ? options.width : 28;
   std::size_t height = options.height != 0 ? options.height : 28;
@@ -100,7 +100,7 @@ std::unique_ptr<curation::Embedder> make_torchscript_embedder(const std::string&
   if (spec.rfind(colon, 0) == 0) {
     path = spec.substr(colon.size());
   } else {
-    curation::EmbedderSpec p(spec);
+    curation::embed::EmbedderSpec p(spec);
     WINNOW_THROW_IF_NOT(p.name() == "torchscript",
                         "embedder spec '{}': expected torchscript:PATH or "
                         "torchscript(path=..,width=..,height=..)",
@@ -121,7 +121,7 @@ std::unique_ptr<curation::Embedder> make_torchscript_embedder(const std::string&
 
 void register_torchscript_embedder() {
   static std::once_flag once;
-  std::call_once(once, [] { curation::register_embedder("torchscript", make_torchscript_embedder); });
+  std::call_once(once, [] { curation::embed::register_embedder("torchscript", make_torchscript_embedder); });
 }
 
-}  // namespace winnow::torch
+}  // namespace winnow

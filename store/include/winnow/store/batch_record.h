@@ -9,7 +9,7 @@
 
 #include "winnow/store/sample_status.h"
 
-namespace winnow {
+namespace winnow::store {
 
 // pending -> running -> done | failed; running and failed batches can be
 // started again (a redo after a crash or an error); done is final.
@@ -33,4 +33,4 @@ struct BatchRecord {
   std::optional<std::string> finished_at;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -13,7 +13,7 @@
 
 struct sqlite3;
 
-namespace winnow {
+namespace winnow::store {
 
 class Statement;
 
@@ -61,4 +61,4 @@ class Database {
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -7,7 +7,7 @@
 
 #include "winnow/store/sample_status.h"
 
-namespace winnow {
+namespace winnow::store {
 
 // Event kinds the store writes.
 inline constexpr const char* kEventIngest = "ingest";          // a sample's first decision
@@ -30,4 +30,4 @@ struct EventRecord {
   std::string created_at;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

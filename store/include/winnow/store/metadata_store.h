@@ -19,7 +19,7 @@
 #include "winnow/store/sample_record.h"
 #include "winnow/store/sample_status.h"
 
-namespace winnow {
+namespace winnow::store {
 
 class MetadataStore {
  public:
@@ -131,4 +131,4 @@ class MetadataStore {
   ContributorIds contributor_ids_;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace winnow {
+namespace winnow::store {
 
 class Database;
 
@@ -27,4 +27,4 @@ int latest_schema_version();
 // the file when its version is newer than latest_schema_version().
 void migrate(Database& db);
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -9,7 +9,7 @@
 
 #include "winnow/store/sample_status.h"
 
-namespace winnow {
+namespace winnow::store {
 
 // A decision about one sample. Recording it sets the sample's status (and
 // duplicate_of) and appends one event with the reason and details.
@@ -74,4 +74,4 @@ struct SampleScore {
   double value = 0.0;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

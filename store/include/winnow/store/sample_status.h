@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace winnow {
+namespace winnow::store {
 
 // Stored as text in samples.status; the schema's CHECK lists the same names.
 enum class SampleStatus {
@@ -44,4 +44,4 @@ struct StatusCounts {
   std::int64_t total() const;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

@@ -13,7 +13,7 @@
 
 struct sqlite3_stmt;
 
-namespace winnow {
+namespace winnow::store {
 
 class Database;
 
@@ -115,4 +115,4 @@ class StatementScope {
   Statement& statement_;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

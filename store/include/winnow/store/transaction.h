@@ -2,7 +2,7 @@
 // otherwise (an exception, an early return) everything is rolled back.
 #pragma once
 
-namespace winnow {
+namespace winnow::store {
 
 class Database;
 
@@ -29,4 +29,4 @@ class Transaction {
   bool done_ = false;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

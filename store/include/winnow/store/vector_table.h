@@ -17,7 +17,7 @@
 
 #include "winnow/store/sample_status.h"
 
-namespace winnow {
+namespace winnow::store {
 
 class Database;
 class Statement;
@@ -95,4 +95,4 @@ class VectorTable {
   Database& db_;
 };
 
-}  // namespace winnow
+}  // namespace winnow::store

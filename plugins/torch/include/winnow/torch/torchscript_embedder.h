@@ -14,18 +14,18 @@
 #include <memory>
 #include <string>
 
-#include "winnow/curation/embedder.h"
+#include "winnow/curation/embed/embedder.h"
 
-namespace winnow::torch {
+namespace winnow {
 
 // Throws winnow::Error naming the file when it cannot be loaded or does not
 // map [1, 1, H, W] to [1, D].
-std::unique_ptr<curation::Embedder> make_torchscript_embedder(
-    const std::string& spec, const curation::EmbedderOptions& options = {});
+std::unique_ptr<curation::embed::Embedder> make_torchscript_embedder(
+    const std::string& spec, const curation::embed::EmbedderOptions& options = {});
 
 // Makes `torchscript` specs known to curation::make_embedder (call once,
 // before any dataset is opened; `winnow` does it at start when built with
 // LibTorch).
 void register_torchscript_embedder();
 
-}  // namespace winnow::torch
+}  // namespace winnow

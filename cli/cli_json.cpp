@@ -1,0 +1,62 @@
+#include "cli_json.h"
+
+#include <string>
+#include <vector>
+
+namespace winnow::cli {
+
+using nlohmann::json;
+
+json counts_json(const store::StatusCounts& c) {
+  json j = json::object();
+  for (store::SampleStatus s : store::kAllSampleStatuses) j[std::string(to_string(s))] = c[s];
+  j["total"] = c.total();
+  return j;
+}
+
+json batch_json(const store::BatchRecord& b) {
+  json j = {{"id", b.id},
+            {"file", b.file_name},
+            {"checksum", b.checksum},
+            {"state", std::string(to_string(b.state))},
+            {"attempts", b.attempts},
+            {"counts", counts_json(b.counts)},
+            {"created_at", b.created_at}};
+  if (b.started_at) j["started_at"] = *b.started_at;
+  if (b.finished_at) j["finished_at"] = *b.finished_at;
+  if (!b.error.empty()) j["error"] = b.error;
+  return j;
+}
+
+json batch_report_json(const curation::ingest::BatchReport& r) {
+  json j = {{"batch", r.batch_id},
+            {"file", r.name},
+            {"skipped", r.skipped},
+            {"counts", counts_json(r.counts)},
+            {"seconds", r.seconds}};
+  if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
+  return j;
+}
+
+json status_json(curation::ingest::IngestPipeline& pipeline) {
+  store::MetadataStore& store = pipeline.store();
+  json j = counts_json(store.count_by_status());
+  json sources = json::object();
+  for (const auto& [name, c] : store.count_by_source()) {
+    sources[name.empty() ? "(unknown)" : name] = counts_json(c);
+  }
+  j["sources"] = sources;
+  const curation::ingest::IndexInfo info = pipeline.index_info();
+  j["index"] = {{"type", info.type},
+                {"config", info.config},
+                {"vectors", info.vectors},
+                {"file", info.file},
+                {"rebuilt_on_open", info.rebuilt}};
+  if (info.rebuilt) j["index"]["rebuild_reason"] = info.rebuild_reason;
+  j["embedder"] = pipeline.embedder().spec();
+  const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
+  j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());
+  return j;
+}
+
+}  // namespace winnow::cli

@@ -1,0 +1,24 @@
+// JSON views of store records shared by the subcommands' outputs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/json_text.h"
+#include "winnow/store/batch_record.h"
+#include "winnow/store/sample_status.h"
+
+namespace winnow::cli {
+
+using curation::json_text;  // invalid UTF-8 replaced, never thrown on
+
+// {"accepted": n, ..., "rejected": n, "total": n}
+nlohmann::json counts_json(const store::StatusCounts& counts);
+// id, file, checksum, state, attempts, counts, timestamps, error.
+nlohmann::json batch_json(const store::BatchRecord& batch);
+// One ingest result: batch, file, skipped, counts, seconds, samples_per_second.
+nlohmann::json batch_report_json(const curation::ingest::BatchReport& report);
+// What `winnow status --json` prints: counts, sources, index, embedder, last_batch.
+nlohmann::json status_json(curation::ingest::IngestPipeline& pipeline);
+
+}  // namespace winnow::cli

@@ -1,0 +1,28 @@
+// Command: one `winnow` subcommand. Each subcommand lives in its own file and
+// exposes one add_*_command function that declares its options on the parent
+// CLI::App and returns the code to run once it is the parsed subcommand.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace winnow::cli {
+
+struct Command {
+  CLI::App* app = nullptr;    // the subcommand, to ask whether it was parsed
+  std::function<int()> run;   // runs it; returns the exit code
+};
+
+Command add_init_command(CLI::App& parent);
+Command add_ingest_command(CLI::App& parent);
+Command add_import_idx_command(CLI::App& parent);
+Command add_status_command(CLI::App& parent);
+Command add_export_command(CLI::App& parent);
+Command add_rejudge_command(CLI::App& parent);
+Command add_report_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
+Command add_demo_command(CLI::App& parent);
+
+}  // namespace winnow::cli

@@ -1,0 +1,118 @@
+// winnow export --db D [--status S] [--format jsonl|csv]
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_json.h"
+#include "command.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/error.h"
+
+namespace winnow::cli {
+
+namespace {
+
+// A plain decimal number ("-1", "+2.5", "1e-3"): a spreadsheet reads it as a
+// number, never as a formula, so it is kept as is.
+bool is_plain_number(const std::string& s) {
+  std::size_t i = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  std::size_t n = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    n += digits();
+  }
+  if (n == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+
+// One CSV cell of user-supplied text (key, label, source). A cell starting
+// with = + - @ tab or CR would run as a formula when the file is opened in a
+// spreadsheet (CSV injection, OWASP), so it gets a leading ' unless it is a
+// plain number; then RFC 4180 quoting.
+std::string csv_field(const std::string& s) {
+  std::string cell = s;
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos &&
+      !is_plain_number(s)) {
+    cell.insert(0, 1, '\'');
+  }
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (char c : cell) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Command add_export_command(CLI::App& parent) {
+  struct Options {
+    std::string db, only, format = "jsonl";
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd =
+      parent.add_subcommand("export", "print every sample (or one status) as JSONL or CSV");
+  cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_option("--status", o->only,
+                  "accepted|duplicate_exact|duplicate_near|label_issue|rejected");
+  cmd->add_option("--format", o->format, "jsonl or csv")->capture_default_str();
+  return {cmd, [o] {
+            std::optional<store::SampleStatus> filter;
+            if (!o->only.empty()) filter = store::parse_sample_status(o->only);
+            WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
+                                "--format '{}' is not jsonl or csv", o->format);
+            curation::ingest::IngestPipeline pipeline(o->db);
+            const bool csv = o->format == "csv";
+            if (csv) {
+              std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
+                           "gain,batch_id,created_at\n";
+            }
+            auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
+            using nlohmann::json;
+            pipeline.store().for_each_sample(
+                [&](const store::SampleRecord& s) {
+                  const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
+                  if (csv) {
+                    std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
+                              << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
+                              << to_string(s.status) << ',' << opt(s.duplicate_of) << ','
+                              << opt(s.label_quality) << ',' << opt(s.gain) << ','
+                              << opt(s.batch_id) << ',' << s.created_at << '\n';
+                    return;
+                  }
+                  json j = {
+                      {"id", s.id},
+                      {"key", s.external_key},
+                      {"content_hash", s.content_hash},
+                      {"label", s.label ? json(label) : json(nullptr)},
+                      {"source", s.source},
+                      {"status", std::string(to_string(s.status))},
+                      {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
+                      {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
+                      {"gain", s.gain ? json(*s.gain) : json(nullptr)},
+                      {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
+                      {"created_at", s.created_at}};
+                  std::cout << json_text(j) << '\n';
+                },
+                filter);
+            return 0;
+          }};
+}
+
+}  // namespace winnow::cli

@@ -1,0 +1,58 @@
+// winnow init --db D [--embedder SPEC] [--index flat|hnsw(...)] [thresholds]
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+
+namespace winnow::cli {
+
+Command add_init_command(CLI::App& parent) {
+  struct Options {
+    std::string db;
+    curation::ingest::CurationConfig config;
+  };
+  auto o = std::make_shared<Options>();
+  curation::ingest::CurationConfig& config = o->config;
+  auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
+  cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_option("--embedder", config.embedder,
+                  "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
+      ->capture_default_str();
+  cmd->add_option("--index", config.index, "index config: flat or hnsw(M=..,...)")
+      ->capture_default_str();
+  cmd->add_option("--candidates", config.candidates, "near-dup candidates")->capture_default_str();
+  cmd->add_option("--min-candidate", config.min_candidate_similarity,
+                  "index cosine below which candidates are not verified")
+      ->capture_default_str();
+  cmd->add_option("--candidate-margin", config.candidate_margin,
+                  "verify only candidates within this of the best index cosine (2: all)")
+      ->capture_default_str();
+  cmd->add_option("--image-threshold", config.image_threshold, "shifted Pearson threshold")
+      ->capture_default_str();
+  cmd->add_option("--text-threshold", config.text_threshold, "text Jaccard threshold")
+      ->capture_default_str();
+  cmd->add_option("--label-k", config.label_k, "label quality neighbours")->capture_default_str();
+  cmd->add_option("--flag-below", config.label_flag_below, "label issue below this quality")
+      ->capture_default_str();
+  cmd->add_option("--min-label-neighbours", config.min_label_neighbours,
+                  "labelled neighbours needed to flag a label issue")
+      ->capture_default_str();
+  cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
+      ->capture_default_str();
+  return {cmd, [o] {
+            curation::ingest::IngestPipeline::init(o->db, o->config);
+            curation::ingest::IngestPipeline pipeline(o->db);
+            std::cout << nlohmann::json{{"db", o->db},
+                                        {"config", nlohmann::json::parse(pipeline.config().to_json())},
+                                        {"index_file", pipeline.index_path()}}
+                             .dump()
+                      << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace winnow::cli

@@ -1,0 +1,104 @@
+// winnow rejudge --db D (alias: regain, its name until 0.1) [--labels] [--consensus] [--embedder SPEC]: redo
+// against today's dataset what ingest decided against the dataset of each
+// sample's arrival: gains always; label quality with --labels; consensus
+// labels with --consensus; a new embedding of every stored sample, which then
+// becomes the dataset's embedder, with --embedder
+// (IngestPipeline::rejudge, curation/ingest/src/rejudge.cpp).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_json.h"
+#include "command.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+
+namespace winnow::cli {
+
+Command add_rejudge_command(CLI::App& parent) {
+  struct Options {
+    std::string db;
+    bool labels = false;
+    bool consensus = false;
+    std::string embedder;
+    std::optional<double> min_candidate;
+    std::optional<double> flag_below;
+    double consensus_flag_below = curation::ingest::RejudgeOptions{}.consensus_flag_below;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = parent.add_subcommand(
+      "rejudge", "re-judge stored samples against today's dataset: gains, and with --labels or "
+                 "--embedder label quality");
+  cmd->alias("regain");  // the subcommand's first name; scripts keep working
+  cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_flag("--labels", o->labels,
+                "also re-judge the label quality of accepted and label_issue samples against "
+                "today's accepted neighbours (flags may be added or cleared)");
+  cmd->add_flag("--consensus", o->consensus,
+                "first give every accepted and label_issue sample with annotations the "
+                "Dawid-Skene consensus label of its annotations and of the label its neighbours "
+                "suggest, and judge it by that consensus's posterior");
+  cmd->add_option("--consensus-flag-below", o->consensus_flag_below,
+                  "with --consensus: the consensus posterior below which an annotated sample is "
+                  "a label issue")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs("--consensus");
+  cmd->add_option("--flag-below", o->flag_below,
+                  "label quality below which this re-judgement flags a label (default: the "
+                  "dataset's; not stored)");
+  cmd->add_option("--embedder", o->embedder,
+                  "re-embed every stored sample with this embedder spec (e.g. "
+                  "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
+                  "dataset's embedder for later batches");
+  cmd->add_option("--min-candidate", o->min_candidate,
+                  "with --embedder: the index cosine below which near-duplicate candidates are "
+                  "not verified, in the new embedding (default: unchanged)")
+      ->needs("--embedder");
+  return {cmd, [o] {
+            curation::ingest::IngestPipeline pipeline(o->db);
+            curation::ingest::RejudgeOptions options;
+            options.labels = o->labels;
+            options.consensus = o->consensus;
+            options.flag_below = o->flag_below;
+            options.consensus_flag_below = o->consensus_flag_below;
+            if (!o->embedder.empty()) options.embedder = o->embedder;
+            options.min_candidate_similarity = o->min_candidate;
+            const curation::ingest::RejudgeReport r = pipeline.rejudge(options);
+            nlohmann::json out = {{"updated", r.gains_updated},
+                                  {"gains_updated", r.gains_updated},
+                                  {"embedder", r.embedder},
+                                  {"seconds", r.seconds}};
+            if (options.embedder) {
+              out["previous_embedder"] = r.previous_embedder;
+              out["re_embedded"] = r.re_embedded;
+              out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
+            }
+            if (options.consensus) {
+              out["relabelled"] = r.relabelled;
+              nlohmann::json voters = nlohmann::json::array();
+              std::size_t votes = 0;
+              for (const auto& v : r.neighbour_voters) {
+                voters.push_back({{"name", v.name}, {"votes", v.votes}, {"accuracy", v.accuracy}});
+                votes += v.votes;
+              }
+              out["consensus"] = {{"flag_below", options.consensus_flag_below},
+                                  {"duplicate_annotations", r.duplicate_annotations},
+                                  {"neighbour_votes", votes},
+                                  {"neighbour_voters", voters}};
+            }
+            if (options.labels || options.consensus || options.embedder) {
+              out["labels"] = {{"judged", r.judged},
+                               {"newly_flagged", r.newly_flagged},
+                               {"cleared", r.cleared},
+                               {"kept_confident_learning", r.kept_confident_learning},
+                               {"label_issues_without_vector", r.without_vector}};
+            }
+            std::cout << json_text(out) << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace winnow::cli

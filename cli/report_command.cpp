@@ -1,0 +1,82 @@
+// winnow report --db D [--format json|html|md] [--out FILE] [--samples FILE]
+//
+// The annotation-pipeline quality report (docs/report-schema.md). Degenerate
+// datasets still get a report (nulls with notes); a missing database is an
+// error (exit code 1).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_json.h"
+#include "command.h"
+#include "winnow/curation/report/quality_report.h"
+#include "winnow/curation/report/report_render.h"
+#include "winnow/error.h"
+#include "winnow/store/metadata_store.h"
+
+namespace winnow::cli {
+
+namespace {
+
+// Opens `path` for writing or throws naming it.
+std::ofstream open_output(const std::string& path, const char* what) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  WINNOW_THROW_IF_NOT(out.is_open(), "cannot write the {} to '{}'", what, path);
+  return out;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& parent) {
+  struct Options {
+    std::string db, format = "json", out, samples;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = parent.add_subcommand(
+      "report", "quality report: sources/annotators (worst first), classes, agreement, batches");
+  cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_option("--format", o->format, "json, html or md")->capture_default_str();
+  cmd->add_option("--out", o->out, "write the report here instead of standard output");
+  cmd->add_option("--samples", o->samples,
+                  "also write the per-sample export (JSON lines) to this file");
+  return {cmd, [o] {
+            WINNOW_THROW_IF_NOT(o->format == "json" || o->format == "html" || o->format == "md",
+                                "--format '{}' is not json, html or md", o->format);
+            // MetadataStore would create a missing file: refuse instead.
+            WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(o->db),
+                                "database '{}' does not exist", o->db);
+            store::MetadataStore store(o->db);
+            curation::report::QualityReportOptions options;
+            std::ofstream samples;
+            if (!o->samples.empty()) {
+              samples = open_output(o->samples, "per-sample export");
+              options.sample_export = &samples;
+            }
+            const nlohmann::json report = curation::report::build_quality_report(store, options);
+            std::string text;
+            if (o->format == "json") {
+              text = json_text(report, 2) + "\n";
+            } else if (o->format == "html") {
+              text = curation::report::render_report_html(report);
+            } else {
+              text = curation::report::render_report_markdown(report);
+            }
+            if (o->out.empty()) {
+              std::cout << text;
+              std::cout.flush();
+              WINNOW_THROW_IF_NOT(std::cout.good(), "writing the report to standard output failed");
+            } else {
+              std::ofstream out = open_output(o->out, "report");
+              out << text;
+              out.close();
+              WINNOW_THROW_IF_NOT(!out.fail(), "writing the report to '{}' failed", o->out);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace winnow::cli

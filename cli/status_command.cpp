@@ -1,0 +1,44 @@
+// winnow status --db D [--json]
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli_json.h"
+#include "command.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+
+namespace winnow::cli {
+
+Command add_status_command(CLI::App& parent) {
+  struct Options {
+    std::string db;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = parent.add_subcommand("status", "counts per status and source, index, last batch");
+  cmd->add_option("--db", o->db, "database file")->required();
+  cmd->add_flag("--json", o->json, "print JSON");
+  return {cmd, [o] {
+            curation::ingest::IngestPipeline pipeline(o->db);
+            const nlohmann::json j = status_json(pipeline);
+            if (o->json) {
+              std::cout << json_text(j, 2) << "\n";
+              return 0;
+            }
+            std::cout << o->db << ": " << j["total"] << " samples\n";
+            for (store::SampleStatus s : store::kAllSampleStatuses) {
+              std::cout << "  " << to_string(s) << ": " << j[std::string(to_string(s))] << "\n";
+            }
+            const auto& index = j["index"];
+            std::cout << "index: " << index["config"].get<std::string>() << ", " << index["vectors"]
+                      << " vectors, " << index["file"].get<std::string>() << "\n";
+            if (!j["last_batch"].is_null()) {
+              const auto& b = j["last_batch"];
+              std::cout << "last batch: #" << b["id"] << " " << b["file"].get<std::string>() << " ("
+                        << b["state"].get<std::string>() << ")\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace winnow::cli

@@ -1,0 +1,69 @@
+// winnow: the curation command line tool. Each subcommand is in its own file
+// (see command.h); `winnow SUBCOMMAND --help` describes it.
+//
+// Exit codes (docs/cli.md): 0 ok, 1 invalid input (bad arguments or
+// content), 2 internal error, 3 not found, 4 busy (another process holds the
+// database or the daemon lock: try again), 5 I/O error, 6 corrupt state.
+#include <iostream>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "command.h"
+#include "winnow/error.h"
+#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
+#include "winnow/torch/torchscript_embedder.h"
+#endif
+
+namespace {
+
+int exit_code(winnow::ErrorKind kind) {
+  switch (kind) {
+    case winnow::ErrorKind::invalid_input: return 1;
+    case winnow::ErrorKind::internal: return 2;
+    case winnow::ErrorKind::not_found: return 3;
+    case winnow::ErrorKind::busy: return 4;
+    case winnow::ErrorKind::io: return 5;
+    case winnow::ErrorKind::corrupt: return 6;
+  }
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  using namespace winnow::cli;
+#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
+  winnow::register_torchscript_embedder();  // --embedder torchscript:PATH
+#endif
+  CLI::App app{"winnow: curate a labelled data set (SQLite store + vector index)"};
+  app.require_subcommand(1);
+  const std::vector<Command> commands = {
+      add_init_command(app),   add_ingest_command(app), add_import_idx_command(app),
+      add_status_command(app), add_export_command(app), add_rejudge_command(app),
+      add_report_command(app),
+      add_serve_command(app),
+      add_demo_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  for (const Command& c : commands) {
+    if (c.app->parsed()) return c.run();
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const winnow::Error& e) {
+    std::cerr << "winnow: error: " << e.what() << "\n";
+    return exit_code(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "winnow: internal error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,17 @@
+#include "winnow/curation/manifest_record.h"
+
+namespace winnow::curation {
+
+const char* to_string(ContentKind kind) {
+  switch (kind) {
+    case ContentKind::path:
+      return "path";
+    case ContentKind::text:
+      return "text";
+    case ContentKind::pixels:
+      return "pixels";
+  }
+  return "unknown";
+}
+
+}  // namespace winnow::curation

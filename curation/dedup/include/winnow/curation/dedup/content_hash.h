@@ -1,0 +1,36 @@
+// Content hashes for exact deduplication, and the 64-bit hash the text
+// embedder and verifier use for n-grams.
+//
+// content hash = XXH3-128 (xxhash, seeded by content kind: file bytes 0,
+// text 1, pixels 2), written as 32 lowercase hex digits in xxhash's
+// canonical (big-endian) byte order. The seed keeps a text and a pixel
+// array with the same bytes apart; a file and a text with the same bytes
+// also hash differently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/regular_file.h"
+
+namespace winnow::curation::dedup {
+
+// Hex XXH3-128 of `size` bytes with the seed of `kind`.
+std::string content_hash(ContentKind kind, const void* data, std::size_t size);
+
+// Hex XXH3-128 of a file's bytes (seed of ContentKind::path), read in
+// chunks. The file is opened as a RegularFile under `limits`; throws
+// winnow::Error naming the path when it cannot be opened or read.
+std::string file_content_hash(const std::string& path, const FileLimits& limits = {});
+
+// content_hash of the record's content (text, pixels or the resolved file).
+// Throws winnow::Error as file_content_hash does.
+std::string record_content_hash(const ManifestRecord& record, const FileLimits& limits = {});
+
+// XXH3-64 of `data` with `seed`.
+std::uint64_t hash64(std::string_view data, std::uint64_t seed = 0);
+
+}  // namespace winnow::curation::dedup

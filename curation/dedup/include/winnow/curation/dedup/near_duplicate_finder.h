@@ -1,0 +1,61 @@
+// Finding a new sample's near duplicate among the accepted ones: candidates
+// from the vector index (top `candidates` by cosine of the embeddings, those
+// at or above `min_candidate_similarity`), then the verifier on each; the
+// best verified candidate at or above the verifier's threshold is the match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/dedup/near_duplicate_verifier.h"
+#include "winnow/index/vector_index.h"
+
+namespace winnow::curation::dedup {
+
+struct NearDuplicateFinderOptions {
+  int candidates = 10;                    // k of the index search
+  double min_candidate_similarity = 0.0;  // index cosine below this: not verified
+};
+
+struct NearDuplicateMatch {
+  bool found = false;
+  std::int64_t id = -1;               // best verified candidate (even when !found), -1 if none
+  double similarity = 0.0;            // its verifier similarity
+  double candidate_similarity = 0.0;  // its index cosine
+  int candidates_checked = 0;         // candidates the verifier ran on
+  // Thresholds used, reported with the decision.
+  double threshold = 0.0;             // verifier threshold
+  double min_candidate_similarity = 0.0;
+  int candidates = 0;
+};
+
+// The content of an accepted sample by its index id, or nullptr when unknown
+// (such candidates are skipped).
+using RecordLookup = std::function<const ManifestRecord*(std::int64_t id)>;
+
+class NearDuplicateFinder {
+ public:
+  // Keeps references to both; they must outlive the finder.
+  NearDuplicateFinder(const index::VectorIndex& index, const NearDuplicateVerifier& verifier,
+                      NearDuplicateFinderOptions options = {});
+
+  // Searches the index for `embedding` (index.dim() floats) and verifies.
+  NearDuplicateMatch find(const float* embedding, const ManifestRecord& record,
+                          const RecordLookup& lookup) const;
+
+  // Verifies the candidates of row `query` of a search already made (its k
+  // may differ from options.candidates; at most that many are used).
+  NearDuplicateMatch verify(const index::SearchResults& results, std::size_t query,
+                            const ManifestRecord& record, const RecordLookup& lookup) const;
+
+  const NearDuplicateFinderOptions& options() const { return options_; }
+
+ private:
+  const index::VectorIndex& index_;
+  const NearDuplicateVerifier& verifier_;
+  NearDuplicateFinderOptions options_;
+};
+
+}  // namespace winnow::curation::dedup

@@ -1,0 +1,74 @@
+// Verifying near-duplicate candidates with a content-level similarity: the
+// index proposes candidates by embedding cosine; a verifier compares the
+// contents with a measure that survives typical re-submission edits. Images:
+// max over small shifts of the Pearson correlation of the pixels; text:
+// Jaccard of codepoint shingles.
+// Details: docs/curation.md#near-duplicate-verifiers
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "winnow/curation/manifest_record.h"
+
+namespace winnow::curation::dedup {
+
+class NearDuplicateVerifier {
+ public:
+  virtual ~NearDuplicateVerifier() = default;
+  // e.g. "image-pearson(max_shift=1)".
+  virtual std::string name() const = 0;
+  // Pairs with similarity() >= threshold() are near duplicates.
+  virtual double threshold() const = 0;
+  // Similarity of two records' contents in [-1, 1] (images) or [0, 1] (text).
+  // Throws winnow::Error naming the keys when the records cannot be compared.
+  virtual double similarity(const ManifestRecord& a, const ManifestRecord& b) const = 0;
+};
+
+struct ImageVerifierOptions {
+  int max_shift = 1;
+  double threshold = 0.99;  // default chosen from bench_near_duplicates (docs/curation.md)
+};
+
+class ImageNearDuplicateVerifier final : public NearDuplicateVerifier {
+ public:
+  explicit ImageNearDuplicateVerifier(ImageVerifierOptions options = {});
+  std::string name() const override;
+  double threshold() const override { return options_.threshold; }
+  double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
+
+  // The measure on raw images of the same size.
+  static double shifted_pearson(const std::uint8_t* a, const std::uint8_t* b, std::size_t width,
+                                std::size_t height, int max_shift);
+
+ private:
+  ImageVerifierOptions options_;
+};
+
+struct TextVerifierOptions {
+  int shingle = 5;          // codepoints per shingle
+  double threshold = 0.8;   // Jaccard
+};
+
+class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
+ public:
+  explicit TextNearDuplicateVerifier(TextVerifierOptions options = {});
+  std::string name() const override;
+  double threshold() const override { return options_.threshold; }
+  double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
+
+  // Sorted, unique shingle hashes of a text.
+  static std::vector<std::uint64_t> shingles(const std::string& text, int n);
+  static double jaccard(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
+
+ private:
+  TextVerifierOptions options_;
+};
+
+// Width and height of a pixels record: the given ones, or a square side when
+// neither is given and the pixel count is a perfect square. Throws otherwise.
+void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& height);
+
+}  // namespace winnow::curation::dedup

@@ -1,0 +1,61 @@
+#include "winnow/curation/dedup/near_duplicate_finder.h"
+
+#include <cmath>
+
+#include "winnow/error.h"
+
+namespace winnow::curation::dedup {
+
+NearDuplicateFinder::NearDuplicateFinder(const index::VectorIndex& index,
+                                         const NearDuplicateVerifier& verifier,
+                                         NearDuplicateFinderOptions options)
+    : index_(index), verifier_(verifier), options_(options) {
+  WINNOW_THROW_IF_NOT(options_.candidates >= 1 && options_.candidates <= 4096,
+                      "near-duplicate finder: candidates={} must be in [1, 4096]",
+                      options_.candidates);
+  WINNOW_THROW_IF_NOT(std::isfinite(options_.min_candidate_similarity),
+                      "near-duplicate finder: min_candidate_similarity must be finite");
+}
+
+NearDuplicateMatch NearDuplicateFinder::find(const float* embedding, const ManifestRecord& record,
+                                             const RecordLookup& lookup) const {
+  if (index_.size() == 0) {
+    return verify(index::SearchResults{1, 0, {}, {}}, 0, record, lookup);
+  }
+  const index::SearchResults results = index_.search(1, embedding, options_.candidates);
+  return verify(results, 0, record, lookup);
+}
+
+NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& results,
+                                               std::size_t query, const ManifestRecord& record,
+                                               const RecordLookup& lookup) const {
+  NearDuplicateMatch match;
+  match.threshold = verifier_.threshold();
+  match.min_candidate_similarity = options_.min_candidate_similarity;
+  match.candidates = options_.candidates;
+  const std::size_t n = std::min<std::size_t>(results.k, static_cast<std::size_t>(options_.candidates));
+  bool have_best = false;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::int64_t id = results.id(query, r);
+    const float cand_sim = results.similarity(query, r);
+    if (id < 0 || cand_sim < options_.min_candidate_similarity) {
+      break;  // rows are sorted by decreasing similarity
+    }
+    const ManifestRecord* other = lookup ? lookup(id) : nullptr;
+    if (other == nullptr) {
+      continue;
+    }
+    const double sim = verifier_.similarity(record, *other);
+    ++match.candidates_checked;
+    if (!have_best || sim > match.similarity) {
+      have_best = true;
+      match.id = id;
+      match.similarity = sim;
+      match.candidate_similarity = cand_sim;
+    }
+  }
+  match.found = have_best && match.similarity >= match.threshold;
+  return match;
+}
+
+}  // namespace winnow::curation::dedup

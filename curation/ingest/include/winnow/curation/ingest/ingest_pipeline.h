@@ -1,0 +1,250 @@
+// IngestPipeline: one dataset's curation service core. It owns the SQLite
+// MetadataStore, the vector index persisted beside it (a cache, rebuilt from
+// the store's curation_vectors when missing or stale) and the embedder. Each
+// manifest is one batch in one transaction, decided record by record
+// (IngestBatch, rules in record_decision.h); regain and revise_label_issues
+// re-judge what is stored. Schema and durability: docs/curation.md ("Where
+// the vectors live") and docs/store.md.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "winnow/curation/labels/confident_learning.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/labels/label_quality.h"
+#include "winnow/curation/ingest/manifest_reader.h"
+#include "winnow/curation/dedup/near_duplicate_finder.h"
+#include "winnow/curation/dedup/near_duplicate_verifier.h"
+#include "winnow/error.h"
+#include "winnow/index/vector_index.h"
+#include "winnow/index/vector_index_io.h"
+#include "winnow/store/metadata_store.h"
+
+namespace winnow::curation::ingest {
+
+struct AcceptedLabelCache;  // accepted_labels.h
+struct IngestContext;       // ingest_batch.h
+
+// The dataset's configuration, recorded in meta by init and read back on open.
+struct CurationConfig {
+  static constexpr const char* kMetaKey = "curation.config";  // its key in the store's meta
+
+  std::string embedder = "pixels(width=28,height=28,fourier=6)";
+  std::string index = "flat";
+  int candidates = 10;                    // near-dup candidates from the index
+  double min_candidate_similarity = 0.98; // index cosine below this: not verified
+  double candidate_margin = 2.0;          // verify only within this of the best cosine (2: all)
+  double image_threshold = 0.99;          // shifted Pearson
+  int image_max_shift = 1;
+  double text_threshold = 0.8;            // Jaccard of shingles
+  int text_shingle = 5;
+  int label_k = 15;
+  double label_flag_below = 0.1;
+  int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
+  int micro_batch = 256;         // records embedded, searched and indexed together
+
+  std::string to_json() const;
+  // Throws winnow::Error naming the bad field.
+  static CurationConfig from_json(const std::string& json);
+  void validate() const;
+};
+
+struct BatchReport {
+  std::int64_t batch_id = 0;
+  std::string name;
+  bool skipped = false;  // the manifest (checksum) was already done
+  store::StatusCounts counts;   // of this batch (the stored ones when skipped)
+  double seconds = 0.0;
+  // Set when the batch committed but its index file could not be saved (the
+  // index is a cache: it is rebuilt from the store at the next open).
+  std::string index_save_error;
+};
+
+// Thrown by ingest_batch when its stop flag was set: the batch's transaction
+// was rolled back and nothing of it kept (kind busy: try again later).
+class BatchInterrupted : public Error {
+ public:
+  explicit BatchInterrupted(const std::string& batch);
+};
+
+// The entries of one batch, one at a time: fills `entry` and returns true, or
+// returns false at the end (ManifestReader::next has this shape).
+using EntrySource = std::function<bool(ManifestEntry& entry)>;
+
+struct IndexInfo {
+  std::string type;
+  std::string config;
+  std::size_t vectors = 0;
+  std::string file;
+  bool rebuilt = false;  // at open
+  std::string rebuild_reason;
+};
+
+// Out-of-sample predicted probabilities by external key (`ingest --pred-probs`):
+// class j of every row is the label named class_names[j].
+struct PredProbsTable {
+  std::vector<std::string> class_names;
+  std::unordered_map<std::string, std::vector<float>> rows;
+};
+
+// What revise_label_issues did (label_revision.cpp).
+struct LabelRevisionReport {
+  labels::ConfidentLearningResult result;  // over `samples`, in id order
+  std::vector<std::int64_t> samples;
+  std::size_t newly_flagged = 0;  // accepted -> label_issue (left the index)
+  std::size_t confirmed = 0;      // kNN label_issue, now with confident learning's reason
+  std::size_t unused_rows = 0;    // rows of no judged, labelled sample
+};
+
+// What `regain` redoes, beyond the gains of accepted samples (which it
+// always recomputes against the final index).
+struct RejudgeOptions {
+  // Re-embed every stored accepted and label_issue sample from its stored
+  // content with this embedder spec, rebuild the index from the new vectors,
+  // and make it the dataset's embedder (later batches use it). Implies labels.
+  std::optional<std::string> embedder;
+  // With embedder: the index cosine below which a near-duplicate candidate is
+  // not verified (config min_candidate_similarity), since cosines mean
+  // something else in the new embedding. Unset: kept.
+  std::optional<double> min_candidate_similarity;
+  // Re-judge the label quality of every stored accepted and label_issue
+  // sample against today's accepted neighbours (leave-one-out): accepted ->
+  // label_issue when flagged, kNN label_issue -> accepted when no longer
+  // flagged. Confident learning's flags are left as they are.
+  bool labels = false;
+  // Before re-judging (implies labels): every stored accepted and label_issue
+  // sample with annotations gets the Dawid-Skene consensus of all the
+  // dataset's annotations as its label (consensus_labels.h), with a relabel
+  // event naming the label it replaces. The consensus is taken twice: over
+  // the annotations, then with the label each sample's neighbours suggest
+  // (under the first consensus) as one more annotator's vote. An annotated
+  // sample is then judged by its consensus posterior: flagged below
+  // consensus_flag_below, accepted at or above it. Samples without
+  // annotations are judged by label quality as with labels alone.
+  bool consensus = false;
+  double consensus_flag_below = 0.7;
+  // The label quality below which this re-judgement flags a label (unset:
+  // the dataset's label_flag_below). Not stored: later batches keep the
+  // dataset's threshold.
+  std::optional<double> flag_below;
+};
+
+struct RejudgeReport {
+  std::string embedder;           // the dataset's embedder afterwards
+  std::string previous_embedder;  // before (equal unless re-embedded)
+  std::size_t re_embedded = 0;
+  std::size_t relabelled = 0;       // consensus label differed from the stored one
+  std::size_t duplicate_annotations = 0;  // duplicates' annotations counted for their originals
+  // With consensus: the neighbours' voters (by agreement), their votes and
+  // expected accuracy as Dawid-Skene estimated it.
+  struct NeighbourVoter {
+    std::string name;
+    std::size_t votes = 0;
+    double accuracy = 0.0;
+  };
+  std::vector<NeighbourVoter> neighbour_voters;
+  std::size_t judged = 0;           // label quality recomputed
+  std::size_t newly_flagged = 0;    // accepted -> label_issue
+  std::size_t cleared = 0;          // label_issue -> accepted
+  std::size_t kept_confident_learning = 0;  // label_issue by confident learning: untouched
+  std::size_t without_vector = 0;   // label_issue samples stored before their vectors were kept
+  std::size_t gains_updated = 0;
+  double seconds = 0.0;
+};
+
+class IngestPipeline {
+ public:
+  // Creates (or re-initialises an empty) database with `config`; throws
+  // winnow::Error when the file already holds samples with another config.
+  static void init(const std::string& db_path, const CurationConfig& config);
+
+  // Opens an initialised database (winnow::Error if it is missing or was
+  // never initialised) and its index, rebuilding the index when needed.
+  explicit IngestPipeline(const std::string& db_path);
+  ~IngestPipeline();
+
+  // Ingests one manifest as one batch, in one transaction. A checksum
+  // already done is skipped. Entries are read and decided micro_batch at a
+  // time, so memory does not grow with the manifest. Throws winnow::Error on
+  // a store/index failure (the batch is marked failed and nothing of it is
+  // kept), and BatchInterrupted when `stop` is set meanwhile.
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           const EntrySource& next_entry,
+                           const std::atomic<bool>* stop = nullptr);
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           ManifestReader& reader, const std::atomic<bool>* stop = nullptr);
+  BatchReport ingest_batch(const std::string& name, const std::string& checksum,
+                           std::vector<ManifestEntry> entries);
+
+  // Confident learning over the accepted and label_issue samples that have a
+  // label and a row in `pred_probs`; flagged accepted samples become
+  // label_issue and leave the index, and every such sample's label_quality
+  // becomes confident learning's score (label_revision.cpp).
+  LabelRevisionReport revise_label_issues(const PredProbsTable& pred_probs,
+                                          const labels::ConfidentLearningOptions& options,
+                                          std::optional<std::int64_t> batch_id = std::nullopt);
+
+  // Recomputes the gain of every accepted sample against the final index
+  // (excluding itself) and, as `options` say, re-embeds and re-judges labels
+  // (rejudge.cpp). All in one transaction: on any error (e.g. a stored sample
+  // the new embedder cannot embed) nothing changes.
+  RejudgeReport rejudge(const RejudgeOptions& options = {});
+
+  store::MetadataStore& store() { return *store_; }
+  const CurationConfig& config() const { return config_; }
+  const embed::Embedder& embedder() const { return *embedder_; }
+  IndexInfo index_info() const;
+  const std::string& index_path() const { return index_path_; }
+
+  // Label text <-> stored integer label (integers map to themselves; other
+  // names get ids recorded in meta).
+  const labels::LabelNames& label_names() const { return label_names_; }
+
+ private:
+  void open_index();            // and load_accepted_labels
+  void load_accepted_labels();  // accepted_labels_ from the store
+  IngestContext ingest_context();  // what an IngestBatch works on
+  index::IndexFingerprint fingerprint();
+  // Several processes may write one dataset (the daemon, `winnow ingest`,
+  // `winnow regain`); each caches the config, embedder, index and labels.
+  // Every write transaction bumps the dataset's revision (meta
+  // curation.revision) and starts with sync_with_store, which reloads the
+  // caches when another process moved the revision. Inside BEGIN IMMEDIATE,
+  // nobody else writes until the transaction ends.
+  std::int64_t stored_revision();
+  std::int64_t next_revision();  // writes revision + 1; returns it
+  void sync_with_store();
+
+  std::string db_path_;
+  std::string index_path_;
+  std::int64_t revision_ = 0;  // the dataset revision the caches reflect
+  std::unique_ptr<store::MetadataStore> store_;
+  CurationConfig config_;
+  std::unique_ptr<embed::Embedder> embedder_;
+  std::unique_ptr<index::VectorIndex> index_;
+  IndexInfo open_info_;
+  std::unique_ptr<dedup::ImageNearDuplicateVerifier> image_verifier_;
+  std::unique_ptr<dedup::TextNearDuplicateVerifier> text_verifier_;
+  labels::LabelNames label_names_;
+  std::unique_ptr<AcceptedLabelCache> accepted_labels_;  // of the accepted samples
+};
+
+// Hex checksum of a file (the manifest's batch identity).
+std::string file_checksum(const std::string& path);
+
+// Reads a whole manifest (records and rejections); throws winnow::Error if the
+// file cannot be read.
+std::vector<ManifestEntry> read_manifest(const std::string& path,
+                                         const ManifestReaderOptions& options = {});
+
+}  // namespace winnow::curation::ingest

@@ -1,0 +1,393 @@
+#include "ingest_batch.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/error.h"
+#include "winnow/index/simd_distance.h"
+
+#include "stored_record.h"
+
+namespace winnow::curation::ingest {
+
+namespace {
+
+// Ids of this batch's accepted samples not yet in the index: kPendingBase + item.
+constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
+constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
+
+dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config) {
+  dedup::NearDuplicateFinderOptions options;
+  options.candidates = config.candidates;
+  options.min_candidate_similarity = config.min_candidate_similarity;
+  return options;
+}
+
+}  // namespace
+
+// One entry of the batch, decided, waiting to be written (or written).
+struct IngestBatch::Pending {
+  store::NewSample sample;
+  // Accepted and label_issue samples keep their content and embedding in
+  // curation_vectors (a later regain may re-judge them); only accepted ones
+  // join the index.
+  const ManifestRecord* record = nullptr;
+  std::vector<float> embedding;
+  bool accepted = false;
+  std::int64_t id = -1;  // store id once flushed
+};
+
+IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
+    : context_(context),
+      batch_id_(batch_id),
+      dim_(context.embedder.dim()),
+      neighbours_k_(std::max({context.config.candidates, context.config.label_k,
+                              kGainNeighbours})),
+      rules_(DecisionRules::of(context.config)),
+      label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
+      image_finder_(context.index, context.image_verifier, finder_options(context.config)),
+      text_finder_(context.index, context.text_verifier, finder_options(context.config)),
+      vectors_(context.store.database()),
+      earlier_samples_(context.store.has_samples()) {}
+
+IngestBatch::~IngestBatch() = default;
+
+void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
+                      const std::atomic<bool>* stop) {
+  for (bool more = true; more;) {
+    more = read_chunk(next_entry, name, stop);
+    embed_and_search_chunk();
+    for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
+    flush();  // the chunk's samples join the store and the index
+  }
+}
+
+// The next chunk; the records of the last one were written and are dropped.
+// Returns false when the source is exhausted.
+bool IngestBatch::read_chunk(const EntrySource& next_entry, const std::string& name,
+                             const std::atomic<bool>* stop) {
+  entries_.clear();
+  items_.clear();
+  flushed_ = 0;
+  hash_to_item_.clear();
+  batch_keys_.clear();
+  first_id_ = -1;
+  item_by_id_.clear();
+  content_cache_.clear();
+  const auto chunk = static_cast<std::size_t>(context_.config.micro_batch);
+  while (entries_.size() < chunk) {
+    if (stop != nullptr && stop->load()) throw BatchInterrupted(name);
+    if (!next_entry(entries_.emplace_back())) {
+      entries_.pop_back();
+      return false;
+    }
+  }
+  return true;
+}
+
+// Embeds the chunk's records and searches the index once for all of them.
+void IngestBatch::embed_and_search_chunk() {
+  const std::size_t end = entries_.size();
+  chunk_vectors_.clear();
+  embed_errors_.assign(end, std::string());
+  chunk_row_.assign(end, -1);
+  int rows = 0;
+  for (std::size_t e = 0; e < end; ++e) {
+    if (!entries_[e].ok()) continue;
+    chunk_vectors_.resize(static_cast<std::size_t>(rows + 1) * dim_);
+    try {
+      context_.embedder.embed(*entries_[e].record, chunk_vectors_.data() + rows * dim_);
+      chunk_row_[e] = rows++;
+    } catch (const winnow::Error& err) {
+      embed_errors_[e] = err.what();
+      chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
+    }
+  }
+  found_ = {};
+  searched_ = rows > 0 && context_.index.size() > 0;
+  if (searched_) {
+    found_ = context_.index.search(static_cast<std::size_t>(rows), chunk_vectors_.data(),
+                                   neighbours_k_);
+  }
+  recent_.clear();
+}
+
+// Gathers the facts of entry `e` step by step, as far as decide() needs
+// them, and queues its sample.
+void IngestBatch::decide_entry(std::size_t e) {
+  const ManifestEntry& entry = entries_[e];
+  if (!entry.ok()) {
+    reject_entry(*entry.rejection);
+    return;
+  }
+  const ManifestRecord& rec = *entry.record;
+  Pending p;
+  store::NewSample& s = p.sample;
+  s.batch_id = batch_id_;
+  take_labels(rec, s);
+  s.source = rec.source;
+  Candidate candidate;
+  candidate.key = rec.key;
+  candidate.line = rec.line;
+  candidate.content_hash = rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
+  s.content_hash = candidate.content_hash;
+  Neighbourhood neighbourhood_facts;
+  const float* vector = nullptr;
+  if (batch_keys_.count(rec.key) || stored_key(rec.key)) {
+    candidate.rejection = fmt::format("key '{}' is already in the dataset", rec.key);
+    set_rejected_key(s, rec.key, rec.line);
+    s.annotations.clear();
+    remember_key(s.external_key);
+  } else {
+    s.external_key = rec.key;
+    remember_key(rec.key);
+    candidate.exact_duplicate_of = exact_original(candidate.content_hash);
+    const int row = chunk_row_[e];
+    if (!candidate.exact_duplicate_of && row < 0) {
+      candidate.embed_error = embed_errors_[e];
+      s.annotations.clear();
+    } else if (!candidate.exact_duplicate_of) {
+      vector = chunk_vectors_.data() + static_cast<std::size_t>(row) * dim_;
+      neighbourhood_facts = neighbourhood(rec, nearest(row, vector), s);
+    }
+  }
+  s.decision = decide(candidate, neighbourhood_facts, rules_);
+  const store::SampleStatus status = s.decision.status;
+  if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
+    p.record = &rec;
+    p.embedding.assign(vector, vector + dim_);
+    p.accepted = status == store::SampleStatus::accepted;
+    if (p.accepted) recent_.push_back(items_.size());
+  }
+  items_.push_back(std::move(p));
+}
+
+// An entry the reader refused: rejected, under a key of its own when its key
+// is missing or taken.
+void IngestBatch::reject_entry(const Rejection& rejection) {
+  Pending p;
+  store::NewSample& s = p.sample;
+  s.batch_id = batch_id_;
+  set_rejected_key(s, rejection.key, rejection.line);
+  s.content_hash = fmt::format("rejected:b{}:l{}", batch_id_, rejection.line);
+  Candidate candidate;
+  candidate.key = rejection.key;
+  candidate.line = rejection.line;
+  candidate.rejection = rejection.reason;
+  s.decision = decide(candidate, {}, rules_);
+  remember_key(s.external_key);
+  items_.push_back(std::move(p));
+}
+
+// The record's labels: its label, else the majority of its annotations
+// (ties: the smallest label). New label names get ids.
+void IngestBatch::take_labels(const ManifestRecord& record, store::NewSample& sample) {
+  for (const Annotation& a : record.annotations) {
+    sample.annotations.push_back({a.annotator, context_.label_names.add(a.label)});
+  }
+  if (record.label) {
+    sample.label = context_.label_names.add(*record.label);
+  } else if (!sample.annotations.empty()) {
+    std::map<std::int64_t, int> votes;
+    for (const store::NewAnnotation& a : sample.annotations) ++votes[a.label];
+    int best = -1;
+    for (const auto& [label, count] : votes) {
+      if (count > best) best = count, sample.label = label;
+    }
+  }
+}
+
+void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line) {
+  sample.external_key = key;
+  if (key.empty() || batch_keys_.count(key) || stored_key(key)) {
+    sample.external_key = fmt::format("{}#rejected-b{}-l{}", key, batch_id_, line);
+  }
+}
+
+// The first sample with this content hash: stored (earlier batches and
+// chunks), else the chunk's first copy. Remembers the hash either way.
+std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash) {
+  std::optional<std::int64_t> original;
+  const bool maybe_stored = earlier_samples_ || seen_hashes_.count(dedup::hash64(hash)) != 0;
+  if (auto stored = maybe_stored ? context_.store.find_by_content_hash(hash) : std::nullopt) {
+    original = stored->id;
+  } else if (auto it = hash_to_item_.find(hash); it != hash_to_item_.end()) {
+    original = item_id(it->second);
+  }
+  hash_to_item_.emplace(hash, items_.size());
+  seen_hashes_.insert(dedup::hash64(hash));
+  return original;
+}
+
+// The record's nearest accepted samples: the chunk search (row `row`) merged
+// with this chunk's samples accepted since, best first, at most
+// neighbours_k_ of them (padded with -1).
+index::SearchResults IngestBatch::nearest(int row, const float* vector) {
+  merged_.clear();
+  if (searched_) {
+    for (std::size_t r = 0; r < found_.k; ++r) {
+      if (found_.id(row, r) < 0) break;
+      merged_.emplace_back(found_.similarity(row, r), found_.id(row, r));
+    }
+  }
+  for (std::size_t i : recent_) {
+    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
+                         kPendingBase + static_cast<std::int64_t>(i));
+  }
+  const auto k = static_cast<std::size_t>(neighbours_k_);
+  const std::size_t keep = std::min(merged_.size(), k);
+  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  index::SearchResults nn;
+  nn.num_queries = 1;
+  nn.k = k;
+  nn.ids.assign(k, -1);
+  nn.similarities.assign(k, -std::numeric_limits<float>::infinity());
+  for (std::size_t r = 0; r < keep; ++r) {
+    nn.similarities[r] = merged_[r].first;
+    nn.ids[r] = merged_[r].second;
+  }
+  return nn;
+}
+
+// Gain, near duplicates and label quality of an embedded record against its
+// neighbours `nn`; sets the sample's gain and label quality.
+Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
+                                         const index::SearchResults& nn, store::NewSample& sample) {
+  Neighbourhood n;
+  n.gain = information_gain(nn, 0);
+  n.neighbours = static_cast<std::size_t>(
+      std::count_if(nn.ids.begin(), nn.ids.end(), [](std::int64_t id) { return id >= 0; }));
+  sample.gain = n.gain;
+  n.near_duplicate = near_duplicate(record, nn);
+  if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
+  const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
+  n.label_quality = label_quality_.score(nn, 0, static_cast<int>(*sample.label), label_lookup);
+  sample.label_quality = n.label_quality->quality;
+  n.label_support = context_.accepted_labels.counts[*sample.label];
+  if (n.label_quality->suggested_label) {
+    n.suggested_label = context_.label_names.name_of(*n.label_quality->suggested_label);
+  }
+  return n;
+}
+
+// The verified near-duplicate candidates of a pixels or text record (path
+// records are deduplicated exactly only). Only candidates within
+// candidate_margin of the best index cosine are verified (a re-submitted copy
+// is almost always the top candidate).
+std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(const ManifestRecord& record,
+                                                              const index::SearchResults& nn) {
+  const dedup::NearDuplicateFinder* finder = record.kind == ContentKind::pixels ? &image_finder_
+                                      : record.kind == ContentKind::text ? &text_finder_
+                                                                         : nullptr;
+  if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;
+  index::SearchResults candidates = nn;
+  const float floor_similarity =
+      candidates.similarity(0, 0) - static_cast<float>(context_.config.candidate_margin);
+  for (std::size_t r = 1; r < candidates.k; ++r) {
+    if (candidates.ids[r] >= 0 && candidates.similarities[r] < floor_similarity) {
+      candidates.ids[r] = -1;
+      candidates.similarities[r] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  const dedup::RecordLookup record_lookup = [this](std::int64_t id) { return record_of(id); };
+  dedup::NearDuplicateMatch match = finder->verify(candidates, 0, record, record_lookup);
+  if (match.found && match.id >= kPendingBase) {
+    match.id = item_id(static_cast<std::size_t>(match.id - kPendingBase));
+  }
+  return match;
+}
+
+// Writes the items decided since the last flush: samples and events, then
+// the vectors; accepted vectors join the index and their labels the cache.
+void IngestBatch::flush() {
+  if (flushed_ == items_.size()) return;
+  std::vector<store::NewSample> samples;
+  samples.reserve(items_.size() - flushed_);
+  for (std::size_t i = flushed_; i < items_.size(); ++i) samples.push_back(items_[i].sample);
+  const std::vector<std::int64_t> ids = context_.store.insert_samples(samples);
+  std::vector<std::int64_t> add_ids;
+  std::vector<float> add_vectors;
+  for (std::size_t i = flushed_; i < items_.size(); ++i) {
+    items_[i].id = ids[i - flushed_];
+    record_flushed(i, add_ids, add_vectors);
+  }
+  if (!add_ids.empty()) context_.index.add(add_ids, add_vectors);
+  flushed_ = items_.size();
+}
+
+// Item `i`, just given its store id: indexed by id, its vector written, and
+// (accepted) queued for the index.
+void IngestBatch::record_flushed(std::size_t i, std::vector<std::int64_t>& add_ids,
+                                 std::vector<float>& add_vectors) {
+  const Pending& p = items_[i];
+  if (first_id_ < 0) first_id_ = p.id;
+  WINNOW_THROW_IF_NOT(p.id >= first_id_, "{}: the store gave sample id {} after {} in one batch",
+                      context_.store.database().path(), p.id, first_id_);
+  const auto offset = static_cast<std::size_t>(p.id - first_id_);
+  if (offset >= item_by_id_.size()) item_by_id_.resize(offset + 1, kNoItem);
+  item_by_id_[offset] = i;
+  if (p.record == nullptr) return;
+  if (p.accepted) {
+    add_ids.push_back(p.id);
+    add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
+    if (p.sample.label) {
+      context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
+      ++context_.accepted_labels.counts[*p.sample.label];
+    }
+  }
+  vectors_.put(p.id, p.embedding.data(), p.embedding.size(), stored_content(*p.record));
+}
+
+// The store id of an item, flushing first when it is not written yet.
+std::int64_t IngestBatch::item_id(std::size_t i) {
+  if (i >= flushed_) flush();
+  return items_[i].id;
+}
+
+// The content of a near-duplicate candidate: a pending or flushed item of this
+// chunk, else the stored content (nullptr for path records).
+const ManifestRecord* IngestBatch::record_of(std::int64_t id) {
+  if (id >= kPendingBase) return items_[static_cast<std::size_t>(id - kPendingBase)].record;
+  if (first_id_ >= 0 && id >= first_id_ &&
+      static_cast<std::size_t>(id - first_id_) < item_by_id_.size() &&
+      item_by_id_[static_cast<std::size_t>(id - first_id_)] != kNoItem) {
+    return items_[item_by_id_[static_cast<std::size_t>(id - first_id_)]].record;
+  }
+  auto cached = content_cache_.find(id);
+  if (cached == content_cache_.end()) {
+    std::unique_ptr<ManifestRecord> loaded;
+    if (const std::optional<store::StoredContent> content = vectors_.content_of(id)) {
+      if (std::optional<ManifestRecord> record = stored_record(id, *content)) {
+        loaded = std::make_unique<ManifestRecord>(std::move(*record));
+      }
+    }
+    cached = content_cache_.emplace(id, std::move(loaded)).first;
+  }
+  return cached->second.get();
+}
+
+// The label of an accepted neighbour: a pending item's, else the cache's.
+std::optional<int> IngestBatch::label_of(std::int64_t id) const {
+  if (id >= kPendingBase) {
+    const auto& label = items_[static_cast<std::size_t>(id - kPendingBase)].sample.label;
+    return label ? std::optional<int>(static_cast<int>(*label)) : std::nullopt;
+  }
+  return context_.accepted_labels.accepted.find(id);
+}
+
+bool IngestBatch::stored_key(const std::string& key) {
+  return (earlier_samples_ || seen_keys_.count(dedup::hash64(key)) != 0) &&
+         context_.store.find_by_external_key(key).has_value();
+}
+
+void IngestBatch::remember_key(const std::string& key) {
+  batch_keys_.insert(key);
+  seen_keys_.insert(dedup::hash64(key));
+}
+
+}  // namespace winnow::curation::ingest

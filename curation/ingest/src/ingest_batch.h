@@ -1,0 +1,120 @@
+// IngestBatch: the records of one ingest batch, read, decided and written
+// micro_batch at a time inside the caller's transaction
+// (IngestPipeline::ingest_batch). Per chunk: the records are embedded and the
+// index searched once for all of them; per record the facts are gathered
+// (key, exact duplicate, neighbours, near duplicates, label quality, gain)
+// and decide() (record_decision.h) turns them into a decision; the chunk's
+// samples, events and vectors are then written and accepted vectors join the
+// index.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/ingest/record_decision.h"
+#include "winnow/store/vector_table.h"
+
+#include "accepted_labels.h"
+
+namespace winnow::curation::ingest {
+
+// What a batch reads and updates: the pipeline's store, index and caches.
+struct IngestContext {
+  store::MetadataStore& store;
+  index::VectorIndex& index;
+  const embed::Embedder& embedder;
+  const CurationConfig& config;
+  const dedup::ImageNearDuplicateVerifier& image_verifier;
+  const dedup::TextNearDuplicateVerifier& text_verifier;
+  labels::LabelNames& label_names;
+  AcceptedLabelCache& accepted_labels;
+};
+
+class IngestBatch {
+ public:
+  IngestBatch(const IngestContext& context, std::int64_t batch_id);
+  ~IngestBatch();
+  IngestBatch(const IngestBatch&) = delete;
+  IngestBatch& operator=(const IngestBatch&) = delete;
+
+  // Decides and writes every entry of `next_entry`; throws BatchInterrupted
+  // (naming `name`) when `stop` is set between two entries.
+  void run(const EntrySource& next_entry, const std::string& name,
+           const std::atomic<bool>* stop);
+
+ private:
+  struct Pending;
+
+  bool read_chunk(const EntrySource& next_entry, const std::string& name,
+                  const std::atomic<bool>* stop);
+  void embed_and_search_chunk();
+  void decide_entry(std::size_t e);
+  void reject_entry(const Rejection& rejection);
+  void take_labels(const ManifestRecord& record, store::NewSample& sample);
+  void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
+  std::optional<std::int64_t> exact_original(const std::string& hash);
+  index::SearchResults nearest(int row, const float* vector);
+  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn,
+                              store::NewSample& sample);
+  std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
+                                                   const index::SearchResults& nn);
+  void flush();
+  void record_flushed(std::size_t i, std::vector<std::int64_t>& add_ids,
+                      std::vector<float>& add_vectors);
+  std::int64_t item_id(std::size_t i);
+  const ManifestRecord* record_of(std::int64_t id);
+  std::optional<int> label_of(std::int64_t id) const;
+  bool stored_key(const std::string& key);
+  void remember_key(const std::string& key);
+
+  IngestContext context_;
+  std::int64_t batch_id_;
+  std::size_t dim_;
+  int neighbours_k_;  // searched per record: enough for near dups, label quality and gain
+  DecisionRules rules_;
+  labels::LabelQuality label_quality_;
+  dedup::NearDuplicateFinder image_finder_;
+  dedup::NearDuplicateFinder text_finder_;
+  store::VectorTable vectors_;
+
+  // Only one chunk of micro_batch entries is held at a time, so memory does
+  // not grow with the manifest: items, keys and hashes of earlier chunks are
+  // asked of the store, which sees this transaction's own rows.
+  std::vector<ManifestEntry> entries_;
+  std::vector<Pending> items_;
+  std::size_t flushed_ = 0;
+  std::unordered_map<std::string, std::size_t> hash_to_item_;  // this chunk's
+  std::unordered_set<std::string> batch_keys_;                 // this chunk's
+  // 64-bit hashes of every key and content hash of the batch so far (two
+  // numbers a record): the store is asked about a key or a content hash only
+  // when an earlier batch or an earlier chunk may hold it, so a first import
+  // saves two queries per sample.
+  std::unordered_set<std::uint64_t> seen_keys_, seen_hashes_;
+  bool earlier_samples_ = false;
+  // Flushed items by store id. The store numbers a batch's samples with
+  // increasing rowids, so a vector indexed by id - first_id does.
+  std::int64_t first_id_ = -1;
+  std::vector<std::size_t> item_by_id_;
+  std::unordered_map<std::int64_t, std::unique_ptr<ManifestRecord>> content_cache_;
+
+  // The chunk's embeddings and its one index search.
+  std::vector<float> chunk_vectors_;
+  std::vector<std::string> embed_errors_;
+  std::vector<int> chunk_row_;        // entry in chunk -> row of the chunk search, -1 if none
+  index::SearchResults found_;
+  bool searched_ = false;
+  std::vector<std::size_t> recent_;   // accepted items since the chunk's index search
+  std::vector<std::pair<float, std::int64_t>> merged_;
+};
+
+}  // namespace winnow::curation::ingest

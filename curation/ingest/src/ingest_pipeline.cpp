@@ -1,0 +1,329 @@
+#include "winnow/curation/ingest/ingest_pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/labels/label_text.h"
+#include "winnow/clock.h"
+#include "winnow/error.h"
+#include "winnow/index/vector_index_factory.h"
+#include "winnow/store/transaction.h"
+#include "winnow/store/vector_table.h"
+
+#include "ingest_batch.h"
+
+namespace winnow::curation::ingest {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kIndexFileKey = "index.file";
+constexpr const char* kIndexTypeKey = "index.type";
+// Incremented by every write transaction of a pipeline (see sync_with_store).
+constexpr const char* kRevisionKey = "curation.revision";
+// Rows read from the store per call while the index is rebuilt.
+constexpr std::size_t kRebuildBatch = 4096;
+
+}  // namespace
+
+// --- config ------------------------------------------------------------------
+
+std::string CurationConfig::to_json() const {
+  json j = {{"embedder", embedder},
+            {"index", index},
+            {"candidates", candidates},
+            {"min_candidate_similarity", min_candidate_similarity},
+            {"candidate_margin", candidate_margin},
+            {"image_threshold", image_threshold},
+            {"image_max_shift", image_max_shift},
+            {"text_threshold", text_threshold},
+            {"text_shingle", text_shingle},
+            {"label_k", label_k},
+            {"label_flag_below", label_flag_below},
+            {"min_label_neighbours", min_label_neighbours},
+            {"micro_batch", micro_batch}};
+  return j.dump();
+}
+
+CurationConfig CurationConfig::from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  WINNOW_THROW_IF_NOT(j.is_object(), "curation config is not a JSON object: {}", text);
+  CurationConfig c;
+  auto get = [&](const char* key, auto& field) {
+    if (!j.contains(key)) return;
+    try {
+      j.at(key).get_to(field);
+    } catch (const std::exception& e) {
+      WINNOW_THROW("curation config: field '{}' has the wrong type: {}", key, e.what());
+    }
+  };
+  get("embedder", c.embedder);
+  get("index", c.index);
+  get("candidates", c.candidates);
+  get("min_candidate_similarity", c.min_candidate_similarity);
+  get("candidate_margin", c.candidate_margin);
+  get("image_threshold", c.image_threshold);
+  get("image_max_shift", c.image_max_shift);
+  get("text_threshold", c.text_threshold);
+  get("text_shingle", c.text_shingle);
+  get("label_k", c.label_k);
+  get("label_flag_below", c.label_flag_below);
+  get("min_label_neighbours", c.min_label_neighbours);
+  get("micro_batch", c.micro_batch);
+  c.validate();
+  return c;
+}
+
+void CurationConfig::validate() const {
+  WINNOW_THROW_IF_NOT(candidates >= 1 && candidates <= 1000,
+                      "candidates={} must be in [1, 1000]", candidates);
+  WINNOW_THROW_IF_NOT(std::isfinite(min_candidate_similarity) && min_candidate_similarity <= 1.0,
+                      "min_candidate_similarity={} must be finite and <= 1",
+                      min_candidate_similarity);
+  WINNOW_THROW_IF_NOT(std::isfinite(candidate_margin) && candidate_margin >= 0.0,
+                      "candidate_margin={} must be finite and >= 0", candidate_margin);
+  WINNOW_THROW_IF_NOT(label_k >= 1 && label_k <= 1000, "label_k={} must be in [1, 1000]", label_k);
+  WINNOW_THROW_IF_NOT(std::isfinite(label_flag_below) && label_flag_below >= 0.0 &&
+                          label_flag_below <= 1.0,
+                      "label_flag_below={} must be in [0, 1]", label_flag_below);
+  WINNOW_THROW_IF_NOT(min_label_neighbours >= 0, "min_label_neighbours={} must be >= 0",
+                      min_label_neighbours);
+  WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
+                      "micro_batch={} must be in [1, 65536]", micro_batch);
+  // The verifiers, embedder and index validate their own parameters.
+  dedup::ImageNearDuplicateVerifier image({image_max_shift, image_threshold});
+  dedup::TextNearDuplicateVerifier text({text_shingle, text_threshold});
+  auto e = embed::make_embedder(embedder);
+  index::make_vector_index(index, e->dim());
+}
+
+// --- helpers -------------------------------------------------------------------
+
+std::string file_checksum(const std::string& path) { return dedup::file_content_hash(path); }
+
+BatchInterrupted::BatchInterrupted(const std::string& batch)
+    : Error(fmt::format("ingest of batch '{}' was interrupted by a stop request; nothing of it was "
+                        "kept",
+                        batch),
+            __func__, __FILE__, __LINE__, ErrorKind::busy) {}
+
+std::vector<ManifestEntry> read_manifest(const std::string& path,
+                                         const ManifestReaderOptions& options) {
+  ManifestReader reader(path, options);
+  std::vector<ManifestEntry> entries;
+  ManifestEntry entry;
+  while (reader.next(entry)) entries.push_back(std::move(entry));
+  return entries;
+}
+
+// --- open ----------------------------------------------------------------------
+
+void IngestPipeline::init(const std::string& db_path, const CurationConfig& config) {
+  config.validate();
+  store::MetadataStore store(db_path);  // schema version 2 has curation_vectors
+  auto existing = store.get_meta(CurationConfig::kMetaKey);
+  if (existing && store.count_by_status().total() > 0) {
+    CurationConfig old = CurationConfig::from_json(*existing);
+    WINNOW_THROW_IF_NOT(old.to_json() == config.to_json(),
+                        "{}: already holds samples curated with config {}; it cannot change to {}",
+                        db_path, old.to_json(), config.to_json());
+  }
+  store.set_meta(CurationConfig::kMetaKey, config.to_json());
+  store.set_meta(kIndexFileKey, std::filesystem::path(db_path).filename().string() + ".index");
+  store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
+}
+
+IngestPipeline::IngestPipeline(const std::string& db_path)
+    : db_path_(db_path), accepted_labels_(std::make_unique<AcceptedLabelCache>()) {
+  WINNOW_THROW_IF_NOT(std::filesystem::exists(db_path),
+                      "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
+                      db_path);
+  store_ = std::make_unique<store::MetadataStore>(db_path);
+  // A batch is one write transaction over several B-trees (samples and their
+  // indexes, events, curation_vectors); with SQLite's default 2 MB page cache
+  // it spills dirty pages to the WAL and reads them back mid-batch.
+  store_->database().exec("PRAGMA cache_size = -65536");  // KiB: 64 MB at most
+  // Each micro-batch's insert_samples is a savepoint inside the batch's
+  // transaction, whose statement journal SQLite writes to a temporary file
+  // past 64 KB; in memory it costs no system calls.
+  store_->database().exec("PRAGMA temp_store = MEMORY");
+  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
+  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' was never initialised (run `winnow init`)",
+                      db_path);
+  config_ = CurationConfig::from_json(*cfg);
+  auto file = store_->get_meta(kIndexFileKey);
+  std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
+  index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
+  embedder_ = embed::make_embedder(config_.embedder);
+  image_verifier_ = std::make_unique<dedup::ImageNearDuplicateVerifier>(
+      dedup::ImageVerifierOptions{config_.image_max_shift, config_.image_threshold});
+  text_verifier_ = std::make_unique<dedup::TextNearDuplicateVerifier>(
+      dedup::TextVerifierOptions{config_.text_shingle, config_.text_threshold});
+  label_names_ = labels::LabelNames::read(*store_);
+  revision_ = stored_revision();
+  open_index();
+}
+
+IngestPipeline::~IngestPipeline() = default;
+
+IngestContext IngestPipeline::ingest_context() {
+  return {*store_,          *index_,          *embedder_,   config_,
+          *image_verifier_, *text_verifier_, label_names_, *accepted_labels_};
+}
+
+index::IndexFingerprint IngestPipeline::fingerprint() {
+  const store::AcceptedVectorCount accepted = store::VectorTable(store_->database()).count_accepted();
+  return {static_cast<std::uint64_t>(accepted.count), accepted.max_sample_id};
+}
+
+std::int64_t IngestPipeline::stored_revision() {
+  auto text = store_->get_meta(kRevisionKey);
+  if (!text) return 0;
+  auto v = labels::parse_decimal(*text);
+  WINNOW_THROW_IF_NOT(v.has_value(), "{}: meta {} is not an integer: '{}'", db_path_, kRevisionKey,
+                      *text);
+  return *v;
+}
+
+std::int64_t IngestPipeline::next_revision() {
+  const std::int64_t next = stored_revision() + 1;
+  store_->set_meta(kRevisionKey, std::to_string(next));
+  return next;
+}
+
+void IngestPipeline::sync_with_store() {
+  const std::int64_t now = stored_revision();
+  if (now == revision_ && index_) return;
+  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
+  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path_);
+  CurationConfig config = CurationConfig::from_json(*cfg);
+  if (config.embedder != config_.embedder) embedder_ = embed::make_embedder(config.embedder);
+  config_ = config;
+  open_index();
+  revision_ = now;
+}
+
+void IngestPipeline::open_index() {
+  const std::size_t dim = embedder_->dim();
+  auto reader = std::make_shared<store::AcceptedVectorReader>(store_->database(), dim);
+  auto source = [reader](index::VectorBatch& batch) {
+    return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
+  };
+  auto result = index::open_or_rebuild(index_path_, config_.index, dim, fingerprint(), source);
+  index_ = std::move(result.index);
+  open_info_ = index_info();
+  open_info_.rebuilt = result.rebuilt;
+  open_info_.rebuild_reason = result.rebuilt ? std::string(index::to_string(result.reason)) +
+                                                   (result.detail.empty() ? "" : ": " + result.detail)
+                                             : "";
+  load_accepted_labels();
+}
+
+void IngestPipeline::load_accepted_labels() {
+  accepted_labels_->accepted.clear();
+  accepted_labels_->counts.clear();
+  for (const store::AcceptedSample& s : store_->accepted_samples()) {
+    if (s.label) {
+      accepted_labels_->accepted.set(s.id, static_cast<int>(*s.label));
+      ++accepted_labels_->counts[*s.label];
+    }
+  }
+}
+
+IndexInfo IngestPipeline::index_info() const {
+  IndexInfo info = open_info_;
+  if (index_) {
+    info.type = index_->type();
+    info.config = index_->config();
+    info.vectors = index_->size();
+  }
+  info.file = index_path_;
+  return info;
+}
+
+// --- ingest --------------------------------------------------------------------
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         std::vector<ManifestEntry> entries) {
+  std::size_t next = 0;
+  return ingest_batch(name, checksum, [&](ManifestEntry& entry) {
+    if (next == entries.size()) return false;
+    entry = std::move(entries[next++]);
+    return true;
+  });
+}
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         ManifestReader& reader, const std::atomic<bool>* stop) {
+  return ingest_batch(
+      name, checksum, [&](ManifestEntry& entry) { return reader.next(entry); }, stop);
+}
+
+BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
+                                         const EntrySource& next_entry,
+                                         const std::atomic<bool>* stop) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BatchReport report;
+  report.name = name;
+  store::BatchRecord batch = store_->register_batch(name, checksum);
+  report.batch_id = batch.id;
+  if (batch.state == store::BatchState::done) {
+    report.skipped = true;
+    report.counts = batch.counts;
+    report.seconds = seconds_since(t0);
+    return report;
+  }
+  batch = store_->start_batch(batch.id);
+
+  index::IndexFingerprint fp;
+  try {
+    store::Transaction tx(store_->database());
+    sync_with_store();
+    const std::size_t names_before = label_names_.size();
+    IngestBatch(ingest_context(), batch.id).run(next_entry, name, stop);
+    if (label_names_.size() != names_before) label_names_.write(*store_);
+    batch = store_->finish_batch(batch.id);
+    const std::int64_t revision = next_revision();
+    // Taken inside the transaction: after the commit another writer may
+    // already have added samples this index does not hold.
+    fp = fingerprint();
+    tx.commit();
+    revision_ = revision;
+  } catch (const std::exception& e) {
+    // The transaction rolled back: the in-memory index and labels hold this
+    // batch's rolled-back ids, which SQLite will hand out again. Reopen them
+    // from disk, or drop the index so that the next write reopens it.
+    try {
+      open_index();
+    } catch (const std::exception&) {
+      index_.reset();
+    }
+    try {
+      store_->fail_batch(batch.id, e.what());
+    } catch (const std::exception&) {
+      // The store is busy or broken too: the batch stays `running`, the
+      // first error is the one to report.
+    }
+    throw;
+  }
+  // The index file is a cache of the committed store: a failed save is a
+  // warning (it is rebuilt at the next open), never a failed batch.
+  try {
+    index::save_vector_index(*index_, index_path_, fp);
+  } catch (const std::exception& e) {
+    report.index_save_error = e.what();
+  }
+  report.counts = batch.counts;
+  report.seconds = seconds_since(t0);
+  return report;
+}
+
+}  // namespace winnow::curation::ingest

@@ -1,0 +1,669 @@
+// IngestPipeline::rejudge: redo, against today's dataset, what ingest decided
+// against the dataset as it was when each sample arrived.
+//
+// Ingest judges a sample against the samples accepted before it, with the
+// embedder of the day; both change as the dataset grows (and, in the main job,
+// as a model trained on the data becomes the embedder). regain redoes it:
+//
+//   1. embedder  (RejudgeOptions::embedder) every stored accepted and
+//                label_issue sample is re-embedded from the content kept in
+//                curation_vectors, and the index is rebuilt from the new
+//                vectors. A sample the new embedder cannot embed (a path
+//                record, a wrong image size) aborts the whole regain.
+//   2. labels    (RejudgeOptions::labels, implied by 1) every stored accepted
+//                and label_issue sample is scored against its label_k nearest
+//                accepted neighbours, itself excluded, with the thresholds of
+//                ingest (label_flag_below, min_label_neighbours, label_k
+//                samples of the label). Flagged accepted samples become
+//                label_issue; kNN label issues that are no longer flagged
+//                become accepted again. Confident learning's flags are kept:
+//                kNN cannot overrule a model's out-of-sample evidence.
+//   2a. consensus (RejudgeOptions::consensus, before 2) every stored sample
+//                with annotations takes the Dawid-Skene consensus of all the
+//                dataset's annotations as its label (a relabel event keeps
+//                the label it replaces); then, once the neighbours are
+//                found, the consensus is taken again with the label each
+//                sample's neighbours suggest as one more annotator's vote,
+//                and annotated samples are judged by its posterior
+//                (RejudgeOptions::consensus_flag_below) instead of by kNN
+//                agreement.
+//   3. gains     every accepted sample's gain against the final index (from
+//                the neighbours step 2 found, where it ran, merged with the
+//                samples that joined the index).
+//
+// All of it is one write transaction, so a reader sees the dataset before or
+// after, and an error changes nothing. The index file is removed before the
+// commit and written after it: a crash in between leaves no stale file, and
+// the next open rebuilds the index from the store.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/labels/consensus_labels.h"
+#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/error.h"
+#include "winnow/index/vector_index_factory.h"
+#include "winnow/store/transaction.h"
+#include "winnow/store/vector_table.h"
+
+#include "accepted_labels.h"
+#include "confident_learning_reason.h"
+#include "stored_record.h"
+
+namespace winnow::curation::ingest {
+
+namespace {
+
+constexpr std::size_t kSearchChunk = 1024;
+// Shares of the neighbours' weight that split the neighbour vote of
+// --consensus into three voters (chosen on the main job's data, docs/demo.md).
+constexpr std::array<double, 2> kNeighbourAgreementTiers = {0.6, 0.9};
+
+// A stored sample regain may re-judge: accepted or label_issue, with a row in
+// curation_vectors.
+struct StoredSample {
+  std::int64_t id = 0;
+  bool accepted = false;
+  std::optional<std::int64_t> label;
+};
+
+// The stored samples regain works on, in id order, with their vectors in the
+// embedding regain uses: vector(n) is the one of samples[n].
+struct StoredSamples {
+  std::vector<StoredSample> samples;
+  std::vector<float> vectors;  // samples.size() x dim
+  std::size_t dim = 0;
+
+  const float* vector(std::size_t n) const { return vectors.data() + n * dim; }
+};
+
+// The stored content of a sample as a record an embedder takes; throws for
+// path records, whose content is not kept.
+ManifestRecord record_to_reembed(const store::JudgedVectorRow& row, const std::string& db) {
+  std::optional<ManifestRecord> record = stored_record(row.sample_id, row.content);
+  if (!record) {
+    WINNOW_THROW("{}: sample {} is a '{}' record; its content is not stored, so it cannot be "
+                 "re-embedded",
+                 db, row.sample_id, row.content.kind);
+  }
+  return std::move(*record);
+}
+
+// Searches `index` for the vectors at positions `rows` of `vectors`,
+// kSearchChunk queries at a time, and calls visit(found, begin, end) per
+// chunk: row q of `found` is rows[begin + q]. An empty index finds nothing
+// (found.k == 0).
+template <typename Visit>
+void search_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
+                 std::size_t dim, const std::vector<std::size_t>& rows, std::size_t k,
+                 Visit visit) {
+  std::vector<float> queries;
+  for (std::size_t begin = 0; begin < rows.size(); begin += kSearchChunk) {
+    const std::size_t end = std::min(rows.size(), begin + kSearchChunk);
+    queries.clear();
+    for (std::size_t j = begin; j < end; ++j) {
+      const float* v = vectors.data() + rows[j] * dim;
+      queries.insert(queries.end(), v, v + dim);
+    }
+    index::SearchResults found;
+    if (index.size() > 0) found = index.search(end - begin, queries.data(), k);
+    visit(found, begin, end);
+  }
+}
+
+// search_rows gathered into one result, row j for rows[j] (k == 0 when the
+// index is empty).
+index::SearchResults search_all_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
+                                     std::size_t dim, const std::vector<std::size_t>& rows,
+                                     std::size_t k) {
+  index::SearchResults all;
+  all.num_queries = rows.size();
+  search_rows(index, vectors, dim, rows, k,
+              [&](const index::SearchResults& found, std::size_t, std::size_t) {
+    all.k = found.k;
+    all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
+    all.similarities.insert(all.similarities.end(), found.similarities.begin(),
+                            found.similarities.end());
+  });
+  if (all.k == 0) all.ids.clear(), all.similarities.clear();
+  return all;
+}
+
+// The gains of the samples accepted after regain against `final_index`
+// (today's index less `leaving`, plus `joining`). Where the labels were
+// judged (row j of `neighbours` for judged[j]), a sample's nearest neighbours
+// there are the best of (a) its neighbours from that search still accepted,
+// exact when at least kGainNeighbours remain (every other row of today's
+// index is further away), and (b) its nearest joining samples, found in an
+// index of those alone; otherwise it is searched again.
+std::vector<store::SampleScore> gains_against_final_index(
+    const std::vector<StoredSample>& samples, const std::vector<float>& vectors, std::size_t dim,
+    const index::VectorIndex& final_index, const std::vector<std::size_t>& judged,
+    const index::SearchResults& neighbours, const std::vector<std::int64_t>& leaving,
+    const std::vector<std::int64_t>& joining, const std::vector<float>& joining_vectors) {
+  std::vector<store::SampleScore> gains;
+  std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
+  std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
+  std::unordered_map<std::int64_t, std::size_t> judged_row;  // sample id -> row of `neighbours`
+  if (neighbours.k > 0) {
+    for (std::size_t j = 0; j < judged.size(); ++j) judged_row.emplace(samples[judged[j]].id, j);
+  }
+  std::unique_ptr<index::VectorIndex> joined;
+  if (!joining.empty() && !judged_row.empty()) {
+    joined = index::make_vector_index("flat", dim);
+    joined->add(joining, joining_vectors);
+  }
+  const auto k = static_cast<std::size_t>(kGainNeighbours);
+  using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
+  std::vector<std::size_t> merged, searched;  // positions in `samples`
+  std::vector<std::vector<Neighbour>> kept;   // per merged: (a)
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    const std::int64_t id = samples[n].id;
+    const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
+    if (!now) continue;
+    auto row = judged_row.find(id);
+    std::vector<Neighbour> still;
+    if (row != judged_row.end()) {
+      for (std::size_t r = 0; r < neighbours.k; ++r) {
+        const std::int64_t other = neighbours.id(row->second, r);
+        if (other < 0 || other == id || leaving_set.count(other)) continue;
+        still.emplace_back(neighbours.similarity(row->second, r), other);
+      }
+    }
+    if (row != judged_row.end() && still.size() >= k) {
+      merged.push_back(n);
+      kept.push_back(std::move(still));
+    } else {
+      searched.push_back(n);
+    }
+  }
+  // Row q of a search's results other than the sample `id` itself.
+  auto add_found = [](const index::SearchResults& r, std::size_t q, std::int64_t id,
+                      std::vector<Neighbour>& out) {
+    for (std::size_t c = 0; c < r.k; ++c) {
+      if (r.id(q, c) >= 0 && r.id(q, c) != id) out.emplace_back(r.similarity(q, c), r.id(q, c));
+    }
+  };
+  auto gain_of = [&](std::int64_t id, std::vector<Neighbour> found) {
+    std::sort(found.begin(), found.end(), [](const Neighbour& x, const Neighbour& y) {
+      return x.first > y.first || (x.first == y.first && x.second < y.second);
+    });
+    index::SearchResults own = index::SearchResults::padded(1, k);
+    for (std::size_t r = 0; r < std::min(k, found.size()); ++r) {
+      own.ids[r] = found[r].second;
+      own.similarities[r] = found[r].first;
+    }
+    gains.push_back({id, information_gain(own, 0)});
+  };
+  if (joined) {
+    search_rows(*joined, vectors, dim, merged, k + 1,
+                [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+      for (std::size_t q = 0; q < end - begin; ++q) {
+        add_found(r, q, samples[merged[begin + q]].id, kept[begin + q]);
+      }
+    });
+  }
+  for (std::size_t m = 0; m < merged.size(); ++m) gain_of(samples[merged[m]].id, std::move(kept[m]));
+  search_rows(final_index, vectors, dim, searched, k + 1,
+              [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+    for (std::size_t q = 0; q < end - begin; ++q) {
+      const std::int64_t id = samples[searched[begin + q]].id;
+      std::vector<Neighbour> found;
+      add_found(r, q, id, found);
+      gain_of(id, std::move(found));
+    }
+  });
+  return gains;
+}
+
+// 1. The stored accepted and label_issue samples with their vectors: the
+// stored embeddings, or with `reembed` the stored contents embedded again
+// with `embedder` (a sample it cannot embed aborts regain).
+StoredSamples read_stored_samples(store::Database& db, const std::string& db_path, const embed::Embedder& embedder,
+                                  bool reembed) {
+  StoredSamples stored;
+  stored.dim = embedder.dim();
+  const std::size_t dim = stored.dim;
+  store::VectorTable table(db);
+  const std::optional<std::size_t> stored_dim =
+      reembed ? std::nullopt : std::optional<std::size_t>(dim);
+  table.for_each_judged_row(stored_dim, [&](const store::JudgedVectorRow& row) {
+    StoredSample s;
+    s.id = row.sample_id;
+    s.accepted = row.status == store::SampleStatus::accepted;
+    s.label = row.label;
+    stored.vectors.resize(stored.vectors.size() + dim);
+    float* out = stored.vectors.data() + stored.vectors.size() - dim;
+    if (reembed) {
+      ManifestRecord record = record_to_reembed(row, db_path);
+      try {
+        embedder.embed(record, out);
+      } catch (const winnow::Error& e) {
+        WINNOW_THROW("{}: sample {} cannot be re-embedded with {}: {}", db_path, s.id,
+                     embedder.spec(), e.what());
+      }
+    } else {
+      std::copy(row.embedding.begin(), row.embedding.end(), out);
+    }
+    stored.samples.push_back(s);
+  });
+  return stored;
+}
+
+// An index of type `index_type` over the vectors of the accepted samples
+// (the label issues stay out, as at ingest).
+std::unique_ptr<index::VectorIndex> index_of_accepted(const StoredSamples& stored,
+                                                      const std::string& index_type) {
+  std::unique_ptr<index::VectorIndex> index = index::make_vector_index(index_type, stored.dim);
+  std::vector<std::int64_t> ids;
+  std::vector<float> batch;
+  for (std::size_t n = 0; n < stored.samples.size(); ++n) {
+    if (!stored.samples[n].accepted) continue;
+    ids.push_back(stored.samples[n].id);
+    batch.insert(batch.end(), stored.vector(n), stored.vector(n) + stored.dim);
+  }
+  if (!ids.empty()) index->add(ids, batch);
+  return index;
+}
+
+// The labels of the accepted samples and their counts per label as they will
+// be once the consensus relabels are written (label quality and the label
+// support read these, not the store).
+using LabelsAfterRelabels = AcceptedLabelCache;
+
+// 2a. Gives every sample with a consensus its consensus label, keeping
+// `labels` in step for the accepted ones.
+void take_consensus(const labels::ConsensusLabels& consensus, std::vector<StoredSample>& samples,
+                    LabelsAfterRelabels& labels) {
+  for (StoredSample& s : samples) {
+    auto it = consensus.by_sample.find(s.id);
+    if (it == consensus.by_sample.end() || s.label == it->second.label) continue;
+    if (s.accepted) {
+      if (s.label) --labels.counts[*s.label];
+      ++labels.counts[it->second.label];
+      labels.accepted.set(s.id, static_cast<int>(it->second.label));
+    }
+    s.label = it->second.label;
+  }
+}
+
+// What every label re-judgement of one regain goes by.
+struct JudgementRules {
+  int label_k = 0;               // accepted samples of the label needed to flag it, as at ingest
+  int min_label_neighbours = 0;  // fewer labelled neighbours: kNN never flags
+  double flag_below = 0.0;       // label quality
+  double consensus_flag_below = 0.0;  // consensus posterior, for annotated samples
+  std::string embedder;          // named in every reason and details
+};
+
+// The rules of `options` over the dataset's `config`; throws for a threshold
+// outside [0, 1].
+JudgementRules judgement_rules(const RejudgeOptions& options, const CurationConfig& config,
+                               const std::string& embedder) {
+  const double flag_below = options.flag_below.value_or(config.label_flag_below);
+  WINNOW_THROW_IF_NOT(std::isfinite(flag_below) && flag_below >= 0.0 && flag_below <= 1.0,
+                      "regain: flag_below={} must be in [0, 1]", flag_below);
+  const double consensus_flag_below = options.consensus_flag_below;
+  WINNOW_THROW_IF_NOT(std::isfinite(consensus_flag_below) && consensus_flag_below >= 0.0 &&
+                          consensus_flag_below <= 1.0,
+                      "regain: consensus_flag_below={} must be in [0, 1]", consensus_flag_below);
+  return {config.label_k, config.min_label_neighbours, flag_below, consensus_flag_below, embedder};
+}
+
+// Positions in `samples` of those whose label is re-judged: every labelled
+// sample but the label issues confident learning flagged (kNN cannot overrule
+// a model's out-of-sample evidence), counted in `kept_confident_learning`.
+std::vector<std::size_t> samples_to_judge(store::MetadataStore& store, const std::vector<StoredSample>& samples,
+                                          std::size_t& kept_confident_learning) {
+  std::vector<std::size_t> judged;
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    if (!samples[n].label) continue;
+    if (!samples[n].accepted && decided_by_confident_learning(store, samples[n].id)) {
+      ++kept_confident_learning;
+      continue;
+    }
+    judged.push_back(n);
+  }
+  return judged;
+}
+
+// Label issues regain cannot re-judge: stores written before label_issue
+// samples kept their vectors.
+std::size_t label_issues_without_vector(store::Database& db) {
+  return static_cast<std::size_t>(store::VectorTable(db).count_label_issues_without_row());
+}
+
+// Label quality of the j-th judged sample against its neighbours, with the
+// labels as they are when it is called.
+using JudgedScore = std::function<labels::LabelQualityResult(std::size_t j)>;
+
+// 2c. The label each annotated judged sample's neighbours suggest (from at
+// least min_label_neighbours of them), as the vote of one of three voters by
+// how strongly the neighbours agree on it (kNeighbourAgreementTiers), so that
+// Dawid-Skene weighs a unanimous neighbourhood above a split one.
+std::vector<labels::ExtraVoter> neighbour_voters(const std::vector<StoredSample>& samples,
+                                         const std::vector<std::size_t>& judged,
+                                         const labels::ConsensusLabels& consensus, const JudgedScore& score,
+                                         int min_label_neighbours) {
+  std::vector<labels::ExtraVoter> voters;
+  for (std::size_t t = 0; t <= kNeighbourAgreementTiers.size(); ++t) {
+    const double low = t == 0 ? 0.0 : kNeighbourAgreementTiers[t - 1];
+    const double high = t == kNeighbourAgreementTiers.size() ? 1.0 : kNeighbourAgreementTiers[t];
+    voters.push_back({fmt::format("neighbours (agreement {} to {})", low, high), {}});
+  }
+  for (std::size_t j = 0; j < judged.size(); ++j) {
+    const StoredSample& s = samples[judged[j]];
+    if (!consensus.by_sample.count(s.id)) continue;
+    const labels::LabelQualityResult q = score(j);
+    if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(min_label_neighbours)) continue;
+    const auto tier = static_cast<std::size_t>(
+        std::upper_bound(kNeighbourAgreementTiers.begin(), kNeighbourAgreementTiers.end(),
+                         q.suggested_share) -
+        kNeighbourAgreementTiers.begin());
+    voters[tier].votes.emplace(s.id, *q.suggested_label);
+  }
+  return voters;
+}
+
+// The details of a sample's consensus shared by its decision and its relabel
+// event (each adds its own keys).
+nlohmann::json consensus_details(const labels::SampleConsensus& c) {
+  return {{"method", "dawid-skene"},
+          {"posterior", c.posterior},
+          {"annotations", c.annotations},
+          {"duplicate_annotations", c.duplicate_annotations},
+          {"neighbour_votes", c.extra_votes}};
+}
+
+// Ends "... over N annotations" in a reason when the neighbours voted too.
+const char* neighbours_vote_note(const labels::SampleConsensus& c) {
+  return c.extra_votes > 0 ? " and the neighbours' vote" : "";
+}
+
+// The decision for a sample whose judgement changed: flagged (accepted ->
+// label_issue) or cleared (label_issue -> accepted), with the reason and the
+// details. `agreed` is the sample's consensus when it was judged by its
+// posterior, else null (judged by kNN agreement); `suggested_label` is the
+// name of q.suggested_label, "-" when there is none.
+store::Decision changed_label_decision(bool flagged, const labels::LabelQualityResult& q, std::int64_t support,
+                                const labels::SampleConsensus* agreed, const JudgementRules& rules,
+                                const std::string& suggested_label) {
+  nlohmann::json details = {
+      {"label_quality",
+       {{"quality", q.quality},
+        {"neighbours", q.neighbours},
+        {"k", q.k},
+        {"flag_below", q.flag_below},
+        {"min_neighbours", rules.min_label_neighbours},
+        {"label_support", support}}},
+      {"regain", {{"embedder", rules.embedder}}}};
+  if (q.suggested_label) details["label_quality"]["suggested_label"] = suggested_label;
+  std::string why;
+  if (agreed) {
+    const labels::SampleConsensus& c = *agreed;
+    details["consensus"] = consensus_details(c);
+    details["consensus"]["flag_below"] = rules.consensus_flag_below;
+    why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
+                      flagged ? "<" : ">=", rules.consensus_flag_below, c.annotations,
+                      neighbours_vote_note(c));
+  } else {
+    why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
+                      flagged ? "<" : ">=", q.flag_below, q.neighbours);
+  }
+  const std::string reason_suffix = fmt::format("(regain, embedder {})", rules.embedder);
+  if (flagged) {
+    return store::Decision{store::SampleStatus::label_issue, std::nullopt,
+                    fmt::format("{} (suggested {}) {}", why, suggested_label, reason_suffix),
+                    details.dump()};
+  }
+  return store::Decision{store::SampleStatus::accepted, std::nullopt,
+                  fmt::format("label issue cleared: {} {}", why, reason_suffix), details.dump()};
+}
+
+// What re-judging the labels changes.
+struct LabelJudgements {
+  std::vector<std::pair<std::int64_t, store::Decision>> changes;  // sample id -> its new decision
+  std::vector<store::SampleScore> qualities;                      // of every judged sample
+  std::vector<std::int64_t> leaving;   // flagged accepted samples: they leave the index
+  std::vector<std::int64_t> joining;   // cleared label issues: they join it
+  std::vector<float> joining_vectors;  // joining.size() x dim
+};
+
+// 2b. Judges every sample of `judged`: an annotated one (with a consensus)
+// by its consensus posterior, any other by kNN agreement with the thresholds
+// of ingest (min_label_neighbours labelled neighbours, label_k other
+// accepted samples of the label).
+LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std::size_t>& judged,
+                             const JudgedScore& score, const LabelsAfterRelabels& labels,
+                             const labels::ConsensusLabels& consensus, const JudgementRules& rules,
+                             const labels::LabelNames& label_names) {
+  LabelJudgements out;
+  for (std::size_t j = 0; j < judged.size(); ++j) {
+    const std::size_t n = judged[j];
+    const StoredSample& s = stored.samples[n];
+    const labels::LabelQualityResult q = score(j);
+    // Support: accepted samples of the label other than this one, as at ingest.
+    std::int64_t support = 0;
+    if (auto it = labels.counts.find(*s.label); it != labels.counts.end()) support = it->second;
+    if (s.accepted) --support;
+    const auto found = consensus.by_sample.find(s.id);
+    const labels::SampleConsensus* agreed = found != consensus.by_sample.end() ? &found->second : nullptr;
+    const bool flagged =
+        agreed ? agreed->posterior < rules.consensus_flag_below
+               : q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
+                     support >= rules.label_k;
+    out.qualities.push_back({s.id, q.quality});
+    if (flagged == !s.accepted) continue;  // decision unchanged
+    const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
+    out.changes.emplace_back(s.id,
+                             changed_label_decision(flagged, q, support, agreed, rules, suggested));
+    if (flagged) {
+      out.leaving.push_back(s.id);
+    } else {
+      out.joining.push_back(s.id);
+      out.joining_vectors.insert(out.joining_vectors.end(), stored.vector(n),
+                                 stored.vector(n) + stored.dim);
+    }
+  }
+  return out;
+}
+
+// What re-judging the labels (2b, 2c) looked at and found.
+struct LabelRejudgement {
+  std::vector<std::size_t> judged;  // positions in stored.samples
+  index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
+  LabelJudgements judgements;
+};
+
+// 2b. Judges the labels of `stored` against today's accepted samples
+// (`today`), leave-one-out; 2c. with consensus, first takes the consensus
+// again with the neighbours' votes. Fills the report's label counts.
+LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stored,
+                                const index::VectorIndex& today, const RejudgeOptions& options,
+                                const CurationConfig& config, LabelsAfterRelabels& labels,
+                                labels::ConsensusLabels& consensus, const labels::LabelNames& label_names,
+                                RejudgeReport& report) {
+  LabelRejudgement out;
+  const std::vector<std::size_t>& judged = out.judged;
+  const index::SearchResults& neighbours = out.neighbours;
+  const JudgementRules rules = judgement_rules(options, config, report.embedder);
+  const labels::LabelQuality quality({config.label_k, 1.0, rules.flag_below});
+  out.judged = samples_to_judge(store, stored.samples, report.kept_confident_learning);
+  report.without_vector = label_issues_without_vector(store.database());
+  out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
+                                   static_cast<std::size_t>(config.label_k) + 1);
+  const JudgedScore score = [&](std::size_t j) {
+    const StoredSample& s = stored.samples[judged[j]];
+    auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
+    return neighbours.k > 0
+               ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+               : labels::LabelQualityResult{};
+  };
+
+  // 2c. With consensus: the neighbours' suggested labels are more votes,
+  // and the consensus is taken again with them. An annotated sample is
+  // then judged by its consensus posterior, which weighs the annotators
+  // and the neighbours by what each is worth.
+  if (options.consensus && !consensus.by_sample.empty()) {
+    const std::vector<labels::ExtraVoter> voters =
+        neighbour_voters(stored.samples, judged, consensus, score, config.min_label_neighbours);
+    consensus = labels::consensus_labels(store, {}, voters);
+    take_consensus(consensus, stored.samples, labels);
+    for (std::size_t t = 0; t < voters.size(); ++t) {
+      report.neighbour_voters.push_back(
+          {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
+    }
+  }
+
+  out.judgements = judge_labels(stored, judged, score, labels, consensus, rules, label_names);
+  report.judged = judged.size();
+  report.newly_flagged = out.judgements.leaving.size();
+  report.cleared = out.judgements.joining.size();
+  return out;
+}
+
+// Replaces every sample's stored embedding with its vector in `stored` (the
+// re-embedded one).
+void write_vectors(store::Database& db, const StoredSamples& stored) {
+  store::VectorTable table(db);
+  for (std::size_t n = 0; n < stored.samples.size(); ++n) {
+    table.set_embedding(stored.samples[n].id, stored.vector(n), stored.dim);
+  }
+}
+
+// `config` with the new embedder (and, when given, its
+// min_candidate_similarity); throws when the result is not a valid config.
+CurationConfig config_with_embedder(CurationConfig config, const std::string& embedder,
+                                    const std::optional<double>& min_candidate_similarity) {
+  config.embedder = embedder;
+  if (min_candidate_similarity) config.min_candidate_similarity = *min_candidate_similarity;
+  config.validate();
+  return config;
+}
+
+// Writes a relabel event for every sample whose label the consensus changed
+// (samples[n] against stored_labels[n]), naming the label it replaces;
+// returns how many.
+std::size_t write_relabels(store::MetadataStore& store, const std::vector<StoredSample>& samples,
+                           const std::vector<std::optional<std::int64_t>>& stored_labels,
+                           const labels::ConsensusLabels& consensus, const labels::LabelNames& label_names) {
+  std::size_t relabelled = 0;
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    if (samples[n].label == stored_labels[n]) continue;
+    const labels::SampleConsensus& c = consensus.by_sample.at(samples[n].id);
+    const std::string before = stored_labels[n] ? label_names.name_of(*stored_labels[n]) : "none";
+    nlohmann::json details = {{"consensus", consensus_details(c)}};
+    details["consensus"]["label"] = label_names.name_of(c.label);
+    details["consensus"]["replaces"] = before;
+    store.relabel(samples[n].id, c.label,
+                  fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
+                              "annotations{}) replaces {}",
+                              label_names.name_of(c.label), c.posterior, c.annotations,
+                              neighbours_vote_note(c), before),
+                  details.dump());
+    ++relabelled;
+  }
+  return relabelled;
+}
+
+}  // namespace
+
+RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RejudgeReport report;
+  const bool reembed = options.embedder.has_value();
+  const bool relabel = options.labels || options.consensus || reembed;
+  WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
+                      "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
+
+  try {
+    store::Transaction tx(store_->database());
+    sync_with_store();
+    report.previous_embedder = embedder_->spec();
+
+    std::unique_ptr<embed::Embedder> new_embedder;
+    if (reembed) new_embedder = embed::make_embedder(*options.embedder);
+    const embed::Embedder& embedder = reembed ? *new_embedder : *embedder_;
+    report.embedder = embedder.spec();
+
+    // 1. The stored samples and their vectors (re-embedded when asked), and
+    // the index of today's accepted samples in the embedding regain uses.
+    StoredSamples stored = read_stored_samples(store_->database(), db_path_, embedder, reembed);
+    if (reembed) report.re_embedded = stored.samples.size();
+    std::unique_ptr<index::VectorIndex> rebuilt;
+    if (reembed) rebuilt = index_of_accepted(stored, config_.index);
+    index::VectorIndex& today = reembed ? *rebuilt : *index_;
+
+    // 2a. Consensus labels replace the stored ones before they are judged.
+    std::vector<std::optional<std::int64_t>> stored_labels;  // before any relabel
+    for (const StoredSample& s : stored.samples) stored_labels.push_back(s.label);
+    LabelsAfterRelabels labels = *accepted_labels_;
+    labels::ConsensusLabels consensus;  // stays empty without options.consensus
+    if (options.consensus) {
+      consensus = labels::consensus_labels(*store_);
+      take_consensus(consensus, stored.samples, labels);
+      report.duplicate_annotations = consensus.duplicate_annotations;
+    }
+
+    // 2b, 2c. Labels, judged against today's accepted samples, leave-one-out.
+    LabelRejudgement rejudged;
+    if (relabel) {
+      rejudged = rejudge_labels(*store_, stored, today, options, config_, labels, consensus,
+                                label_names_, report);
+    }
+    const std::vector<std::size_t>& judged = rejudged.judged;
+    const index::SearchResults& neighbours = rejudged.neighbours;
+    const LabelJudgements& judgements = rejudged.judgements;
+    if (!judgements.leaving.empty()) today.remove(judgements.leaving);
+    if (!judgements.joining.empty()) today.add(judgements.joining, judgements.joining_vectors);
+
+    // 3. Gains of the accepted samples against the final index.
+    const std::vector<store::SampleScore> gains = gains_against_final_index(
+        stored.samples, stored.vectors, stored.dim, today, judged, neighbours, judgements.leaving,
+        judgements.joining, judgements.joining_vectors);
+
+    // Write it all.
+    CurationConfig new_config = config_;
+    if (reembed) {
+      write_vectors(store_->database(), stored);
+      new_config = config_with_embedder(config_, report.embedder, options.min_candidate_similarity);
+      store_->set_meta(CurationConfig::kMetaKey, new_config.to_json());
+    }
+    report.relabelled =
+        write_relabels(*store_, stored.samples, stored_labels, consensus, label_names_);
+    for (const auto& [id, decision] : judgements.changes) store_->update_status(id, decision);
+    if (!judgements.qualities.empty()) store_->set_label_qualities(judgements.qualities);
+    store_->set_gains(gains);
+    report.gains_updated = gains.size();
+    const std::int64_t revision = next_revision();
+    const index::IndexFingerprint fp = fingerprint();
+    std::filesystem::remove(index_path_);
+    tx.commit();
+
+    revision_ = revision;
+    if (reembed) {
+      config_ = new_config;
+      embedder_ = std::move(new_embedder);
+      index_ = std::move(rebuilt);
+    }
+    index::save_vector_index(*index_, index_path_, fp);
+    load_accepted_labels();  // the index in memory is today's already
+  } catch (const std::exception&) {
+    // Rolled back: the caches may hold changes that were not committed.
+    open_index();
+    throw;
+  }
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace winnow::curation::ingest

@@ -1,0 +1,44 @@
+#include "stored_record.h"
+
+#include <string>
+
+#include "winnow/curation/dedup/near_duplicate_verifier.h"
+
+namespace winnow::curation::ingest {
+
+store::StoredContent stored_content(const ManifestRecord& record) {
+  store::StoredContent content;
+  content.kind = to_string(record.kind);
+  std::size_t width = record.width;
+  std::size_t height = record.height;
+  if (record.kind == ContentKind::text) {
+    content.bytes = record.text;
+  } else if (record.kind == ContentKind::pixels) {
+    content.bytes.assign(record.pixels.begin(), record.pixels.end());
+    if (width == 0 || height == 0) dedup::image_shape(record, width, height);
+  } else {
+    content.bytes = record.resolved_path;
+  }
+  content.width = static_cast<std::int64_t>(width);
+  content.height = static_cast<std::int64_t>(height);
+  return content;
+}
+
+std::optional<ManifestRecord> stored_record(std::int64_t sample_id, const store::StoredContent& content) {
+  ManifestRecord record;
+  record.key = std::to_string(sample_id);
+  if (content.kind == "pixels") {
+    record.kind = ContentKind::pixels;
+    record.width = static_cast<std::size_t>(content.width);
+    record.height = static_cast<std::size_t>(content.height);
+    record.pixels.assign(content.bytes.begin(), content.bytes.end());
+  } else if (content.kind == "text") {
+    record.kind = ContentKind::text;
+    record.text = content.bytes;
+  } else {
+    return std::nullopt;
+  }
+  return record;
+}
+
+}  // namespace winnow::curation::ingest

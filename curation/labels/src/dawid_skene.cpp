@@ -1,0 +1,247 @@
+#include "winnow/curation/labels/dawid_skene.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "winnow/error.h"
+
+namespace winnow::curation::labels {
+
+namespace {
+
+void check_input(const CrowdLabels& labels, const DawidSkeneOptions& options) {
+  WINNOW_THROW_IF_NOT(labels.classes >= 1, "Dawid-Skene needs at least one class, got 0");
+  WINNOW_THROW_IF_NOT(labels.annotator.size() == labels.label.size(),
+                      "Dawid-Skene input has {} annotators for {} labels; they must pair up",
+                      labels.annotator.size(), labels.label.size());
+  WINNOW_THROW_IF_NOT(!labels.offsets.empty() && labels.offsets.front() == 0 &&
+                          labels.offsets.back() == labels.label.size() &&
+                          std::is_sorted(labels.offsets.begin(), labels.offsets.end()),
+                      "Dawid-Skene input offsets must rise from 0 to the number of annotations "
+                      "({})",
+                      labels.label.size());
+  for (std::size_t a = 0; a < labels.label.size(); ++a) {
+    WINNOW_THROW_IF_NOT(labels.annotator[a] >= 0 &&
+                            static_cast<std::size_t>(labels.annotator[a]) < labels.annotators,
+                        "Dawid-Skene annotation {}: annotator {} is not in [0, {})", a,
+                        labels.annotator[a], labels.annotators);
+    WINNOW_THROW_IF_NOT(labels.label[a] >= 0 &&
+                            static_cast<std::size_t>(labels.label[a]) < labels.classes,
+                        "Dawid-Skene annotation {}: label {} is not in [0, {})", a,
+                        labels.label[a], labels.classes);
+  }
+  WINNOW_THROW_IF_NOT(options.max_iterations >= 1, "Dawid-Skene max_iterations={} must be >= 1",
+                      options.max_iterations);
+  WINNOW_THROW_IF_NOT(std::isfinite(options.tolerance) && options.tolerance >= 0.0,
+                      "Dawid-Skene tolerance={} must be finite and >= 0", options.tolerance);
+  // Without smoothing an unused cell has probability 0 and its log is -inf.
+  WINNOW_THROW_IF_NOT(std::isfinite(options.smoothing) && options.smoothing > 0.0,
+                      "Dawid-Skene smoothing={} must be finite and > 0", options.smoothing);
+}
+
+// The EM state over flat arrays. Sufficient statistics and log parameters are
+// laid out so the E-step adds one contiguous K-row per annotation: cell
+// (w, k, c) = answer k, true class c.
+class DawidSkeneEm {
+ public:
+  // Starts from each item's majority-vote shares.
+  DawidSkeneEm(const CrowdLabels& labels, double smoothing)
+      : labels_(labels),
+        K_(labels.classes),
+        W_(labels.annotators),
+        N_(labels.items()),
+        s_(smoothing),
+        posterior_(N_ * K_, 0.0),
+        counts_(W_ * K_ * K_),
+        log_error_(W_ * K_ * K_),
+        error_(W_ * K_ * K_, 0.0),
+        prior_(K_),
+        log_prior_(K_),
+        column_total_(K_),
+        class_mass_(K_),
+        row_(K_) {
+    for (std::size_t i = 0; i < N_; ++i) {
+      double* row = posterior_.data() + i * K_;
+      const std::size_t first = labels_.offsets[i];
+      const std::size_t last = labels_.offsets[i + 1];
+      if (first == last) {
+        std::fill(row, row + K_, 1.0 / static_cast<double>(K_));
+        continue;
+      }
+      for (std::size_t a = first; a < last; ++a) row[labels_.label[a]] += 1.0;
+      for (std::size_t c = 0; c < K_; ++c) row[c] /= static_cast<double>(last - first);
+    }
+  }
+
+  // Re-estimates the prior and confusion matrices from the posteriors and
+  // returns how far they moved since the previous M-step (the convergence
+  // measure: they are what the report publishes); infinity the first time.
+  double m_step() {
+    accumulate_counts();
+    double change = update_prior();
+    for (std::size_t w = 0; w < W_; ++w) {
+      change = std::max(change, update_confusion(w));
+    }
+    if (first_m_step_) {
+      first_m_step_ = false;
+      return std::numeric_limits<double>::infinity();
+    }
+    return change;
+  }
+
+  // Recomputes every item's posterior from the parameters, in log space
+  // shifted by the row maximum.
+  void e_step() {
+    for (std::size_t i = 0; i < N_; ++i) {
+      std::copy(log_prior_.begin(), log_prior_.end(), row_.begin());
+      for (std::size_t a = labels_.offsets[i]; a < labels_.offsets[i + 1]; ++a) {
+        const double* cell = log_error_.data() + cell_row(a);
+        for (std::size_t c = 0; c < K_; ++c) row_[c] += cell[c];
+      }
+      const double top = *std::max_element(row_.begin(), row_.end());
+      double total = 0.0;
+      for (std::size_t c = 0; c < K_; ++c) {
+        row_[c] = std::exp(row_[c] - top);
+        total += row_[c];
+      }
+      double* p = posterior_.data() + i * K_;
+      for (std::size_t c = 0; c < K_; ++c) p[c] = row_[c] / total;
+    }
+  }
+
+  // The parameters of the last M-step (those the final posteriors were
+  // computed from), as probabilities indexed [w][true c][given k].
+  void write_parameters(DawidSkeneResult& result) const {
+    result.priors = prior_;
+    result.confusion.assign(W_ * K_ * K_, 0.0);
+    result.expected_accuracy.assign(W_, 0.0);
+    for (std::size_t w = 0; w < W_; ++w) {
+      for (std::size_t c = 0; c < K_; ++c) {
+        for (std::size_t k = 0; k < K_; ++k) {
+          result.confusion[(w * K_ + c) * K_ + k] = error_[(w * K_ + k) * K_ + c];
+        }
+        result.expected_accuracy[w] += prior_[c] * result.confusion[(w * K_ + c) * K_ + c];
+      }
+    }
+  }
+
+  void write_consensus(DawidSkeneResult& result) const {
+    result.consensus.resize(N_);
+    result.consensus_posterior.resize(N_);
+    for (std::size_t i = 0; i < N_; ++i) {
+      const double* p = posterior_.data() + i * K_;
+      const std::size_t best = static_cast<std::size_t>(std::max_element(p, p + K_) - p);
+      result.consensus[i] = static_cast<int>(best);
+      result.consensus_posterior[i] = p[best];
+    }
+  }
+
+ private:
+  // Offset of the K-row of cells (annotator of a, answer of a, every c).
+  std::size_t cell_row(std::size_t a) const {
+    return (static_cast<std::size_t>(labels_.annotator[a]) * K_ +
+            static_cast<std::size_t>(labels_.label[a])) * K_;
+  }
+
+  void accumulate_counts() {
+    std::fill(counts_.begin(), counts_.end(), 0.0);
+    std::fill(class_mass_.begin(), class_mass_.end(), 0.0);
+    for (std::size_t i = 0; i < N_; ++i) {
+      const double* p = posterior_.data() + i * K_;
+      for (std::size_t c = 0; c < K_; ++c) class_mass_[c] += p[c];
+      for (std::size_t a = labels_.offsets[i]; a < labels_.offsets[i + 1]; ++a) {
+        double* cell = counts_.data() + cell_row(a);
+        for (std::size_t c = 0; c < K_; ++c) cell[c] += p[c];
+      }
+    }
+  }
+
+  // Returns the largest change of a prior.
+  double update_prior() {
+    double change = 0.0;
+    for (std::size_t c = 0; c < K_; ++c) {
+      const double updated =
+          (class_mass_[c] + s_) / (static_cast<double>(N_) + static_cast<double>(K_) * s_);
+      change = std::max(change, std::abs(updated - prior_[c]));
+      prior_[c] = updated;
+      log_prior_[c] = std::log(updated);
+    }
+    return change;
+  }
+
+  // Annotator w's confusion cells; returns the largest change of one.
+  double update_confusion(std::size_t w) {
+    const double* block = counts_.data() + w * K_ * K_;
+    std::fill(column_total_.begin(), column_total_.end(), static_cast<double>(K_) * s_);
+    for (std::size_t k = 0; k < K_; ++k) {
+      for (std::size_t c = 0; c < K_; ++c) column_total_[c] += block[k * K_ + c];
+    }
+    double change = 0.0;
+    for (std::size_t cell = w * K_ * K_; cell < (w + 1) * K_ * K_; ++cell) {
+      const std::size_t c = cell % K_;
+      const double updated = (counts_[cell] + s_) / column_total_[c];
+      change = std::max(change, std::abs(updated - error_[cell]));
+      error_[cell] = updated;
+      log_error_[cell] = std::log(updated);
+    }
+    return change;
+  }
+
+  const CrowdLabels& labels_;
+  // K classes, W annotators, N items, s smoothing: the header's notation.
+  const std::size_t K_;
+  const std::size_t W_;
+  const std::size_t N_;
+  const double s_;
+  std::vector<double> posterior_;  // [i * K + c] = P(item i is class c | its answers)
+  std::vector<double> counts_;
+  std::vector<double> log_error_;
+  std::vector<double> error_;  // probabilities, same layout
+  std::vector<double> prior_;
+  std::vector<double> log_prior_;
+  std::vector<double> column_total_;  // per true class: an annotator's answers
+  std::vector<double> class_mass_;    // per class: summed posteriors
+  std::vector<double> row_;           // the E-step's scratch row
+  bool first_m_step_ = true;
+};
+
+}  // namespace
+
+std::vector<int> majority_vote(const CrowdLabels& labels) {
+  const std::size_t classes = labels.classes;
+  std::vector<int> votes(classes);
+  std::vector<int> winners(labels.items(), -1);
+  for (std::size_t i = 0; i < labels.items(); ++i) {
+    if (labels.offsets[i] == labels.offsets[i + 1]) continue;
+    std::fill(votes.begin(), votes.end(), 0);
+    for (std::size_t a = labels.offsets[i]; a < labels.offsets[i + 1]; ++a) {
+      ++votes[static_cast<std::size_t>(labels.label[a])];
+    }
+    winners[i] = static_cast<int>(std::max_element(votes.begin(), votes.end()) - votes.begin());
+  }
+  return winners;
+}
+
+DawidSkeneResult dawid_skene(const CrowdLabels& labels, const DawidSkeneOptions& options) {
+  check_input(labels, options);
+  DawidSkeneEm em(labels, options.smoothing);
+  DawidSkeneResult result;
+  result.classes = labels.classes;
+  result.annotators = labels.annotators;
+  for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
+    const double change = em.m_step();
+    em.e_step();
+    result.iterations = iteration;
+    if (std::isfinite(change)) result.final_change = change;
+    if (change <= options.tolerance) {
+      result.converged = true;
+      break;
+    }
+  }
+  em.write_parameters(result);
+  em.write_consensus(result);
+  return result;
+}
+
+}  // namespace winnow::curation::labels
