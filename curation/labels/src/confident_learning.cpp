@@ -295,6 +295,89 @@ std::vector<double> label_quality_scores(const std::vector<int>& labels,
   return scores;
 }
 
+namespace {
+
+// Which samples the chosen filter flags (options.filter_by, prune counts and
+// predictions already in `r`), then the rule every filter shares: a sample whose
+// prediction is its given label is never flagged; predicted_neq_given flags
+// exactly the others.
+std::vector<bool> flag_label_issues(const ConfidentLearningResult& r,
+                                    const std::vector<int>& labels,
+                                    const std::vector<float>& pred_probs,
+                                    const std::vector<int>& counted_as) {
+  const int k = r.num_classes;
+  const std::size_t n_samples = labels.size();
+  const auto by_label = samples_by_given_label(labels, k);
+  auto prob = [&](std::size_t n, int j) {
+    return static_cast<double>(row_of(pred_probs, n, k)[j]);
+  };
+  // Prune by noise rate: P[i][j] samples given i that look most like j.
+  auto by_noise_rate = [&]() {
+    std::vector<bool> flagged(n_samples, false);
+    for (int i = 0; i < k; ++i) {
+      for (int j = 0; j < k; ++j) {
+        const std::int64_t count = r.prune_counts.at(i, j);
+        if (j == i || count < 1) continue;
+        for (std::size_t n :
+             top(by_label[static_cast<std::size_t>(i)], static_cast<std::size_t>(count),
+                 [&](std::size_t s) { return prob(s, j) - prob(s, i); })) {
+          flagged[n] = true;
+        }
+      }
+    }
+    return flagged;
+  };
+  // Prune by class: the sum_j P[i][j] samples given i least confident in i.
+  auto by_class = [&]() {
+    std::vector<bool> flagged(n_samples, false);
+    for (int i = 0; i < k; ++i) {
+      const std::int64_t count = r.prune_counts.row_total(i);
+      if (count < 1) continue;
+      for (std::size_t n :
+           top(by_label[static_cast<std::size_t>(i)], static_cast<std::size_t>(count),
+               [&](std::size_t s) { return -prob(s, i); })) {
+        flagged[n] = true;
+      }
+    }
+    return flagged;
+  };
+
+  std::vector<bool> flagged;
+  switch (r.options.filter_by) {
+    case LabelIssueFilter::prune_by_noise_rate:
+      flagged = by_noise_rate();
+      break;
+    case LabelIssueFilter::prune_by_class:
+      flagged = by_class();
+      break;
+    case LabelIssueFilter::both: {
+      flagged = by_noise_rate();
+      const std::vector<bool> other = by_class();
+      for (std::size_t n = 0; n < n_samples; ++n) flagged[n] = flagged[n] && other[n];
+      break;
+    }
+    case LabelIssueFilter::confident_learning:
+      flagged.assign(n_samples, false);
+      for (std::size_t n = 0; n < n_samples; ++n) {
+        flagged[n] = counted_as[n] >= 0 && counted_as[n] != labels[n];
+      }
+      break;
+    case LabelIssueFilter::predicted_neq_given:
+      flagged.assign(n_samples, false);
+      break;  // the rule below decides
+  }
+  for (std::size_t n = 0; n < n_samples; ++n) {
+    if (r.options.filter_by == LabelIssueFilter::predicted_neq_given) {
+      flagged[n] = r.predicted_label[n] != labels[n];
+    } else if (r.predicted_label[n] == labels[n]) {
+      flagged[n] = false;
+    }
+  }
+  return flagged;
+}
+
+}  // namespace
+
 ConfidentLearningResult find_label_issues(const std::vector<int>& labels,
                                           const std::vector<float>& pred_probs, int num_classes,
                                           const ConfidentLearningOptions& options) {
@@ -326,69 +409,7 @@ ConfidentLearningResult find_label_issues(const std::vector<int>& labels,
         argmax_preferring(row_of(pred_probs, n, k), k, labels[n], [](int) { return true; });
   }
 
-  const auto by_label = samples_by_given_label(labels, k);
-  auto prob = [&](std::size_t n, int j) { return static_cast<double>(row_of(pred_probs, n, k)[j]); };
-  // Prune by noise rate: P[i][j] samples given i that look most like j.
-  auto by_noise_rate = [&]() {
-    std::vector<bool> flagged(n_samples, false);
-    for (int i = 0; i < k; ++i) {
-      for (int j = 0; j < k; ++j) {
-        const std::int64_t count = r.prune_counts.at(i, j);
-        if (j == i || count < 1) continue;
-        for (std::size_t n : top(by_label[static_cast<std::size_t>(i)], static_cast<std::size_t>(count),
-                                 [&](std::size_t s) { return prob(s, j) - prob(s, i); })) {
-          flagged[n] = true;
-        }
-      }
-    }
-    return flagged;
-  };
-  // Prune by class: the sum_j P[i][j] samples given i least confident in i.
-  auto by_class = [&]() {
-    std::vector<bool> flagged(n_samples, false);
-    for (int i = 0; i < k; ++i) {
-      const std::int64_t count = r.prune_counts.row_total(i);
-      if (count < 1) continue;
-      for (std::size_t n : top(by_label[static_cast<std::size_t>(i)], static_cast<std::size_t>(count),
-                               [&](std::size_t s) { return -prob(s, i); })) {
-        flagged[n] = true;
-      }
-    }
-    return flagged;
-  };
-
-  switch (options.filter_by) {
-    case LabelIssueFilter::prune_by_noise_rate:
-      r.is_label_issue = by_noise_rate();
-      break;
-    case LabelIssueFilter::prune_by_class:
-      r.is_label_issue = by_class();
-      break;
-    case LabelIssueFilter::both: {
-      r.is_label_issue = by_noise_rate();
-      const std::vector<bool> other = by_class();
-      for (std::size_t n = 0; n < n_samples; ++n) r.is_label_issue[n] = r.is_label_issue[n] && other[n];
-      break;
-    }
-    case LabelIssueFilter::confident_learning:
-      r.is_label_issue.assign(n_samples, false);
-      for (std::size_t n = 0; n < n_samples; ++n) {
-        r.is_label_issue[n] = counted_as[n] >= 0 && counted_as[n] != labels[n];
-      }
-      break;
-    case LabelIssueFilter::predicted_neq_given:
-      r.is_label_issue.assign(n_samples, false);
-      break;  // the rule below decides
-  }
-  // Never flag a sample whose prediction is its given label; predicted_neq_given
-  // flags exactly the others.
-  for (std::size_t n = 0; n < n_samples; ++n) {
-    if (options.filter_by == LabelIssueFilter::predicted_neq_given) {
-      r.is_label_issue[n] = r.predicted_label[n] != labels[n];
-    } else if (r.predicted_label[n] == labels[n]) {
-      r.is_label_issue[n] = false;
-    }
-  }
+  r.is_label_issue = flag_label_issues(r, labels, pred_probs, counted_as);
   return r;
 }
 

@@ -32,7 +32,7 @@ IndexedBatch IndexedTensorDataset::get_batch(std::vector<std::size_t> ids) {
                       id_tensor};
 }
 
-::torch::optional<std::size_t> IndexedTensorDataset::size() const {
+torch::optional<std::size_t> IndexedTensorDataset::size() const {
   return static_cast<std::size_t>(data_.size(0));
 }
 

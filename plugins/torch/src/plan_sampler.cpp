@@ -37,7 +37,7 @@ PlanSampler::PlanSampler(std::shared_ptr<DynamicPruner> pruner)
   WINNOW_THROW_IF_NOT(pruner_ != nullptr, "PlanSampler: the pruner is null");
 }
 
-void PlanSampler::reset(::torch::optional<std::size_t> new_size) {
+void PlanSampler::reset(torch::optional<std::size_t> new_size) {
   ScopedTimer timer(*nanoseconds_);
   WINNOW_THROW_IF_NOT(!new_size || *new_size == pruner_->num_samples(),
                       "PlanSampler::reset: new size {} differs from the pruner's {} samples; "
@@ -46,14 +46,14 @@ void PlanSampler::reset(::torch::optional<std::size_t> new_size) {
   pruner_->begin_epoch();
 }
 
-::torch::optional<std::vector<std::size_t>> PlanSampler::next(std::size_t batch_size) {
+torch::optional<std::vector<std::size_t>> PlanSampler::next(std::size_t batch_size) {
   ScopedTimer timer(*nanoseconds_);
   const auto batch = pruner_->next_batch(batch_size);
-  if (!batch) return ::torch::nullopt;
+  if (!batch) return torch::nullopt;
   return std::vector<std::size_t>(batch->ids, batch->ids + batch->size);
 }
 
-void PlanSampler::save(::torch::serialize::OutputArchive& archive) const {
+void PlanSampler::save(torch::serialize::OutputArchive& archive) const {
   pruner_->sync_scores();
   std::ostringstream out;
   write_pruner(*pruner_, out);
@@ -63,7 +63,7 @@ void PlanSampler::save(::torch::serialize::OutputArchive& archive) const {
   archive.write(kArchiveKey, tensor, /*is_buffer=*/true);
 }
 
-void PlanSampler::load(::torch::serialize::InputArchive& archive) {
+void PlanSampler::load(torch::serialize::InputArchive& archive) {
   at::Tensor tensor;
   archive.read(kArchiveKey, tensor, /*is_buffer=*/true);
   WINNOW_THROW_IF_NOT(tensor.defined() && tensor.scalar_type() == at::kByte && tensor.dim() == 1,

@@ -23,12 +23,12 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
   TorchScriptEmbedder(std::string path, std::size_t width, std::size_t height, std::string spec)
       : path_(std::move(path)), width_(width), height_(height), spec_(std::move(spec)) {
     try {
-      module_ = ::torch::jit::load(path_, ::torch::kCPU);
+      module_ = torch::jit::load(path_, torch::kCPU);
     } catch (const std::exception& e) {
       WINNOW_THROW("torchscript embedder: cannot load '{}': {}", path_, first_line(e.what()));
     }
     module_.eval();
-    const ::torch::Tensor out = forward(::torch::zeros({1, 1, static_cast<long>(height_),
+    const torch::Tensor out = forward(torch::zeros({1, 1, static_cast<long>(height_),
                                                         static_cast<long>(width_)}));
     WINNOW_THROW_IF_NOT(out.dim() == 2 && out.size(0) == 1 && out.size(1) > 0,
                         "torchscript embedder '{}': a [1, 1, {}, {}] input must give [1, D] "
@@ -47,13 +47,13 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
     WINNOW_THROW_IF_NOT(record.pixels.size() == width_ * height_,
                         "record '{}': {} pixels, the torchscript embedder expects {} x {}",
                         record.key, record.pixels.size(), width_, height_);
-    ::torch::Tensor image =
-        ::torch::from_blob(const_cast<std::uint8_t*>(record.pixels.data()),
+    torch::Tensor image =
+        torch::from_blob(const_cast<std::uint8_t*>(record.pixels.data()),
                            {1, 1, static_cast<long>(height_), static_cast<long>(width_)},
-                           ::torch::kUInt8)
-            .to(::torch::kFloat32)
+                           torch::kUInt8)
+            .to(torch::kFloat32)
             .div_(255.0f);
-    const ::torch::Tensor v = forward(image).contiguous();
+    const torch::Tensor v = forward(image).contiguous();
     const float* p = v.data_ptr<float>();
     double norm = 0.0;
     for (std::size_t i = 0; i < dim_; ++i) norm += double(p[i]) * p[i];
@@ -67,11 +67,11 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
  private:
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-  ::torch::Tensor forward(const ::torch::Tensor& input) const {
-    ::torch::NoGradGuard no_grad;
+  torch::Tensor forward(const torch::Tensor& input) const {
+    torch::NoGradGuard no_grad;
     // Module::forward is not const; the module is not modified by a forward in eval mode.
-    auto& module = const_cast<::torch::jit::script::Module&>(module_);
-    ::torch::jit::IValue result;
+    auto& module = const_cast<torch::jit::script::Module&>(module_);
+    torch::jit::IValue result;
     try {
       result = module.forward({input});
     } catch (const std::exception& e) {
@@ -79,13 +79,13 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
     }
     WINNOW_THROW_IF_NOT(result.isTensor(), "torchscript embedder '{}': forward must return a tensor",
                         path_);
-    return result.toTensor().to(::torch::kFloat32);
+    return result.toTensor().to(torch::kFloat32);
   }
 
   std::string path_;
   std::size_t width_, height_;
   std::string spec_;
-  ::torch::jit::script::Module module_;
+  torch::jit::script::Module module_;
   std::size_t dim_ = 0;
 };
 

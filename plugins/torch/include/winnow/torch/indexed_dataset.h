@@ -24,12 +24,12 @@ struct IndexedBatch {
 // In-memory tensors (first dimension = sample), batched with index_select:
 // the fast path for data sets that fit in memory.
 class IndexedTensorDataset
-    : public ::torch::data::datasets::BatchDataset<IndexedTensorDataset, IndexedBatch,
+    : public torch::data::datasets::BatchDataset<IndexedTensorDataset, IndexedBatch,
                                                    std::vector<std::size_t>> {
  public:
   IndexedTensorDataset(at::Tensor data, at::Tensor targets);
   IndexedBatch get_batch(std::vector<std::size_t> ids) override;
-  ::torch::optional<std::size_t> size() const override;
+  torch::optional<std::size_t> size() const override;
 
  private:
   at::Tensor data_;
@@ -43,7 +43,7 @@ at::Tensor ids_to_tensor(const std::vector<std::size_t>& ids, std::size_t size);
 // fetches each example and stacks them.
 template <typename Inner>
 class IndexedDataset
-    : public ::torch::data::datasets::BatchDataset<IndexedDataset<Inner>, IndexedBatch,
+    : public torch::data::datasets::BatchDataset<IndexedDataset<Inner>, IndexedBatch,
                                                    std::vector<std::size_t>> {
  public:
   explicit IndexedDataset(Inner inner) : inner_(std::move(inner)) {}
@@ -62,7 +62,7 @@ class IndexedDataset
     }
     return IndexedBatch{at::stack(data), at::stack(targets), id_tensor};
   }
-  ::torch::optional<std::size_t> size() const override { return inner_.size(); }
+  torch::optional<std::size_t> size() const override { return inner_.size(); }
 
  private:
   Inner inner_;

@@ -23,19 +23,19 @@
 
 namespace winnow {
 
-class PlanSampler : public ::torch::data::samplers::Sampler<std::vector<std::size_t>> {
+class PlanSampler : public torch::data::samplers::Sampler<std::vector<std::size_t>> {
  public:
   explicit PlanSampler(std::shared_ptr<DynamicPruner> pruner);
 
   // Begins an epoch (see DynamicPruner::begin_epoch). A new_size other than
   // the pruner's sample count is an error: the plan covers a fixed data set.
-  void reset(::torch::optional<std::size_t> new_size = ::torch::nullopt) override;
-  ::torch::optional<std::vector<std::size_t>> next(std::size_t batch_size) override;
+  void reset(torch::optional<std::size_t> new_size = torch::nullopt) override;
+  torch::optional<std::vector<std::size_t>> next(std::size_t batch_size) override;
 
   // Stores / restores the whole pruner state (scores, plan, position, stats)
   // as one byte tensor named "winnow_pruner"; load checks the sample count.
-  void save(::torch::serialize::OutputArchive& archive) const override;
-  void load(::torch::serialize::InputArchive& archive) override;
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
 
   DynamicPruner& pruner() const { return *pruner_; }
   // Wall time spent inside reset() and next(), shared by copies of the sampler.
