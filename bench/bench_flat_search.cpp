@@ -85,8 +85,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const std::map<std::string, FlatSearchKernel> known{
-      {"fused_avx512", FlatSearchKernel::fused_avx512},
-      {"sgemm", FlatSearchKernel::sgemm}};
+      {"fused_avx512", FlatSearchKernel::fused_avx512}, {"sgemm", FlatSearchKernel::sgemm}};
   std::vector<FlatSearchKernel> kernels;
   for (const std::string& name : kernel_names) {
     const auto it = known.find(name);
@@ -94,8 +93,7 @@ int main(int argc, char** argv) {
       std::cerr << "unknown kernel " << name << "\n";
       return 2;
     }
-    if (it->second != FlatSearchKernel::sgemm &&
-        !winnow::index::detail::fused_avx512_available()) {
+    if (it->second != FlatSearchKernel::sgemm && !winnow::index::detail::fused_avx512_available()) {
       std::cerr << "skipping " << name << ": this CPU has no AVX-512F\n";
       continue;
     }
@@ -133,14 +131,15 @@ int main(int argc, char** argv) {
       }
     }
     for (std::size_t i = 0; i < kernels.size(); ++i) {
-      const double macs = static_cast<double>(n) * static_cast<double>(d) *
-                          static_cast<double>(num_queries);
-      out["results"].push_back({{"d", d},
-                                {"kernel", kernel_names[i]},
-                                {"wall_s", median(wall[i])},
-                                {"cpu_s", median(cpu[i])},
-                                {"gmac_per_cpu_s", macs / median(cpu[i]) * 1e-9},
-                                {"slots_differing_from_first", differing_slots(results[0], results[i])}});
+      const double macs =
+          static_cast<double>(n) * static_cast<double>(d) * static_cast<double>(num_queries);
+      out["results"].push_back(
+          {{"d", d},
+           {"kernel", kernel_names[i]},
+           {"wall_s", median(wall[i])},
+           {"cpu_s", median(cpu[i])},
+           {"gmac_per_cpu_s", macs / median(cpu[i]) * 1e-9},
+           {"slots_differing_from_first", differing_slots(results[0], results[i])}});
     }
   }
   out["load_after"] = load_average();

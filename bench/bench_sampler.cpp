@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   std::string policy = "infobatch";
   std::string json_path;
   app.add_option("--n", n, "number of samples")->check(CLI::PositiveNumber);
-  app.add_option("--epochs", epochs, "epochs to run (epoch 0 is the warm-up)")->check(CLI::Range(2, 1000000));
+  app.add_option("--epochs", epochs, "epochs to run (epoch 0 is the warm-up)")
+      ->check(CLI::Range(2, 1000000));
   app.add_option("--batch", batch, "samples per update call")->check(CLI::PositiveNumber);
   app.add_option("--policy", policy, "policy spec, e.g. infobatch or uniform(keep=0.5)");
   app.add_option("--json", json_path, "write the results to this file as JSON");
@@ -91,8 +92,9 @@ int main(int argc, char** argv) {
       }
       update_ns.push_back(update_seconds * 1e9 / static_cast<double>(samples));
       weight_ns.push_back(weight_seconds * 1e9 / static_cast<double>(samples));
-      std::cerr << "epoch " << e << ": " << samples << " samples, plan "
-                << plan_seconds * 1e3 << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms), update " << update_ns.back() << " ns/sample\n";
+      std::cerr << "epoch " << e << ": " << samples << " samples, plan " << plan_seconds * 1e3
+                << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms), update " << update_ns.back()
+                << " ns/sample\n";
     }
 
     const winnow::RunStats totals = pruner.totals();
@@ -106,8 +108,7 @@ int main(int argc, char** argv) {
         {"plan_cpu_ms_per_epoch", median(plan_cpu_ms)},
         {"update_ns_per_sample", median(update_ns)},
         {"weight_ns_per_sample", median(weight_ns)},
-        {"bytes_per_sample",
-         static_cast<double>(pruner.state_bytes()) / static_cast<double>(n)},
+        {"bytes_per_sample", static_cast<double>(pruner.state_bytes()) / static_cast<double>(n)},
         {"plan_bytes_per_entry", planned_total == 0 ? 0.0
                                                     : static_cast<double>(plan_bytes) /
                                                           (static_cast<double>(planned_total) /

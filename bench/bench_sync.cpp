@@ -149,8 +149,7 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir, "folder for the FileStore files (ranks as threads)");
   auto* world_option =
       app.add_option("--world-size", world_size, "one rank per process: the number of ranks");
-  app.add_option("--rank", rank, "one rank per process: this process's rank")
-      ->needs(world_option);
+  app.add_option("--rank", rank, "one rank per process: this process's rank")->needs(world_option);
   app.add_option("--init", init, "one rank per process: the FileStore path all ranks share")
       ->needs(world_option);
   CLI11_PARSE(app, argc, argv);

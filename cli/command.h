@@ -11,8 +11,8 @@
 namespace winnow::cli {
 
 struct Command {
-  CLI::App* app = nullptr;    // the subcommand, to ask whether it was parsed
-  std::function<int()> run;   // runs it; returns the exit code
+  CLI::App* app = nullptr;   // the subcommand, to ask whether it was parsed
+  std::function<int()> run;  // runs it; returns the exit code
 };
 
 Command add_init_command(CLI::App& parent);

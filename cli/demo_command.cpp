@@ -37,7 +37,7 @@ constexpr const char* kPython = "/usr/bin/python3";  // the one with Debian's to
 Command add_demo_command(CLI::App& parent) {
   struct Options {
     std::string workdir, model = "mlp", review_vendor;  // empty: the job's default
-    int epochs = 0;  // 0: the job's default for the model
+    int epochs = 0;                                     // 0: the job's default for the model
     int seed = 2026;
     bool quick = false;
   };
@@ -57,7 +57,8 @@ Command add_demo_command(CLI::App& parent) {
   cmd->add_option("--review-vendor", o->review_vendor,
                   "the vendor that labels pass 2's flagged samples once more (default vendor_a; "
                   "none: no review round)");
-  cmd->add_option("--seed", o->seed, "seed of the data generator and the runs")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the data generator and the runs")
+      ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "smoke run: 3,000 images in 2 batches, 1 epoch");
   return {cmd, [o]() -> int {
             const std::filesystem::path script =
@@ -77,9 +78,9 @@ Command add_demo_command(CLI::App& parent) {
             }
             ::setenv("PYTHONPATH", python_path.c_str(), 1);
 
-            std::vector<std::string> args = {kPython,  script.string(), "--workdir", o->workdir,
-                                             "--model", o->model,       "--winnow",  self,
-                                             "--seed",  std::to_string(o->seed)};
+            std::vector<std::string> args = {
+                kPython,  script.string(), "--workdir", o->workdir, "--model",
+                o->model, "--winnow",      self,        "--seed",   std::to_string(o->seed)};
             if (o->epochs > 0) {
               args.push_back("--epochs");
               args.push_back(std::to_string(o->epochs));

@@ -66,8 +66,7 @@ Command add_export_command(CLI::App& parent) {
     std::string db, only, format = "jsonl";
   };
   auto o = std::make_shared<Options>();
-  auto* cmd =
-      parent.add_subcommand("export", "print every sample (or one status) as JSONL or CSV");
+  auto* cmd = parent.add_subcommand("export", "print every sample (or one status) as JSONL or CSV");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_option("--status", o->only,
                   "accepted|duplicate_exact|duplicate_near|label_issue|rejected");

@@ -41,7 +41,8 @@ namespace {
 
 void print_report(const curation::ingest::BatchReport& r) {
   std::cout << json_text(batch_report_json(r)) << "\n";
-  if (r.skipped) std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
+  if (r.skipped)
+    std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
 }
 
 // A pred-probs file: the table, and the line of every key (for messages).
@@ -75,16 +76,17 @@ PredProbsFile read_pred_probs(const std::string& path) {
                           "{} line {}: \"classes\" must be an array of at least 2 names", path,
                           line);
       for (const json& n : names) {
-        WINNOW_THROW_IF_NOT(n.is_string(), "{} line {}: class name {} is not a string", path,
-                            line, n.dump());
+        WINNOW_THROW_IF_NOT(n.is_string(), "{} line {}: class name {} is not a string", path, line,
+                            n.dump());
         file.table.class_names.push_back(n.get<std::string>());
       }
       num_classes = file.table.class_names.size();
       continue;
     }
     first = false;
-    WINNOW_THROW_IF_NOT(j.contains("key") && j["key"].is_string() && !j["key"].get<std::string>().empty(),
-                        "{} line {}: missing string \"key\"", path, line);
+    WINNOW_THROW_IF_NOT(
+        j.contains("key") && j["key"].is_string() && !j["key"].get<std::string>().empty(),
+        "{} line {}: missing string \"key\"", path, line);
     const std::string key = j["key"].get<std::string>();
     WINNOW_THROW_IF_NOT(j.contains("pred_probs") && j["pred_probs"].is_array(),
                         "{} line {}: key '{}' has no \"pred_probs\" array", path, line, key);
@@ -109,14 +111,15 @@ PredProbsFile read_pred_probs(const std::string& path) {
                         "{} line {}: key '{}' probabilities sum to {}, not 1 (within {})", path,
                         line, key, sum, curation::labels::kPredProbsSumTolerance);
     auto [it, fresh] = file.line_of_key.emplace(key, line);
-    WINNOW_THROW_IF_NOT(fresh, "{} line {}: key '{}' already had a row on line {}", path, line,
-                        key, it->second);
+    WINNOW_THROW_IF_NOT(fresh, "{} line {}: key '{}' already had a row on line {}", path, line, key,
+                        it->second);
     file.table.rows.emplace(key, std::move(row));
   }
   WINNOW_THROW_IF_NOT(num_classes && *num_classes >= 2,
                       "pred-probs file '{}' has no rows with at least 2 classes", path);
   if (file.table.class_names.empty()) {
-    for (std::size_t c = 0; c < *num_classes; ++c) file.table.class_names.push_back(std::to_string(c));
+    for (std::size_t c = 0; c < *num_classes; ++c)
+      file.table.class_names.push_back(std::to_string(c));
   }
   return file;
 }
@@ -139,11 +142,14 @@ void check_pred_probs(const PredProbsFile& file, const std::string& path,
   auto fail = [&](const std::string& key, const std::string& label) {
     WINNOW_THROW("{} line {}: key '{}' has label '{}', which is not one of the {} classes{}", path,
                  file.line_of_key.at(key), key, label, names.size(),
-                 names.size() > 0 && names[0] == "0" ? " (0..K-1; name others with a {\"classes\": [...]} first line)" : "");
+                 names.size() > 0 && names[0] == "0"
+                     ? " (0..K-1; name others with a {\"classes\": [...]} first line)"
+                     : "");
   };
   for (const auto& [key, row] : file.table.rows) {
     if (auto s = pipeline.store().find_by_external_key(key)) {
-      const bool judged = s->status == store::SampleStatus::accepted || s->status == store::SampleStatus::label_issue;
+      const bool judged = s->status == store::SampleStatus::accepted ||
+                          s->status == store::SampleStatus::label_issue;
       const curation::labels::LabelNames& label_names = pipeline.label_names();
       if (judged && s->label && !is_class(label_names.name_of(*s->label))) {
         fail(key, label_names.name_of(*s->label));
@@ -155,7 +161,8 @@ void check_pred_probs(const PredProbsFile& file, const std::string& path,
                         "{} line {}: key '{}' is neither in the database nor in a manifest", path,
                         file.line_of_key.at(key), key);
     if (r->second->label) {
-      if (!is_class(curation::labels::canonical_label(*r->second->label))) fail(key, *r->second->label);
+      if (!is_class(curation::labels::canonical_label(*r->second->label)))
+        fail(key, *r->second->label);
     } else {
       for (const auto& a : r->second->annotations) {
         if (!is_class(curation::labels::canonical_label(a.label))) fail(key, a.label);
@@ -169,7 +176,8 @@ nlohmann::json revision_json(const curation::ingest::LabelRevisionReport& rev,
                              const curation::labels::ConfidentLearningOptions& options) {
   const auto& r = rev.result;
   nlohmann::json thresholds = nlohmann::json::object();
-  for (std::size_t j = 0; j < r.thresholds.size(); ++j) thresholds[table.class_names[j]] = r.thresholds[j];
+  for (std::size_t j = 0; j < r.thresholds.size(); ++j)
+    thresholds[table.class_names[j]] = r.thresholds[j];
   return {{"confident_learning",
            {{"batch", batch_id},
             {"filter_by", curation::labels::to_string(options.filter_by)},
@@ -211,47 +219,47 @@ Command add_ingest_command(CLI::App& parent) {
                   "samples of each given class confident learning never flags")
       ->capture_default_str();
   cmd->add_option("manifests", o->manifests, "manifest files")->required();
-  return {cmd, [o] {
-            for (const std::string& m : o->manifests) {
-              WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(m),
-                                  "manifest '{}' does not exist", m);
-            }
-            curation::labels::ConfidentLearningOptions cl;
-            cl.filter_by = curation::labels::parse_label_issue_filter(o->filter_by);
-            cl.quality = curation::labels::parse_label_quality_method(o->label_quality);
-            cl.min_examples_per_class = o->min_examples_per_class;
-            WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
-                                "--min-examples-per-class={} must be >= 0",
-                                cl.min_examples_per_class);
-            curation::ingest::IngestPipeline pipeline(o->db);
-            if (o->pred_probs.empty()) {
-              for (const std::string& m : o->manifests) {
-                // Streamed: memory does not grow with the manifest.
-                curation::ingest::ManifestReader reader(m);
-                const std::string checksum = curation::ingest::file_checksum(m);
-                print_report(
-                    pipeline.ingest_batch(curation::printable_text(m), checksum, reader));
-              }
-              return 0;
-            }
-            // With pred-probs every manifest is read first: the rows are
-            // checked against the store and all manifests before any write.
-            const PredProbsFile probs = read_pred_probs(o->pred_probs);
-            std::vector<std::vector<curation::ingest::ManifestEntry>> manifests;
-            for (const std::string& m : o->manifests) manifests.push_back(curation::ingest::read_manifest(m));
-            check_pred_probs(probs, o->pred_probs, pipeline, manifests);
-            for (std::size_t i = 0; i < o->manifests.size(); ++i) {
-              const std::string& m = o->manifests[i];
-              const curation::ingest::BatchReport report =
-                  pipeline.ingest_batch(curation::printable_text(m), curation::ingest::file_checksum(m),
-                                        std::move(manifests[i]));
-              print_report(report);
-              const curation::ingest::LabelRevisionReport rev =
-                  pipeline.revise_label_issues(probs.table, cl, report.batch_id);
-              std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << "\n";
-            }
-            return 0;
-          }};
+  return {
+      cmd, [o] {
+        for (const std::string& m : o->manifests) {
+          WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(m), "manifest '{}' does not exist",
+                              m);
+        }
+        curation::labels::ConfidentLearningOptions cl;
+        cl.filter_by = curation::labels::parse_label_issue_filter(o->filter_by);
+        cl.quality = curation::labels::parse_label_quality_method(o->label_quality);
+        cl.min_examples_per_class = o->min_examples_per_class;
+        WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
+                            "--min-examples-per-class={} must be >= 0", cl.min_examples_per_class);
+        curation::ingest::IngestPipeline pipeline(o->db);
+        if (o->pred_probs.empty()) {
+          for (const std::string& m : o->manifests) {
+            // Streamed: memory does not grow with the manifest.
+            curation::ingest::ManifestReader reader(m);
+            const std::string checksum = curation::ingest::file_checksum(m);
+            print_report(pipeline.ingest_batch(curation::printable_text(m), checksum, reader));
+          }
+          return 0;
+        }
+        // With pred-probs every manifest is read first: the rows are
+        // checked against the store and all manifests before any write.
+        const PredProbsFile probs = read_pred_probs(o->pred_probs);
+        std::vector<std::vector<curation::ingest::ManifestEntry>> manifests;
+        for (const std::string& m : o->manifests)
+          manifests.push_back(curation::ingest::read_manifest(m));
+        check_pred_probs(probs, o->pred_probs, pipeline, manifests);
+        for (std::size_t i = 0; i < o->manifests.size(); ++i) {
+          const std::string& m = o->manifests[i];
+          const curation::ingest::BatchReport report =
+              pipeline.ingest_batch(curation::printable_text(m), curation::ingest::file_checksum(m),
+                                    std::move(manifests[i]));
+          print_report(report);
+          const curation::ingest::LabelRevisionReport rev =
+              pipeline.revise_label_issues(probs.table, cl, report.batch_id);
+          std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << "\n";
+        }
+        return 0;
+      }};
 }
 
 Command add_import_idx_command(CLI::App& parent) {
@@ -273,16 +281,18 @@ Command add_import_idx_command(CLI::App& parent) {
             std::vector<curation::ManifestRecord> records =
                 curation::ingest::import_idx(o->images, o->labels, o->prefix);
             if (o->limit > 0 && o->limit < records.size()) records.resize(o->limit);
-            const std::string checksum = fmt::format(
-                "idx:{}:{}:{}:{}", curation::ingest::file_checksum(o->images),
-                curation::ingest::file_checksum(o->labels), o->prefix, records.size());
+            const std::string checksum =
+                fmt::format("idx:{}:{}:{}:{}", curation::ingest::file_checksum(o->images),
+                            curation::ingest::file_checksum(o->labels), o->prefix, records.size());
             std::vector<curation::ingest::ManifestEntry> entries(records.size());
             for (std::size_t i = 0; i < records.size(); ++i) {
               records[i].line = i + 1;
               entries[i].record = std::move(records[i]);
             }
-            curation::ingest::BatchReport r = pipeline.ingest_batch(o->images, checksum, std::move(entries));
-            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            curation::ingest::BatchReport r =
+                pipeline.ingest_batch(o->images, checksum, std::move(entries));
+            r.seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             print_report(r);
             return 0;
           }};

@@ -19,8 +19,9 @@ Command add_init_command(CLI::App& parent) {
   curation::ingest::CurationConfig& config = o->config;
   auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
   cmd->add_option("--db", o->db, "database file")->required();
-  cmd->add_option("--embedder", config.embedder,
-                  "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
+  cmd->add_option(
+         "--embedder", config.embedder,
+         "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
       ->capture_default_str();
   cmd->add_option("--index", config.index, "index config: flat or hnsw(M=..,...)")
       ->capture_default_str();
@@ -43,16 +44,17 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();
-  return {cmd, [o] {
-            curation::ingest::IngestPipeline::init(o->db, o->config);
-            curation::ingest::IngestPipeline pipeline(o->db);
-            std::cout << nlohmann::json{{"db", o->db},
-                                        {"config", nlohmann::json::parse(pipeline.config().to_json())},
-                                        {"index_file", pipeline.index_path()}}
-                             .dump()
-                      << "\n";
-            return 0;
-          }};
+  return {
+      cmd, [o] {
+        curation::ingest::IngestPipeline::init(o->db, o->config);
+        curation::ingest::IngestPipeline pipeline(o->db);
+        std::cout << nlohmann::json{{"db", o->db},
+                                    {"config", nlohmann::json::parse(pipeline.config().to_json())},
+                                    {"index_file", pipeline.index_path()}}
+                         .dump()
+                  << "\n";
+        return 0;
+      }};
 }
 
 }  // namespace winnow::cli

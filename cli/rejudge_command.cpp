@@ -1,8 +1,7 @@
-// winnow rejudge --db D (alias: regain, its name until 0.1) [--labels] [--consensus] [--embedder SPEC]: redo
-// against today's dataset what ingest decided against the dataset of each
-// sample's arrival: gains always; label quality with --labels; consensus
-// labels with --consensus; a new embedding of every stored sample, which then
-// becomes the dataset's embedder, with --embedder
+// winnow rejudge --db D (alias: regain, its name until 0.1) [--labels] [--consensus] [--embedder
+// SPEC]: redo against today's dataset what ingest decided against the dataset of each sample's
+// arrival: gains always; label quality with --labels; consensus labels with --consensus; a new
+// embedding of every stored sample, which then becomes the dataset's embedder, with --embedder
 // (IngestPipeline::rejudge, curation/ingest/src/rejudge.cpp).
 #include <iostream>
 #include <memory>
@@ -29,8 +28,9 @@ Command add_rejudge_command(CLI::App& parent) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
-      "rejudge", "re-judge stored samples against today's dataset: gains, and with --labels or "
-                 "--embedder label quality");
+      "rejudge",
+      "re-judge stored samples against today's dataset: gains, and with --labels or "
+      "--embedder label quality");
   cmd->alias("regain");  // the subcommand's first name; scripts keep working
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_flag("--labels", o->labels,

@@ -54,7 +54,8 @@ Command add_serve_command(CLI::App& parent) {
       ->required();
   cmd->add_option("--poll-ms", o->poll_ms, "inbox scan and heartbeat interval")
       ->capture_default_str();
-  cmd->add_option("--heartbeat", o->heartbeat, "heartbeat/status JSON file (default: DB.serve.json)");
+  cmd->add_option("--heartbeat", o->heartbeat,
+                  "heartbeat/status JSON file (default: DB.serve.json)");
   cmd->add_option("--http-host", o->http_host,
                   "address of the status/metrics endpoint; a non-loopback one needs "
                   "--http-allow-remote")

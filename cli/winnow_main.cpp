@@ -19,12 +19,18 @@ namespace {
 
 int exit_code(winnow::ErrorKind kind) {
   switch (kind) {
-    case winnow::ErrorKind::invalid_input: return 1;
-    case winnow::ErrorKind::internal: return 2;
-    case winnow::ErrorKind::not_found: return 3;
-    case winnow::ErrorKind::busy: return 4;
-    case winnow::ErrorKind::io: return 5;
-    case winnow::ErrorKind::corrupt: return 6;
+    case winnow::ErrorKind::invalid_input:
+      return 1;
+    case winnow::ErrorKind::internal:
+      return 2;
+    case winnow::ErrorKind::not_found:
+      return 3;
+    case winnow::ErrorKind::busy:
+      return 4;
+    case winnow::ErrorKind::io:
+      return 5;
+    case winnow::ErrorKind::corrupt:
+      return 6;
   }
   return 2;
 }
@@ -39,9 +45,7 @@ int run(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_init_command(app),   add_ingest_command(app), add_import_idx_command(app),
       add_status_command(app), add_export_command(app), add_rejudge_command(app),
-      add_report_command(app),
-      add_serve_command(app),
-      add_demo_command(app),
+      add_report_command(app), add_serve_command(app),  add_demo_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -15,19 +15,20 @@ std::string find_file(const std::string& dir, const std::string& stem) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     if (std::filesystem::exists(path)) return path;
   }
-  WINNOW_THROW("Fashion-MNIST file '{}' (or '{}.gz') not found in '{}'; install Debian's "
-               "dataset-fashion-mnist (scripts/install-deps) or set WINNOW_FASHION_MNIST_DIR",
-               stem, stem, dir);
+  WINNOW_THROW(
+      "Fashion-MNIST file '{}' (or '{}.gz') not found in '{}'; install Debian's "
+      "dataset-fashion-mnist (scripts/install-deps) or set WINNOW_FASHION_MNIST_DIR",
+      stem, stem, dir);
 }
 
 // The IDX files are parsed by winnow::dataset (gzipped or plain, every header
 // and size checked); here they only become tensors.
 at::Tensor images_tensor(const std::string& path) {
   const dataset::IdxImages idx = dataset::read_idx_images(path);
-  at::Tensor images = at::empty({static_cast<std::int64_t>(idx.count),
-                                 static_cast<std::int64_t>(idx.rows),
-                                 static_cast<std::int64_t>(idx.cols)},
-                                at::kByte);
+  at::Tensor images =
+      at::empty({static_cast<std::int64_t>(idx.count), static_cast<std::int64_t>(idx.rows),
+                 static_cast<std::int64_t>(idx.cols)},
+                at::kByte);
   std::memcpy(images.data_ptr<std::uint8_t>(), idx.pixels.data(), idx.pixels.size());
   return images;
 }

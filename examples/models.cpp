@@ -15,8 +15,9 @@ namespace F = torch::nn::functional;
 
 class Mlp final : public Classifier {
  public:
-  Mlp() : hidden_(register_module("hidden", torch::nn::Linear(784, 256))),
-          out_(register_module("out", torch::nn::Linear(256, 10))) {}
+  Mlp()
+      : hidden_(register_module("hidden", torch::nn::Linear(784, 256))),
+        out_(register_module("out", torch::nn::Linear(256, 10))) {}
   at::Tensor forward(at::Tensor images) override {
     return out_->forward(F::relu(hidden_->forward(images.flatten(1))));
   }

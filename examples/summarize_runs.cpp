@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
     }
     try {
       const nlohmann::json run = nlohmann::json::parse(in);
-      const auto key = std::make_pair(run.at("model").get<std::string>(), run.at("policy").get<std::string>());
+      const auto key =
+          std::make_pair(run.at("model").get<std::string>(), run.at("policy").get<std::string>());
       if (groups.count(key) == 0) order.push_back(key);
       Group& g = groups[key];
       g.accuracy.push_back(run.at("test_accuracy").get<double>());
@@ -73,20 +74,22 @@ int main(int argc, char** argv) {
       g.forward += run.at("forward_samples").get<std::uint64_t>();
       g.full_forward += run.at("full_forward_samples").get<std::uint64_t>();
     } catch (const std::exception& e) {
-      std::cerr << "summarize_runs: '" << path << "' is not a train_fashion_mnist result: " << e.what() << "\n";
+      std::cerr << "summarize_runs: '" << path
+                << "' is not a train_fashion_mnist result: " << e.what() << "\n";
       return 1;
     }
   }
 
   const char* header_md =
-      "| model | policy | seeds | test accuracy, mean ± sd | vs full (points) | forward samples | saved | wall s, median | wall vs full | in winnow s |\n"
+      "| model | policy | seeds | test accuracy, mean ± sd | vs full (points) | forward samples | "
+      "saved | wall s, median | wall vs full | in winnow s |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n";
   if (markdown) {
     std::cout << header_md;
   } else {
-    std::cout << fmt::format("{:<5} {:<34} {:>5} {:>17} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9}\n", "model",
-                             "policy", "seeds", "test acc", "vs full", "fwd/run", "saved", "wall s",
-                             "vs full", "winnow s");
+    std::cout << fmt::format("{:<5} {:<34} {:>5} {:>17} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9}\n",
+                             "model", "policy", "seeds", "test acc", "vs full", "fwd/run", "saved",
+                             "wall s", "vs full", "winnow s");
   }
   for (const auto& key : order) {
     const Group& g = groups.at(key);
@@ -102,13 +105,15 @@ int main(int argc, char** argv) {
     const double saved = 1.0 - static_cast<double>(g.forward) / static_cast<double>(g.full_forward);
     const std::uint64_t per_run = g.forward / g.accuracy.size();
     if (markdown) {
-      std::cout << fmt::format("| {} | `{}` | {} | {:.4f} ± {:.4f} | {} | {} | {:.1f}% | {:.1f} | {} | {:.2f} |\n",
-                               key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy),
-                               vs_acc, per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
+      std::cout << fmt::format(
+          "| {} | `{}` | {} | {:.4f} ± {:.4f} | {} | {} | {:.1f}% | {:.1f} | {} | {:.2f} |\n",
+          key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy), vs_acc,
+          per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
     } else {
-      std::cout << fmt::format("{:<5} {:<34} {:>5} {:>9.4f}±{:.4f} {:>9} {:>10} {:>6.1f}% {:>8.1f} {:>8} {:>9.2f}\n",
-                               key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy),
-                               vs_acc, per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
+      std::cout << fmt::format(
+          "{:<5} {:<34} {:>5} {:>9.4f}±{:.4f} {:>9} {:>10} {:>6.1f}% {:>8.1f} {:>8} {:>9.2f}\n",
+          key.first, key.second, g.accuracy.size(), mean(g.accuracy), stddev(g.accuracy), vs_acc,
+          per_run, 100.0 * saved, median(g.wall), vs_wall, median(g.in_winnow));
     }
   }
   return 0;

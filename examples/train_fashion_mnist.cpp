@@ -187,9 +187,9 @@ void print_run_header(const Options& o, winnow::DynamicPruner& pruner, std::uint
 // follows epochs rather than a step count fixed in advance.
 double set_epoch_learning_rate(const Options& o, std::uint64_t epoch,
                                torch::optim::SGD& optimizer) {
-  const double lr = 0.5 * o.lr *
-                    (1.0 + std::cos(M_PI * static_cast<double>(epoch) /
-                                    static_cast<double>(o.epochs)));
+  const double lr =
+      0.5 * o.lr *
+      (1.0 + std::cos(M_PI * static_cast<double>(epoch) / static_cast<double>(o.epochs)));
   for (auto& group : optimizer.param_groups()) {
     static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
   }
@@ -339,8 +339,7 @@ int run(const Options& o) {
   const auto start = Clock::now();
   for (std::uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
     const double lr = set_epoch_learning_rate(o, epoch, optimizer);
-    const EpochTotals totals =
-        train_epoch(*loader, *model, optimizer, hooks, device, loss_seconds);
+    const EpochTotals totals = train_epoch(*loader, *model, optimizer, hooks, device, loss_seconds);
     per_epoch.push_back(report_epoch(o, epoch, lr, totals, *pruner, n, seconds_since(start)));
   }
   RunTimes times;
@@ -359,9 +358,12 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Train a Fashion-MNIST classifier with winnow's dynamic data pruning"};
   app.add_option("--model", o.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}));
-  app.add_option("--policy", o.policy, "full, infobatch, infobatch-quantile, uniform, ucb, epsilon-greedy, or a full spec such as 'infobatch(r=0.6,delta=0.85)'");
+  app.add_option("--policy", o.policy,
+                 "full, infobatch, infobatch-quantile, uniform, ucb, epsilon-greedy, or a full "
+                 "spec such as 'infobatch(r=0.6,delta=0.85)'");
   app.add_option("--epochs", o.epochs, "epochs of the full-data run")->check(CLI::PositiveNumber);
-  app.add_option("--prune-ratio", o.prune_ratio, "r for infobatch/uniform, pruned fraction for ucb/epsilon-greedy");
+  app.add_option("--prune-ratio", o.prune_ratio,
+                 "r for infobatch/uniform, pruned fraction for ucb/epsilon-greedy");
   app.add_option("--delta", o.delta, "share of epochs that may prune; the rest anneal on all data");
   app.add_option("--seed", o.seed, "seed for the model and the sampler");
   app.add_option("--threads", o.threads, "torch CPU threads")->check(CLI::PositiveNumber);
@@ -372,12 +374,16 @@ int main(int argc, char** argv) {
   app.add_option("--train-limit", o.train_limit, "use only the first N training images (0: all)");
   app.add_option("--data", o.data_dir, "folder with the Fashion-MNIST IDX files");
   app.add_option("--device", o.device, "cpu or cuda");
-  app.add_option("--world-size", o.world_size, "data-parallel processes (c10d/Gloo on the CPU)")->check(CLI::PositiveNumber);
-  app.add_option("--rank", o.rank, "this process's rank, 0 to world-size - 1")->check(CLI::NonNegativeNumber);
-  app.add_option("--init", o.init, "c10d FileStore path shared by the ranks (remove it before a new run)");
+  app.add_option("--world-size", o.world_size, "data-parallel processes (c10d/Gloo on the CPU)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--rank", o.rank, "this process's rank, 0 to world-size - 1")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--init", o.init,
+                 "c10d FileStore path shared by the ranks (remove it before a new run)");
   CLI11_PARSE(app, argc, argv);
   if (o.rank >= o.world_size) {
-    std::cerr << "train_fashion_mnist: --rank " << o.rank << " is out of range for --world-size " << o.world_size << "\n";
+    std::cerr << "train_fashion_mnist: --rank " << o.rank << " is out of range for --world-size "
+              << o.world_size << "\n";
     return 1;
   }
   try {

@@ -18,8 +18,8 @@ Spec Spec::parse(const std::string& text, const std::string& what) {
                         "{} '{}': unbalanced parentheses: ')' without '('", what, text);
     spec.name = t;
   } else {
-    WINNOW_THROW_IF_NOT(t.back() == ')',
-                        "{} '{}': unbalanced parentheses: expected ')' at the end", what, text);
+    WINNOW_THROW_IF_NOT(t.back() == ')', "{} '{}': unbalanced parentheses: expected ')' at the end",
+                        what, text);
     spec.name = trim(t.substr(0, open));
     body = t.substr(open + 1, t.size() - open - 2);
   }

@@ -32,9 +32,10 @@ double SpecReader::parse_number(const std::string& key, const std::string& value
   if (piece == value) {
     WINNOW_THROW("{} '{}': value '{}' of '{}' is not a finite number", what_, text_, value, key);
   }
-  WINNOW_THROW("{} '{}': value '{}' of '{}' is not a finite number: '{}' (numbers are "
-               "separated by ':')",
-               what_, text_, value, key, piece);
+  WINNOW_THROW(
+      "{} '{}': value '{}' of '{}' is not a finite number: '{}' (numbers are "
+      "separated by ':')",
+      what_, text_, value, key, piece);
 }
 
 std::uint64_t SpecReader::parse_digits(const std::string& key, const std::string& value,
@@ -101,8 +102,8 @@ void SpecReader::finish() const {
       WINNOW_THROW("{} '{}': unknown key '{}' ('{}' takes no parameters)", what_, text_, key,
                    spec_.name);
     }
-    WINNOW_THROW("{} '{}': unknown key '{}' for '{}' (expected {})", what_, text_, key,
-                 spec_.name, fmt::join(read_, ", "));
+    WINNOW_THROW("{} '{}': unknown key '{}' for '{}' (expected {})", what_, text_, key, spec_.name,
+                 fmt::join(read_, ", "));
   }
 }
 

@@ -65,8 +65,8 @@ struct SyntheticStream {
       std::size_t cluster = pick_cluster(rng);
       if (near > 0.0 && !recent.empty() && unit(rng) < near) {
         // A re-submitted copy: the embedding with 1% noise, one word changed.
-        const auto& [embedding, text] = recent[std::uniform_int_distribution<std::size_t>(
-            0, recent.size() - 1)(rng)];
+        const auto& [embedding, text] =
+            recent[std::uniform_int_distribution<std::size_t>(0, recent.size() - 1)(rng)];
         r.embedding = embedding;
         for (float& v : r.embedding) v += 0.01f * normal(rng);
         r.text = text + " (resubmitted)";
@@ -145,8 +145,8 @@ int main(int argc, char** argv) {
     const std::size_t count = n / batches + (b < n % batches ? 1 : 0);
     std::vector<ManifestEntry> entries = stream.batch(count);
     const BatchReport report =
-        pipeline.ingest_batch(fmt::format("synthetic-{}", b), fmt::format("synthetic-{}-{}", seed, b),
-                              std::move(entries));
+        pipeline.ingest_batch(fmt::format("synthetic-{}", b),
+                              fmt::format("synthetic-{}-{}", seed, b), std::move(entries));
     ingest_s += report.seconds;
     for (std::size_t s = 0; s < totals.by_status.size(); ++s) {
       totals.by_status[s] += report.counts.by_status[s];

@@ -75,13 +75,15 @@ int main(int argc, char** argv) {
     const std::size_t m = std::min(batch, n - b);
     const auto res = index->search(m, vecs.data() + b * d, k + 1);
     for (std::size_t q = 0; q < m; ++q) {
-      quality[b + q] = lq.score(res, q, labels[b + q], lookup, static_cast<std::int64_t>(b + q)).quality;
+      quality[b + q] =
+          lq.score(res, q, labels[b + q], lookup, static_cast<std::int64_t>(b + q)).quality;
     }
   }
   const double search_s = seconds_since(t_search);
 
   nlohmann::json curve = nlohmann::json::array();
-  for (const double t : {0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7}) {
+  for (const double t :
+       {0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7}) {
     std::size_t tp = 0, fp = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (quality[i] < t) {
@@ -90,11 +92,12 @@ int main(int argc, char** argv) {
     }
     const double precision = tp + fp > 0 ? double(tp) / double(tp + fp) : 0.0;
     const double recall = flips > 0 ? double(tp) / double(flips) : 0.0;
-    curve.push_back({{"flag_below", t},
-                     {"flagged", tp + fp},
-                     {"precision", precision},
-                     {"recall", recall},
-                     {"f1", precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0}});
+    curve.push_back(
+        {{"flag_below", t},
+         {"flagged", tp + fp},
+         {"precision", precision},
+         {"recall", recall},
+         {"f1", precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0}});
   }
   nlohmann::json out = {
       {"benchmark", "label_quality"},

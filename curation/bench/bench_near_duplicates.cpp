@@ -135,8 +135,8 @@ PlantedSet plant_copies(const BenchOptions& o) {
   for (std::size_t c = 0; c < set.order.size(); ++c) {
     const int d = dir(rng);
     const double f = bright(rng);
-    set.planted.push_back(edited_copy(set.records[set.order[c]], d, f, o.noise, gauss, rng,
-                                      set.width, set.height));
+    set.planted.push_back(
+        edited_copy(set.records[set.order[c]], d, f, o.noise, gauss, rng, set.width, set.height));
   }
   set.copied.assign(n, false);
   for (const std::size_t i : set.order) {
@@ -210,8 +210,7 @@ Similarities run_through(const Experiment& e, winnow::index::VectorIndex& index,
     e.embedder.embed(e.set.records[i], vec.data());
     if (index.size() > 0) {
       const NearDuplicateMatch m = finder.verify(
-          pipeline_candidates(index.search(1, vec.data(), candidates),
-                              e.options.candidate_margin),
+          pipeline_candidates(index.search(1, vec.data(), candidates), e.options.candidate_margin),
           0, e.set.records[i], e.lookup);
       s.checked += static_cast<std::size_t>(m.candidates_checked);
       if (m.id >= 0) {
@@ -225,8 +224,8 @@ Similarities run_through(const Experiment& e, winnow::index::VectorIndex& index,
     const ManifestRecord& copy = e.set.planted[c];
     const std::size_t original = e.set.order[c];
     e.embedder.embed(copy, vec.data());
-    const auto res = pipeline_candidates(index.search(1, vec.data(), candidates),
-                                         e.options.candidate_margin);
+    const auto res =
+        pipeline_candidates(index.search(1, vec.data(), candidates), e.options.candidate_margin);
     for (std::size_t r = 0; r < res.count(0); ++r) {
       if (static_cast<std::size_t>(res.id(0, r)) == original) {
         ++s.candidate_hits;
@@ -249,8 +248,8 @@ nlohmann::json threshold_curve(const PlantedSet& set, const Similarities& s,
   const std::size_t n = set.records.size();
   const std::size_t copies = set.planted.size();
   nlohmann::json curve = nlohmann::json::array();
-  for (const double t : {0.80, 0.85, 0.88, 0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.985,
-                         0.99, 0.995}) {
+  for (const double t :
+       {0.80, 0.85, 0.88, 0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.985, 0.99, 0.995}) {
     std::size_t hit = 0, any = 0, fp = 0, fp_untouched = 0;
     for (std::size_t c = 0; c < copies; ++c) {
       hit += s.copy_to_original[c] >= t;
@@ -274,8 +273,7 @@ nlohmann::json threshold_curve(const PlantedSet& set, const Similarities& s,
 }
 
 // One run of the experiment through the index made from `config`.
-nlohmann::json measure(const Experiment& e, const std::string& config,
-                       double default_threshold) {
+nlohmann::json measure(const Experiment& e, const std::string& config, double default_threshold) {
   auto index = winnow::index::make_vector_index(config, e.embedder.dim());
   NearDuplicateFinderOptions fopt;
   fopt.candidates = e.options.candidates;

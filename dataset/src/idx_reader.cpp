@@ -32,9 +32,8 @@ std::uint32_t read_u32(const ReadFn& read, const std::string& name, const char* 
 
 void check_magic(std::uint32_t magic, std::uint32_t expected, const std::string& name,
                  const char* kind) {
-  WINNOW_THROW_IF_NOT(magic == expected,
-                      "IDX file '{}' has magic 0x{:08x}, expected 0x{:08x} ({})", name, magic,
-                      expected, kind);
+  WINNOW_THROW_IF_NOT(magic == expected, "IDX file '{}' has magic 0x{:08x}, expected 0x{:08x} ({})",
+                      name, magic, expected, kind);
 }
 
 // Reads n payload bytes. The buffer is not sized from the header up front:
@@ -56,8 +55,8 @@ void read_payload(const ReadFn& read, std::vector<std::uint8_t>& out, std::size_
       break;
     }
   }
-  WINNOW_THROW_IF_NOT(done == n, "IDX file '{}' is truncated: expected {} data bytes, got {}",
-                      name, n, done);
+  WINNOW_THROW_IF_NOT(done == n, "IDX file '{}' is truncated: expected {} data bytes, got {}", name,
+                      n, done);
   unsigned char extra;
   WINNOW_THROW_IF_NOT(read(&extra, 1) == 0,
                       "IDX file '{}' has trailing bytes after its {} data bytes", name, n);

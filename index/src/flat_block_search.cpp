@@ -17,8 +17,7 @@
 // reference machine) and declares it the same way.
 extern "C" int sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                       const int* k, const float* alpha, const float* a, const int* lda,
-                      const float* b, const int* ldb, const float* beta, float* c,
-                      const int* ldc);
+                      const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
 
 namespace winnow::index::detail {
 namespace {
@@ -109,7 +108,8 @@ constexpr std::size_t kQueryBlock = 256;
 void scan_portable(const float* scores, std::size_t n, std::int64_t first_row, BatchTopK& top,
                    std::size_t q) {
   for (std::size_t j = 0; j < n; ++j) {
-    if (scores[j] > top.threshold(q)) top.push(q, scores[j], first_row + static_cast<std::int64_t>(j));
+    if (scores[j] > top.threshold(q))
+      top.push(q, scores[j], first_row + static_cast<std::int64_t>(j));
   }
 }
 
@@ -118,8 +118,8 @@ void scan_portable(const float* scores, std::size_t n, std::int64_t first_row, B
 // with a score above it looks at single scores. The threshold only rises, so
 // it stays in a register until a push may have changed it.
 __attribute__((target("avx2"))) void scan_avx2(const float* scores, std::size_t n,
-                                                 std::int64_t first_row, BatchTopK& top,
-                                                 std::size_t q) {
+                                               std::int64_t first_row, BatchTopK& top,
+                                               std::size_t q) {
   __m256 threshold = _mm256_set1_ps(top.threshold(q));
   std::size_t j = 0;
   for (; j + 32 <= n; j += 32) {
@@ -136,7 +136,8 @@ __attribute__((target("avx2"))) void scan_avx2(const float* scores, std::size_t 
     while (mask != 0) {
       const std::size_t i = j + static_cast<std::size_t>(__builtin_ctz(mask));
       mask &= mask - 1;
-      if (scores[i] > top.threshold(q)) top.push(q, scores[i], first_row + static_cast<std::int64_t>(i));
+      if (scores[i] > top.threshold(q))
+        top.push(q, scores[i], first_row + static_cast<std::int64_t>(i));
     }
     threshold = _mm256_set1_ps(top.threshold(q));
   }
@@ -303,8 +304,8 @@ __attribute__((target("avx512f"))) void fused_search_avx512(const float* base, s
       for (std::size_t g = 0; g < Regs; ++g) thr[g] = _mm512_loadu_ps(thr_mem + 16 * g);
       std::size_t r = b0;
       for (; r + Rows <= b1; r += Rows) {
-        score_rows<Rows, Regs>(base + r * d, d, static_cast<std::int64_t>(r), panel, p * kWidth, thr,
-                               thr_mem, top);
+        score_rows<Rows, Regs>(base + r * d, d, static_cast<std::int64_t>(r), panel, p * kWidth,
+                               thr, thr_mem, top);
       }
       for (; r < b1; ++r) {  // the last block's last rows, one at a time
         score_rows<1, Regs>(base + r * d, d, static_cast<std::int64_t>(r), panel, p * kWidth, thr,

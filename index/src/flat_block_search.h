@@ -27,8 +27,7 @@ bool fused_avx512_available();
 // Slots beyond n are -1 / -infinity. Throws winnow::Error when `kernel`
 // is fused_avx512 and the CPU lacks AVX-512F.
 void flat_block_search(const float* base, std::size_t n, std::size_t d, const float* queries,
-                       std::size_t num_queries, std::size_t k, float* scores,
-                       std::int64_t* labels,
+                       std::size_t num_queries, std::size_t k, float* scores, std::int64_t* labels,
                        FlatSearchKernel kernel = FlatSearchKernel::automatic);
 
 }  // namespace winnow::index::detail

@@ -47,10 +47,18 @@ FlatVectorIndex::FlatVectorIndex(std::unique_ptr<Impl> impl) : impl_(std::move(i
 
 FlatVectorIndex::~FlatVectorIndex() = default;
 
-std::size_t FlatVectorIndex::dim() const { return static_cast<std::size_t>(impl_->flat->d); }
-std::size_t FlatVectorIndex::size() const { return impl_->ids.live_count(); }
-bool FlatVectorIndex::contains(std::int64_t id) const { return impl_->ids.contains(id); }
-std::vector<std::int64_t> FlatVectorIndex::ids() const { return impl_->ids.live_external(); }
+std::size_t FlatVectorIndex::dim() const {
+  return static_cast<std::size_t>(impl_->flat->d);
+}
+std::size_t FlatVectorIndex::size() const {
+  return impl_->ids.live_count();
+}
+bool FlatVectorIndex::contains(std::int64_t id) const {
+  return impl_->ids.contains(id);
+}
+std::vector<std::int64_t> FlatVectorIndex::ids() const {
+  return impl_->ids.live_external();
+}
 
 void FlatVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
   impl_->ids.check_new(n, ids);

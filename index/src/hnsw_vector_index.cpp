@@ -55,8 +55,8 @@ std::unique_ptr<faiss::IndexHNSWFlat> make_hnsw(std::size_t dim, const HnswParam
 }  // namespace
 
 void validate_hnsw_params(const HnswParams& params) {
-  WINNOW_THROW_IF_NOT(params.M >= 2 && params.M <= kMaxM, "HNSW parameter M must be in [2, {}], got {}",
-                      kMaxM, params.M);
+  WINNOW_THROW_IF_NOT(params.M >= 2 && params.M <= kMaxM,
+                      "HNSW parameter M must be in [2, {}], got {}", kMaxM, params.M);
   WINNOW_THROW_IF_NOT(params.ef_construction >= 1 && params.ef_construction <= kMaxEf,
                       "HNSW parameter efConstruction must be in [1, {}], got {}", kMaxEf,
                       params.ef_construction);
@@ -73,8 +73,7 @@ std::string hnsw_config_string(const HnswParams& params) {
 struct HnswVectorIndex::Impl {
   Impl(std::size_t d, const HnswParams& p)
       : params(p),
-        index(make_hnsw(d, p,
-                        std::make_unique<detail::SimdFlatIP>(static_cast<faiss_idx_t>(d)))) {}
+        index(make_hnsw(d, p, std::make_unique<detail::SimdFlatIP>(static_cast<faiss_idx_t>(d)))) {}
 
   const detail::SimdFlatIP& storage() const {
     return *static_cast<const detail::SimdFlatIP*>(index->storage);
@@ -95,13 +94,27 @@ HnswVectorIndex::HnswVectorIndex(std::unique_ptr<Impl> impl) : impl_(std::move(i
 
 HnswVectorIndex::~HnswVectorIndex() = default;
 
-std::string HnswVectorIndex::config() const { return hnsw_config_string(impl_->params); }
-std::size_t HnswVectorIndex::dim() const { return static_cast<std::size_t>(impl_->index->d); }
-std::size_t HnswVectorIndex::size() const { return impl_->ids.live_count(); }
-bool HnswVectorIndex::contains(std::int64_t id) const { return impl_->ids.contains(id); }
-std::vector<std::int64_t> HnswVectorIndex::ids() const { return impl_->ids.live_external(); }
-std::size_t HnswVectorIndex::tombstones() const { return impl_->ids.tombstone_count(); }
-const HnswParams& HnswVectorIndex::params() const { return impl_->params; }
+std::string HnswVectorIndex::config() const {
+  return hnsw_config_string(impl_->params);
+}
+std::size_t HnswVectorIndex::dim() const {
+  return static_cast<std::size_t>(impl_->index->d);
+}
+std::size_t HnswVectorIndex::size() const {
+  return impl_->ids.live_count();
+}
+bool HnswVectorIndex::contains(std::int64_t id) const {
+  return impl_->ids.contains(id);
+}
+std::vector<std::int64_t> HnswVectorIndex::ids() const {
+  return impl_->ids.live_external();
+}
+std::size_t HnswVectorIndex::tombstones() const {
+  return impl_->ids.tombstone_count();
+}
+const HnswParams& HnswVectorIndex::params() const {
+  return impl_->params;
+}
 
 void HnswVectorIndex::set_ef_search(int ef_search) {
   HnswParams next = impl_->params;
@@ -114,8 +127,8 @@ void HnswVectorIndex::set_ef_search(int ef_search) {
 void HnswVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
   impl_->ids.check_new(n, ids);
   WINNOW_THROW_IF_NOT(n <= kMaxNodes - impl_->ids.internal_count(),
-                      "HNSW index cannot hold {} more vectors: it already has {} rows (limit {})", n,
-                      impl_->ids.internal_count(), kMaxNodes);
+                      "HNSW index cannot hold {} more vectors: it already has {} rows (limit {})",
+                      n, impl_->ids.internal_count(), kMaxNodes);
   impl_->index->add(static_cast<faiss_idx_t>(n), normalized);
   impl_->ids.append(n, ids);
 }

@@ -15,10 +15,11 @@ void IdMap::check_new(std::size_t n, const std::int64_t* ids) const {
   std::unordered_set<std::int64_t> batch;
   batch.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    WINNOW_THROW_IF_NOT(ids[i] >= 0, "id {} (position {} of the batch) is negative; sample ids must be >= 0",
+    WINNOW_THROW_IF_NOT(ids[i] >= 0,
+                        "id {} (position {} of the batch) is negative; sample ids must be >= 0",
                         ids[i], i);
-    WINNOW_THROW_IF_NOT(!contains(ids[i]), "id {} (position {} of the batch) is already in the index",
-                        ids[i], i);
+    WINNOW_THROW_IF_NOT(!contains(ids[i]),
+                        "id {} (position {} of the batch) is already in the index", ids[i], i);
     WINNOW_THROW_IF_NOT(batch.insert(ids[i]).second,
                         "id {} is repeated in the batch (second time at position {})", ids[i], i);
   }
@@ -140,4 +141,3 @@ void IdMap::collect_hits(const std::int64_t* labels, const float* similarities,
 }
 
 }  // namespace winnow::index::detail
-

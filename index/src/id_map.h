@@ -52,8 +52,8 @@ class IdMap {
   // Copies FAISS search output (`per_query` labels and similarities for each
   // of out.num_queries queries) into `out` as external ids, best first,
   // skipping empty slots (label -1) and tombstones.
-  void collect_hits(const std::int64_t* labels, const float* similarities,
-                    std::size_t per_query, SearchResults& out) const;
+  void collect_hits(const std::int64_t* labels, const float* similarities, std::size_t per_query,
+                    SearchResults& out) const;
 
   std::vector<std::int64_t> live_external() const;
   std::vector<std::int64_t> live_internal() const;

@@ -12,7 +12,7 @@ namespace {
 
 #if WINNOW_INDEX_HAVE_X86
 __attribute__((target("avx2,fma"))) float inner_product_avx2(const float* a, const float* b,
-                                                              std::size_t d) {
+                                                             std::size_t d) {
   __m256 acc0 = _mm256_setzero_ps();
   __m256 acc1 = _mm256_setzero_ps();
   __m256 acc2 = _mm256_setzero_ps();

@@ -43,7 +43,7 @@ faiss::FlatCodesDistanceComputer* SimdFlatIP::get_FlatCodesDistanceComputer() co
 }
 
 faiss::FlatCodesDistanceComputer* make_inner_product_computer(const SimdFlatIP& storage,
-                                                               bool negate) {
+                                                              bool negate) {
   return new InnerProductComputer(storage, negate);
 }
 
@@ -52,9 +52,10 @@ std::unique_ptr<SimdFlatIP> adopt_flat_ip(faiss::IndexFlat& flat) {
                       "stored flat index uses metric {}, expected inner product",
                       static_cast<int>(flat.metric_type));
   auto storage = std::make_unique<SimdFlatIP>(flat.d);
-  WINNOW_THROW_IF_NOT(flat.codes.size() == static_cast<std::size_t>(flat.ntotal) * storage->code_size,
-                      "stored flat index holds {} bytes for {} vectors of dim {}", flat.codes.size(),
-                      flat.ntotal, flat.d);
+  WINNOW_THROW_IF_NOT(
+      flat.codes.size() == static_cast<std::size_t>(flat.ntotal) * storage->code_size,
+      "stored flat index holds {} bytes for {} vectors of dim {}", flat.codes.size(), flat.ntotal,
+      flat.d);
   storage->codes = std::move(flat.codes);
   storage->ntotal = flat.ntotal;
   flat.codes.clear();

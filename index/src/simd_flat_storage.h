@@ -33,6 +33,6 @@ std::unique_ptr<SimdFlatIP> adopt_flat_ip(faiss::IndexFlat& flat);
 // negate = true it returns -inner product, a distance to minimise, which is
 // what faiss::HNSW::search expects of its DistanceComputer.
 faiss::FlatCodesDistanceComputer* make_inner_product_computer(const SimdFlatIP& storage,
-                                                               bool negate);
+                                                              bool negate);
 
 }  // namespace winnow::index::detail

@@ -16,15 +16,16 @@ std::vector<float> normalized_copy(std::size_t n, std::size_t dim, const float* 
   for (std::size_t i = 0; i < n; ++i) {
     float* row = out.data() + i * dim;
     for (std::size_t j = 0; j < dim; ++j) {
-      WINNOW_THROW_IF_NOT(std::isfinite(row[j]), "{} {} has a non-finite value ({}) at component {}",
-                          what, i, row[j], j);
+      WINNOW_THROW_IF_NOT(std::isfinite(row[j]),
+                          "{} {} has a non-finite value ({}) at component {}", what, i, row[j], j);
     }
     double norm2 = 0.0;
     for (std::size_t j = 0; j < dim; ++j) {
       norm2 += static_cast<double>(row[j]) * static_cast<double>(row[j]);
     }
     WINNOW_THROW_IF_NOT(norm2 > 0.0 && std::isfinite(norm2),
-                        "{} {} has zero (or overflowing) norm and cannot be L2-normalised", what, i);
+                        "{} {} has zero (or overflowing) norm and cannot be L2-normalised", what,
+                        i);
     const float inv = static_cast<float>(1.0 / std::sqrt(norm2));
     for (std::size_t j = 0; j < dim; ++j) {
       row[j] *= inv;
@@ -76,8 +77,8 @@ SearchResults VectorIndex::search(std::size_t num_queries, const float* queries,
     empty.k = static_cast<std::size_t>(k);
     return empty;
   }
-  WINNOW_THROW_IF_NOT(queries != nullptr, "VectorIndex::search: null queries pointer for {} queries",
-                      num_queries);
+  WINNOW_THROW_IF_NOT(queries != nullptr,
+                      "VectorIndex::search: null queries pointer for {} queries", num_queries);
   const std::vector<float> normalized = normalized_copy(num_queries, dim(), queries, "query");
   return do_search(num_queries, normalized.data(), static_cast<std::size_t>(k));
 }

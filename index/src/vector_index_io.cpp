@@ -89,7 +89,9 @@ std::uint64_t checksum(const std::uint8_t* data, std::size_t size) {
   return c.value();
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 void write_all(int fd, const std::uint8_t* data, std::size_t size, const std::string& path) {
   while (size > 0) {
@@ -176,8 +178,9 @@ int open_for_reading(const std::string& path) {
 }
 
 void seek_to(int fd, std::uint64_t offset, const std::string& what) {
-  WINNOW_THROW_IF_NOT(::lseek(fd, static_cast<off_t>(offset), SEEK_SET) == static_cast<off_t>(offset),
-                      "cannot seek in {}: {}", what, errno_text(errno));
+  WINNOW_THROW_IF_NOT(
+      ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) == static_cast<off_t>(offset),
+      "cannot seek in {}: {}", what, errno_text(errno));
 }
 
 // Up to `max_bytes` from the source's current position (fewer at the end).
@@ -215,7 +218,8 @@ struct Header {
 };
 
 std::vector<std::uint8_t> encode_header(const VectorIndex& index, const IndexFingerprint& fp,
-                                        std::uint64_t payload_size, std::uint64_t payload_checksum) {
+                                        std::uint64_t payload_size,
+                                        std::uint64_t payload_checksum) {
   const std::string config = index.config();
   std::vector<std::uint8_t> out;
   detail::VectorSink sink(out);
@@ -265,10 +269,10 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
   in.read_bytes(h.info.config.data(), config_size, "the config string");
   const std::size_t checked = in.position();
   const auto stored = in.read<std::uint64_t>();
-  WINNOW_THROW_IF_NOT(stored == checksum(data.data(), checked), "{} has a corrupt header (checksum)",
-                      what);
-  WINNOW_THROW_IF_NOT(h.info.live <= h.info.rows, "{} has {} live rows out of {}", what, h.info.live,
-                      h.info.rows);
+  WINNOW_THROW_IF_NOT(stored == checksum(data.data(), checked),
+                      "{} has a corrupt header (checksum)", what);
+  WINNOW_THROW_IF_NOT(h.info.live <= h.info.rows, "{} has {} live rows out of {}", what,
+                      h.info.live, h.info.rows);
   return h;
 }
 
@@ -411,8 +415,7 @@ void save_vector_index(const VectorIndex& index, const std::string& path,
     payload.flush();
     const std::vector<std::uint8_t> header =
         encode_header(index, fingerprint, payload.bytes(), payload.checksum());
-    WINNOW_THROW_IF_NOT(header.size() == placeholder.size() &&
-                            ::lseek(fd, 0, SEEK_SET) == 0,
+    WINNOW_THROW_IF_NOT(header.size() == placeholder.size() && ::lseek(fd, 0, SEEK_SET) == 0,
                         "cannot rewind '{}' to write the vector index header: {}", tmp,
                         errno_text(errno));
     write_all(fd, header.data(), header.size(), tmp);

@@ -49,8 +49,7 @@ const PrunerOptions& checked(const PrunerOptions& o) {
 }
 
 std::unique_ptr<Policy> make_checked_policy(const PrunerOptions& o) {
-  return PolicyRegistry::instance().make(policy_part(PolicySpec::parse(o.policy)),
-                                         o.num_samples);
+  return PolicyRegistry::instance().make(policy_part(PolicySpec::parse(o.policy)), o.num_samples);
 }
 
 PrunerOptions basic_options(std::uint64_t num_samples, std::uint64_t num_epochs,
@@ -99,9 +98,8 @@ std::uint64_t DynamicPruner::annealing_epoch() const {
 PlanKind DynamicPruner::next_kind() const {
   if (!policy_->prunes()) return PlanKind::Full;
   if (policy_->needs_scores() && epoch_ == 0) return PlanKind::Warmup;
-  const bool annealing = fixed_step()
-                             ? steps_served_ >= floor_share(delta_, options_.step_budget)
-                             : epoch_ >= annealing_epoch();
+  const bool annealing = fixed_step() ? steps_served_ >= floor_share(delta_, options_.step_budget)
+                                      : epoch_ >= annealing_epoch();
   return annealing ? PlanKind::Annealing : PlanKind::Pruned;
 }
 
@@ -132,8 +130,8 @@ void DynamicPruner::build_plan() {
     // Warm-up and annealing: every sample, weight 1 (all weights reset).
     detail::plan_all(num_samples(), rng, plan);
   }
-  WINNOW_THROW_IF_NOT(!plan.ids.empty(), "policy '{}' planned an empty epoch {}",
-                      policy_spec(), epoch_);
+  WINNOW_THROW_IF_NOT(!plan.ids.empty(), "policy '{}' planned an empty epoch {}", policy_spec(),
+                      epoch_);
   if (fixed_step()) {
     // The stream ends exactly at the budget: cut the last pass short (each
     // of the W ranks serves `left` more batches).
@@ -177,7 +175,9 @@ const std::vector<std::uint64_t>& DynamicPruner::shard() {
   return sharded() ? shard_ : plan_.ids;
 }
 
-std::uint64_t DynamicPruner::plan_hash() { return winnow::plan_hash(plan()); }
+std::uint64_t DynamicPruner::plan_hash() {
+  return winnow::plan_hash(plan());
+}
 
 void DynamicPruner::advance_epoch() {
   ++epoch_;
@@ -320,9 +320,13 @@ void DynamicPruner::restore(DynamicPruner&& restored) {
   plan_generation_ = generation + 1;
 }
 
-void DynamicPruner::save(const std::string& path) const { save_pruner(*this, path); }
+void DynamicPruner::save(const std::string& path) const {
+  save_pruner(*this, path);
+}
 
-DynamicPruner DynamicPruner::load(const std::string& path) { return load_pruner(path); }
+DynamicPruner DynamicPruner::load(const std::string& path) {
+  return load_pruner(path);
+}
 
 DynamicPruner DynamicPruner::load_for_rank(const std::string& path, std::uint64_t world_size,
                                            std::uint64_t rank) {

@@ -6,10 +6,14 @@ namespace winnow {
 
 const char* to_string(PlanKind kind) {
   switch (kind) {
-    case PlanKind::Full: return "full";
-    case PlanKind::Warmup: return "warmup";
-    case PlanKind::Pruned: return "pruned";
-    case PlanKind::Annealing: return "annealing";
+    case PlanKind::Full:
+      return "full";
+    case PlanKind::Warmup:
+      return "warmup";
+    case PlanKind::Pruned:
+      return "pruned";
+    case PlanKind::Annealing:
+      return "annealing";
   }
   return "unknown";
 }

@@ -123,7 +123,8 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
     if (any_code) {
       const std::size_t at = plan.weight_codes.size();
       plan.weight_codes.insert(plan.weight_codes.end(), size, 0);
-      for (std::uint64_t i = 0; i < size; ++i) plan.weight_codes[at + i] = static_cast<std::uint8_t>(p[i] >> 56);
+      for (std::uint64_t i = 0; i < size; ++i)
+        plan.weight_codes[at + i] = static_cast<std::uint8_t>(p[i] >> 56);
     }
     for (std::uint64_t i = 0; i < size; ++i) p[i] &= kIdMask;
     plan.ids.insert(plan.ids.end(), p, p + size);

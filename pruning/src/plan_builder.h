@@ -36,9 +36,9 @@ constexpr std::uint64_t kMaxSamples = std::uint64_t{1} << 56;
 // permutation, like one big Fisher-Yates, without a cache miss per element
 // (at N = 10M a plain shuffle spends most of its time on those).
 struct PlanStaging {
-  std::uint8_t* codes;     // plan.codes_by_id: N entries, zeroed
-  std::uint64_t* packed;   // per-thread scratch with room for N + 1 entries
-                           // (one spare for branch-free writers)
+  std::uint8_t* codes;    // plan.codes_by_id: N entries, zeroed
+  std::uint64_t* packed;  // per-thread scratch with room for N + 1 entries
+                          // (one spare for branch-free writers)
 };
 
 inline std::uint64_t pack(std::uint64_t id, std::uint8_t code) {

@@ -19,7 +19,9 @@ PolicyRegistry& PolicyRegistry::instance() {
 
 // Built-ins are registered here rather than by static initialisers, which a
 // static library's linker would silently drop.
-PolicyRegistry::PolicyRegistry() { register_builtin_policies(*this); }
+PolicyRegistry::PolicyRegistry() {
+  register_builtin_policies(*this);
+}
 
 void PolicyRegistry::add(const std::string& name, const std::string& summary,
                          PolicyFactory factory) {
@@ -38,8 +40,7 @@ std::unique_ptr<Policy> PolicyRegistry::make(const PolicySpec& spec,
     if (it == entries_.end()) {
       std::vector<std::string> known;
       for (const auto& [name, entry] : entries_) known.push_back(name);
-      WINNOW_THROW("unknown policy '{}'; known policies: {}", spec.name,
-                   fmt::join(known, ", "));
+      WINNOW_THROW("unknown policy '{}'; known policies: {}", spec.name, fmt::join(known, ", "));
     }
     factory = it->second.factory;
   }

@@ -129,9 +129,9 @@ std::uint64_t bytes_to_end(std::istream& in, const std::string& source) {
   in.seekg(0, std::ios::end);
   const std::istream::pos_type end = in.tellg();
   in.seekg(start);
-  WINNOW_THROW_IF_NOT_KIND(start != std::istream::pos_type(-1) &&
-                               end != std::istream::pos_type(-1) && in.good(),
-                           io, "pruner state '{}': cannot determine the stream's size", source);
+  WINNOW_THROW_IF_NOT_KIND(
+      start != std::istream::pos_type(-1) && end != std::istream::pos_type(-1) && in.good(), io,
+      "pruner state '{}': cannot determine the stream's size", source);
   return static_cast<std::uint64_t>(end - start);
 }
 
@@ -195,9 +195,9 @@ std::uint64_t verified_payload_size(std::istream& in, const std::string& source)
                            source);
   WINNOW_THROW_IF_NOT(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
                       "'{}' is not a winnow pruner state file (bad magic)", source);
-  WINNOW_THROW_IF_NOT_KIND(size >= sizeof(kMagic) + sizeof(std::uint32_t) + kChecksumSize,
-                           corrupt, "pruner state '{}': file of {} bytes is too short (truncated?)",
-                           source, size);
+  WINNOW_THROW_IF_NOT_KIND(size >= sizeof(kMagic) + sizeof(std::uint32_t) + kChecksumSize, corrupt,
+                           "pruner state '{}': file of {} bytes is too short (truncated?)", source,
+                           size);
   in.seekg(-static_cast<std::streamoff>(sizeof(magic)), std::ios::cur);
   // Nothing in the file is trusted before its checksum matches.
   verify_checksum(in, size - kChecksumSize, source);
@@ -239,8 +239,7 @@ PrunerOptions read_options(Reader& r, std::uint32_t version, const std::string& 
     o.allow_negative_losses = (flags & 1) != 0;
   }
   o.policy = r.str("the policy spec");
-  WINNOW_THROW_IF_NOT_KIND(o.num_samples > 0 && o.num_samples <= (std::uint64_t{1} << 56),
-                           corrupt,
+  WINNOW_THROW_IF_NOT_KIND(o.num_samples > 0 && o.num_samples <= (std::uint64_t{1} << 56), corrupt,
                            "pruner state '{}': implausible num_samples {} (corrupted file?)",
                            source, o.num_samples);
   return o;
@@ -305,21 +304,20 @@ void check_consistent(const SavedPruner& saved, const std::string& source) {
                            saved.scores.size(), n);
   WINNOW_THROW_IF_NOT_KIND(!plan.palette.empty() && plan.palette[0] == 1.0f, corrupt,
                            "pruner state '{}': bad weight palette", source);
-  WINNOW_THROW_IF_NOT_KIND(
-      plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(), corrupt,
-      "pruner state '{}': {} weight codes for {} plan entries", source, plan.weight_codes.size(),
-      plan.ids.size());
+  WINNOW_THROW_IF_NOT_KIND(plan.weight_codes.empty() || plan.weight_codes.size() == plan.ids.size(),
+                           corrupt, "pruner state '{}': {} weight codes for {} plan entries",
+                           source, plan.weight_codes.size(), plan.ids.size());
   for (std::uint64_t id : plan.ids) {
-    WINNOW_THROW_IF_NOT_KIND(id < n, corrupt, "pruner state '{}': plan id {} out of range",
-                             source, id);
+    WINNOW_THROW_IF_NOT_KIND(id < n, corrupt, "pruner state '{}': plan id {} out of range", source,
+                             id);
   }
   for (std::uint8_t code : plan.weight_codes) {
     WINNOW_THROW_IF_NOT_KIND(code < plan.palette.size(), corrupt,
                              "pruner state '{}': bad weight code {}", source, code);
   }
   WINNOW_THROW_IF_NOT_KIND(saved.cursor <= plan.ids.size(), corrupt,
-                           "pruner state '{}': position {} beyond plan of {}", source,
-                           saved.cursor, plan.ids.size());
+                           "pruner state '{}': position {} beyond plan of {}", source, saved.cursor,
+                           plan.ids.size());
 }
 
 }  // namespace
@@ -413,8 +411,7 @@ DynamicPruner read_pruner(std::istream& in, const std::string& source) {
 namespace {
 
 // fsyncs `path` (a file or a directory) and checks the result.
-void sync_to_disk(const std::string& path, int flags, const char* what,
-                  const std::string& target) {
+void sync_to_disk(const std::string& path, int flags, const char* what, const std::string& target) {
   const int error = fsync_path(path.c_str(), flags);
   // EINVAL: the file system cannot sync this kind of file (some refuse
   // directories); there is nothing more to do.
@@ -475,8 +472,7 @@ DynamicPruner load_pruner(const std::string& path) {
   if (!in.is_open()) {
     const int error = errno;
     if (error == ENOENT) {
-      WINNOW_THROW_KIND(not_found, "cannot read pruner state '{}': {}", path,
-                        std::strerror(error));
+      WINNOW_THROW_KIND(not_found, "cannot read pruner state '{}': {}", path, std::strerror(error));
     }
     WINNOW_THROW_KIND(io, "cannot read pruner state '{}': {}", path, std::strerror(error));
   }

@@ -82,12 +82,11 @@ double ScoreTable::mean() const {
 
 void ScoreTable::assign(const float* scores, std::uint64_t count) {
   WINNOW_THROW_IF_NOT(count == size(),
-                      "ScoreTable::assign: got {} scores for a table of {} samples", count,
-                      size());
+                      "ScoreTable::assign: got {} scores for a table of {} samples", count, size());
   for (std::uint64_t i = 0; i < count; ++i) {
     WINNOW_THROW_IF_NOT(std::isfinite(scores[i]),
-                        "ScoreTable::assign: score of sample {} is {}; scores must be finite",
-                        i, scores[i]);
+                        "ScoreTable::assign: score of sample {} is {}; scores must be finite", i,
+                        scores[i]);
   }
   scores_.assign(scores, scores + count);
 }

@@ -7,8 +7,8 @@ namespace winnow {
 
 void WeightTable::assign(const EpochPlan& plan) {
   WINNOW_THROW_IF_NOT(plan.num_samples == num_samples_,
-                      "WeightTable: plan for {} samples given to a table of {}",
-                      plan.num_samples, num_samples_);
+                      "WeightTable: plan for {} samples given to a table of {}", plan.num_samples,
+                      num_samples_);
   if (plan.weight_codes.empty()) {
     reset_to_one();
     return;

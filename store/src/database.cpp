@@ -44,8 +44,8 @@ ErrorKind kind_of(int rc) {
 
 Database::Database(std::string path, const DatabaseOptions& options) : path_(std::move(path)) {
   WINNOW_THROW_IF_NOT(!path_.empty(), "database path is empty");
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                    SQLITE_OPEN_EXRESCODE;
+  const int flags =
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
   const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 usually hands back a handle even on failure, carrying
@@ -53,8 +53,9 @@ Database::Database(std::string path, const DatabaseOptions& options) : path_(std
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    throw Error(fmt::format("{}: cannot open database: {} ({})", path_, message, sqlite3_errstr(rc)),
-                __func__, __FILE__, __LINE__, kind_of(rc));
+    throw Error(
+        fmt::format("{}: cannot open database: {} ({})", path_, message, sqlite3_errstr(rc)),
+        __func__, __FILE__, __LINE__, kind_of(rc));
   }
   try {
     configure(options);
@@ -108,9 +109,9 @@ void Database::exec(const char* sql) {
   if (rc != SQLITE_OK) {
     const std::string text = message != nullptr ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    throw Error(fmt::format("{}: executing `{}` failed: {} ({})", path_, sql, text,
-                            sqlite3_errstr(rc)),
-                __func__, __FILE__, __LINE__, kind_of(rc));
+    throw Error(
+        fmt::format("{}: executing `{}` failed: {} ({})", path_, sql, text, sqlite3_errstr(rc)),
+        __func__, __FILE__, __LINE__, kind_of(rc));
   }
 }
 
@@ -128,11 +129,17 @@ int Database::schema_version() {
   return static_cast<int>(version.column_int64(0));
 }
 
-std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+std::int64_t Database::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_);
+}
 
-int Database::changes() const { return sqlite3_changes(db_); }
+int Database::changes() const {
+  return sqlite3_changes(db_);
+}
 
-bool Database::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+bool Database::in_transaction() const {
+  return sqlite3_get_autocommit(db_) == 0;
+}
 
 void Database::fail(int rc, std::string_view action) const {
   const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

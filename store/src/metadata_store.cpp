@@ -13,11 +13,13 @@ namespace {
 
 enum ContributorKind : int { kSource = 0, kAnnotator = 1 };
 
-const char* contributor_kind_name(int kind) { return kind == kSource ? "source" : "annotator"; }
+const char* contributor_kind_name(int kind) {
+  return kind == kSource ? "source" : "annotator";
+}
 
-#define WINNOW_SAMPLE_COLUMNS                                                                  \
+#define WINNOW_SAMPLE_COLUMNS                                                                \
   "SELECT s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, " \
-  "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at "                          \
+  "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at "                         \
   "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
 
 constexpr const char* kFindSampleById = WINNOW_SAMPLE_COLUMNS "WHERE s.id = ?1";
@@ -100,8 +102,7 @@ BatchRecord read_batch(const Statement& row) {
   return batch;
 }
 
-std::optional<SampleRecord> find_one_sample(Database& db, const char* sql,
-                                            std::string_view key) {
+std::optional<SampleRecord> find_one_sample(Database& db, const char* sql, std::string_view key) {
   StatementScope query(db.cached(sql));
   query->bind_all(key);
   if (!query->step()) {
@@ -189,8 +190,7 @@ std::int64_t MetadataStore::contributor_id(int kind, const std::string& name,
   const std::string_view kind_name = contributor_kind_name(kind);
   std::int64_t id = 0;
   {
-    StatementScope select(
-        db_.cached("SELECT id FROM contributors WHERE kind = ?1 AND name = ?2"));
+    StatementScope select(db_.cached("SELECT id FROM contributors WHERE kind = ?1 AND name = ?2"));
     select->bind_all(kind_name, name);
     if (select->step()) {
       id = select->column_int64(0);
@@ -262,10 +262,10 @@ std::vector<std::int64_t> MetadataStore::insert_samples(const std::vector<NewSam
     try {
       ids.push_back(insert_one(samples[i], now, statements, fresh));
     } catch (const Error& error) {
-      WINNOW_THROW("{}: cannot record sample '{}' (item {} of {}); nothing of the {} was "
-                   "written: {}",
-                   db_.path(), samples[i].external_key, i + 1, samples.size(), samples.size(),
-                   error.what());
+      WINNOW_THROW(
+          "{}: cannot record sample '{}' (item {} of {}); nothing of the {} was "
+          "written: {}",
+          db_.path(), samples[i].external_key, i + 1, samples.size(), samples.size(), error.what());
     }
   }
   transaction.commit();
@@ -360,8 +360,8 @@ void MetadataStore::set_scores(const char* update_sql, const char* what,
   StatementScope update(db_.cached(update_sql));
   for (const SampleScore& score : scores) {
     update->bind_all(score.sample_id, score.value, now);
-    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot set {}: no sample with id {}", db_.path(),
-                        what, score.sample_id);
+    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot set {}: no sample with id {}", db_.path(), what,
+                        score.sample_id);
     update->run();
   }
   transaction.commit();
@@ -373,9 +373,8 @@ void MetadataStore::set_gains(const std::vector<SampleScore>& gains) {
 }
 
 void MetadataStore::set_label_qualities(const std::vector<SampleScore>& qualities) {
-  set_scores(
-      "UPDATE samples SET label_quality = ?2, updated_at = ?3 WHERE id = ?1 RETURNING id",
-      "label_quality", qualities);
+  set_scores("UPDATE samples SET label_quality = ?2, updated_at = ?3 WHERE id = ?1 RETURNING id",
+             "label_quality", qualities);
 }
 
 // --- reports -----------------------------------------------------------------
@@ -398,9 +397,9 @@ bool MetadataStore::has_samples() {
 }
 
 std::map<std::string, StatusCounts> MetadataStore::count_by_source() {
-  StatementScope query(db_.cached(
-      "SELECT c.name, s.status, count(*) FROM samples s "
-      "LEFT JOIN contributors c ON c.id = s.source_id GROUP BY s.source_id, s.status"));
+  StatementScope query(
+      db_.cached("SELECT c.name, s.status, count(*) FROM samples s "
+                 "LEFT JOIN contributors c ON c.id = s.source_id GROUP BY s.source_id, s.status"));
   query->bind_all();
   std::map<std::string, StatusCounts> counts;
   while (query->step()) {
@@ -416,8 +415,8 @@ std::vector<AcceptedSample> MetadataStore::accepted_samples() {
   query->bind_all();
   std::vector<AcceptedSample> samples;
   while (query->step()) {
-    samples.push_back({query->column_int64(0), query->column_text(1),
-                       query->column_optional_int64(2)});
+    samples.push_back(
+        {query->column_int64(0), query->column_text(1), query->column_optional_int64(2)});
   }
   return samples;
 }
@@ -437,8 +436,7 @@ void MetadataStore::for_each_sample(const std::function<void(const SampleRecord&
 }
 
 std::vector<EventRecord> MetadataStore::events_of(std::int64_t sample_id) {
-  StatementScope query(
-      db_.cached(std::string(kEventColumns) + "WHERE sample_id = ?1 ORDER BY id"));
+  StatementScope query(db_.cached(std::string(kEventColumns) + "WHERE sample_id = ?1 ORDER BY id"));
   query->bind_all(sample_id);
   std::vector<EventRecord> events;
   while (query->step()) {
@@ -448,8 +446,7 @@ std::vector<EventRecord> MetadataStore::events_of(std::int64_t sample_id) {
 }
 
 std::vector<EventRecord> MetadataStore::events_of_batch(std::int64_t batch_id) {
-  StatementScope query(
-      db_.cached(std::string(kEventColumns) + "WHERE batch_id = ?1 ORDER BY id"));
+  StatementScope query(db_.cached(std::string(kEventColumns) + "WHERE batch_id = ?1 ORDER BY id"));
   query->bind_all(batch_id);
   std::vector<EventRecord> events;
   while (query->step()) {
@@ -458,8 +455,7 @@ std::vector<EventRecord> MetadataStore::events_of_batch(std::int64_t batch_id) {
   return events;
 }
 
-void MetadataStore::for_each_annotation(
-    const std::function<void(const AnnotationRow&)>& visit) {
+void MetadataStore::for_each_annotation(const std::function<void(const AnnotationRow&)>& visit) {
   // Not a cached statement: `visit` may run other queries.
   Statement query(db_,
                   "SELECT sample_id, annotator_id, label FROM annotations "
@@ -489,8 +485,7 @@ std::vector<MetadataStore::Contributor> MetadataStore::contributors() {
   query->bind_all();
   std::vector<Contributor> contributors;
   while (query->step()) {
-    contributors.push_back({query->column_int64(0), query->column_text(1),
-                            query->column_text(2)});
+    contributors.push_back({query->column_int64(0), query->column_text(1), query->column_text(2)});
   }
   return contributors;
 }
@@ -526,8 +521,7 @@ std::optional<BatchRecord> MetadataStore::find_batch_by_checksum(std::string_vie
 }
 
 std::vector<BatchRecord> MetadataStore::batches_in_state(BatchState state) {
-  StatementScope query(
-      db_.cached(std::string(kBatchColumns) + "WHERE state = ?1 ORDER BY id"));
+  StatementScope query(db_.cached(std::string(kBatchColumns) + "WHERE state = ?1 ORDER BY id"));
   query->bind_all(to_string(state));
   std::vector<BatchRecord> batches;
   while (query->step()) {
@@ -559,8 +553,8 @@ BatchRecord MetadataStore::register_batch(std::string_view file_name, std::strin
       .bind_all(file_name, checksum, utc_timestamp_now())
       .run();
   std::optional<BatchRecord> batch = find_batch_by_checksum(checksum);
-  WINNOW_THROW_IF_NOT(batch.has_value(), "{}: batch '{}' vanished after registering",
-                      db_.path(), file_name);
+  WINNOW_THROW_IF_NOT(batch.has_value(), "{}: batch '{}' vanished after registering", db_.path(),
+                      file_name);
   transaction.commit();
   return std::move(*batch);
 }
@@ -594,8 +588,8 @@ BatchRecord MetadataStore::finish_batch(std::int64_t batch_id) {
                       batch.id, batch.file_name, to_string(batch.state));
   StatusCounts counts;
   {
-    StatementScope query(db_.cached(
-        "SELECT status, count(*) FROM samples WHERE batch_id = ?1 GROUP BY status"));
+    StatementScope query(
+        db_.cached("SELECT status, count(*) FROM samples WHERE batch_id = ?1 GROUP BY status"));
     query->bind_all(batch_id);
     while (query->step()) {
       counts[parse_sample_status(query->column_text(0))] = query->column_int64(1);
@@ -616,7 +610,7 @@ BatchRecord MetadataStore::finish_batch(std::int64_t batch_id) {
 }
 
 std::int64_t MetadataStore::record_batch_interrupted(std::int64_t batch_id,
-                                                    std::string_view reason) {
+                                                     std::string_view reason) {
   const std::string now = utc_timestamp_now();
   Transaction transaction(db_);
   require_batch(batch_id);

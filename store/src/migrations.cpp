@@ -26,7 +26,8 @@ void create_initial_schema(Database& db) {
       "  id         INTEGER PRIMARY KEY,"
       "  name       TEXT NOT NULL,"
       "  kind       TEXT NOT NULL CHECK (kind IN ('source', 'annotator')),"
-      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ","
       "  UNIQUE (kind, name)"
       ")",
 
@@ -44,7 +45,8 @@ void create_initial_schema(Database& db) {
       "  n_label_issue     INTEGER NOT NULL DEFAULT 0,"
       "  n_rejected        INTEGER NOT NULL DEFAULT 0,"
       "  error             TEXT NOT NULL DEFAULT '',"
-      "  created_at        TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  created_at        TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ","
       "  started_at        TEXT,"
       "  finished_at       TEXT"
       ")",
@@ -62,8 +64,10 @@ void create_initial_schema(Database& db) {
       "  label_quality REAL,"
       "  gain          REAL,"
       "  batch_id      INTEGER REFERENCES ingest_batches (id),"
-      "  created_at    TEXT NOT NULL DEFAULT " WINNOW_NOW ","
-      "  updated_at    TEXT NOT NULL DEFAULT " WINNOW_NOW ","
+      "  created_at    TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ","
+      "  updated_at    TEXT NOT NULL DEFAULT " WINNOW_NOW
+      ","
       // A duplicate points at its original, and only a duplicate does.
       "  CHECK ((status IN ('duplicate_exact', 'duplicate_near')) = (duplicate_of IS NOT NULL)),"
       "  CHECK (duplicate_of IS NULL OR duplicate_of <> id)"
@@ -83,8 +87,7 @@ void create_initial_schema(Database& db) {
       "  sample_id    INTEGER NOT NULL REFERENCES samples (id),"
       "  annotator_id INTEGER REFERENCES contributors (id),"
       "  label        INTEGER NOT NULL,"
-      "  created_at   TEXT NOT NULL DEFAULT " WINNOW_NOW
-      ")",
+      "  created_at   TEXT NOT NULL DEFAULT " WINNOW_NOW ")",
       "CREATE INDEX annotations_sample ON annotations (sample_id)",
       "CREATE INDEX annotations_annotator ON annotations (annotator_id)",
 
@@ -98,8 +101,7 @@ void create_initial_schema(Database& db) {
       "             'duplicate_exact', 'duplicate_near', 'label_issue', 'rejected')),"
       "  reason     TEXT NOT NULL DEFAULT '',"
       "  details    TEXT CHECK (details IS NULL OR json_valid(details)),"
-      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW
-      ")",
+      "  created_at TEXT NOT NULL DEFAULT " WINNOW_NOW ")",
       "CREATE INDEX events_sample ON events (sample_id)",
       "CREATE INDEX events_batch ON events (batch_id)",
       "CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN"
@@ -143,7 +145,9 @@ const std::vector<Migration>& schema_migrations() {
   return migrations;
 }
 
-int latest_schema_version() { return schema_migrations().back().version; }
+int latest_schema_version() {
+  return schema_migrations().back().version;
+}
 
 void migrate(Database& db) {
   const int latest = latest_schema_version();
@@ -166,8 +170,8 @@ void migrate(Database& db) {
       continue;  // the transaction rolls back; nothing was written
     }
     WINNOW_THROW_IF_NOT(current == migration.version - 1,
-                        "{}: schema version {} cannot take migration {} ({})", db.path(),
-                        current, migration.version, migration.description);
+                        "{}: schema version {} cannot take migration {} ({})", db.path(), current,
+                        migration.version, migration.description);
     try {
       migration.apply(db);
     } catch (const Error& error) {

@@ -17,14 +17,18 @@ Statement::Statement(Database& db, std::string_view sql) : db_(db) {
   const std::string_view rest(tail, static_cast<std::size_t>(sql.data() + sql.size() - tail));
   if (rest.find_first_not_of(" \t\r\n;") != std::string_view::npos) {
     sqlite3_finalize(stmt_);
-    WINNOW_THROW("{}: `{}` holds more than one SQL statement; prepare them one by one",
-                 db_.path(), sql);
+    WINNOW_THROW("{}: `{}` holds more than one SQL statement; prepare them one by one", db_.path(),
+                 sql);
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
-const char* Statement::sql() const { return sqlite3_sql(stmt_); }
+const char* Statement::sql() const {
+  return sqlite3_sql(stmt_);
+}
 
 void Statement::check_bind(int rc, int index) {
   if (rc != SQLITE_OK) {
@@ -32,16 +36,18 @@ void Statement::check_bind(int rc, int index) {
   }
 }
 
-void Statement::bind(int index, std::nullptr_t) { check_bind(sqlite3_bind_null(stmt_, index), index); }
+void Statement::bind(int index, std::nullptr_t) {
+  check_bind(sqlite3_bind_null(stmt_, index), index);
+}
 
 void Statement::bind(int index, double value) {
   check_bind(sqlite3_bind_double(stmt_, index, value), index);
 }
 
 void Statement::bind(int index, std::string_view value) {
-  check_bind(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                 SQLITE_UTF8),
-             index);
+  check_bind(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+      index);
 }
 
 void Statement::bind(int index, BlobView value) {
@@ -105,7 +111,9 @@ std::int64_t Statement::column_int64(int column) const {
   return sqlite3_column_int64(stmt_, column);
 }
 
-double Statement::column_double(int column) const { return sqlite3_column_double(stmt_, column); }
+double Statement::column_double(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
 
 std::string Statement::column_text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);

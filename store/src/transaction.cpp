@@ -17,9 +17,8 @@ Transaction::~Transaction() {
   // A destructor cannot report; a failed rollback leaves the transaction
   // open, and the next BEGIN on this connection says so.
   if (nested_) {
-    static_cast<void>(sqlite3_exec(db_.handle(),
-                                   "ROLLBACK TO winnow_nested; RELEASE winnow_nested", nullptr,
-                                   nullptr, nullptr));
+    static_cast<void>(sqlite3_exec(db_.handle(), "ROLLBACK TO winnow_nested; RELEASE winnow_nested",
+                                   nullptr, nullptr, nullptr));
   } else if (db_.in_transaction()) {  // SQLite may already have rolled back
     static_cast<void>(sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr));
   }

@@ -84,24 +84,23 @@ void VectorTable::put(std::int64_t sample_id, const float* embedding, std::size_
 }
 
 void VectorTable::set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim) {
-  Statement& update =
-      db_.cached("UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
+  Statement& update = db_.cached("UPDATE curation_vectors SET embedding = ?1 WHERE sample_id = ?2");
   update.bind_all(embedding_blob(embedding, dim), sample_id);
   run_or_fail(update);
 }
 
 AcceptedVectorCount VectorTable::count_accepted() {
-  StatementScope query(db_.cached(
-      "SELECT count(*), coalesce(max(v.sample_id), -1) FROM curation_vectors v"
-      " JOIN samples s ON s.id = v.sample_id WHERE s.status = 'accepted'"));
+  StatementScope query(
+      db_.cached("SELECT count(*), coalesce(max(v.sample_id), -1) FROM curation_vectors v"
+                 " JOIN samples s ON s.id = v.sample_id WHERE s.status = 'accepted'"));
   query->bind_all();
   WINNOW_THROW_IF_NOT(query->step(), "{}: counting accepted vectors returned no row", db_.path());
   return {query->column_int64(0), query->column_int64(1)};
 }
 
 std::optional<StoredContent> VectorTable::content_of(std::int64_t sample_id) {
-  StatementScope query(db_.cached(
-      "SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?1"));
+  StatementScope query(
+      db_.cached("SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?1"));
   query->bind_all(sample_id);
   if (!query->step_or_fail()) return std::nullopt;
   StoredContent content;
@@ -134,9 +133,9 @@ void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
 }
 
 std::int64_t VectorTable::count_label_issues_without_row() {
-  StatementScope query(db_.cached(
-      "SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
-      " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)"));
+  StatementScope query(
+      db_.cached("SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
+                 " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)"));
   query->bind_all();
   WINNOW_THROW_IF_NOT(query->step_or_fail(),
                       "{}: counting label issues without vectors returned no row", db_.path());

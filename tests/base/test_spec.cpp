@@ -32,18 +32,19 @@ TEST_CASE("a spec is a name, optionally with key=value parameters", "[spec]") {
 
   const Spec spec = Spec::parse("pixels(width=28,height=28,pool=2)", "embedder spec");
   CHECK(spec.name == "pixels");
-  CHECK(spec.params == std::map<std::string, std::string>{
-                           {"width", "28"}, {"height", "28"}, {"pool", "2"}});
+  CHECK(spec.params ==
+        std::map<std::string, std::string>{{"width", "28"}, {"height", "28"}, {"pool", "2"}});
 }
 
 TEST_CASE("whitespace around tokens is ignored, inside values it is kept", "[spec]") {
-  const Spec spec = Spec::parse(" \tinfobatch-quantile ( keep = 0.25:0.5 , percentiles=20:85 ) \n",
-                                "policy");
+  const Spec spec =
+      Spec::parse(" \tinfobatch-quantile ( keep = 0.25:0.5 , percentiles=20:85 ) \n", "policy");
   CHECK(spec.name == "infobatch-quantile");
   CHECK(spec.params.at("keep") == "0.25:0.5");
   CHECK(spec.params.at("percentiles") == "20:85");
-  CHECK(Spec::parse("torchscript(path = /models/my model.pt )", "embedder spec")
-            .params.at("path") == "/models/my model.pt");
+  CHECK(
+      Spec::parse("torchscript(path = /models/my model.pt )", "embedder spec").params.at("path") ==
+      "/models/my model.pt");
 }
 
 TEST_CASE("a value holds anything but ','", "[spec]") {
@@ -68,8 +69,8 @@ TEST_CASE("every parse error names what is parsed, the text and the culprit", "[
   CHECK_THAT(parse_error("infobatch(r=0.5"),
              Contains("policy 'infobatch(r=0.5'") && Contains("expected ')' at the end"));
   CHECK_THAT(parse_error("infobatch)"), Contains("')' without '('"));
-  CHECK_THAT(parse_error("", "index config"), Contains("index config ''") &&
-                                                  Contains("expected a name"));
+  CHECK_THAT(parse_error("", "index config"),
+             Contains("index config ''") && Contains("expected a name"));
   CHECK_THAT(parse_error("info batch"), Contains("got name 'info batch'"));
   CHECK_THAT(parse_error("(r=1)"), Contains("expected a name"));
   CHECK_THAT(parse_error("torchscript:/m.pt", "embedder spec"),

@@ -35,8 +35,9 @@ class ScratchDir {
  public:
   ScratchDir() {
     static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("winnow-curation-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("winnow-curation-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::create_directories(path_);
   }
   ~ScratchDir() {
@@ -68,7 +69,9 @@ inline ManifestRecord edited_copy(const ManifestRecord& src, int dx, int dy, dou
     for (long x = 0; x < w; ++x) {
       const long sx = x - dx;
       const long sy = y - dy;
-      double v = (sx >= 0 && sy >= 0 && sx < w && sy < h) ? src.pixels[static_cast<std::size_t>(sy * w + sx)] : 0.0;
+      double v = (sx >= 0 && sy >= 0 && sx < w && sy < h)
+                     ? src.pixels[static_cast<std::size_t>(sy * w + sx)]
+                     : 0.0;
       v = v * factor + (sigma > 0 ? noise(rng) : 0.0);
       out.pixels[static_cast<std::size_t>(y * w + x)] =
           static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));

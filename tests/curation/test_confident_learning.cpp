@@ -29,7 +29,9 @@ using namespace winnow::curation;
 using namespace winnow::curation::ingest;
 using namespace winnow::curation::labels;
 
-std::vector<std::int64_t> counts(std::initializer_list<std::int64_t> v) { return v; }
+std::vector<std::int64_t> counts(std::initializer_list<std::int64_t> v) {
+  return v;
+}
 
 std::vector<std::size_t> flagged(const ConfidentLearningResult& r) {
   std::vector<std::size_t> out;
@@ -88,7 +90,8 @@ TEST_CASE("confident learning: the confident joint's counting rules", "[cl]") {
   CHECK(c.off_diagonal_total() == 3);
 }
 
-TEST_CASE("confident learning: calibration keeps row totals, rounding by largest remainder", "[cl]") {
+TEST_CASE("confident learning: calibration keeps row totals, rounding by largest remainder",
+          "[cl]") {
   CHECK(round_preserving_total({1.6, 1.6, 0.8}) == counts({2, 1, 1}));
   CHECK(round_preserving_total({1.4, 1.4, 1.2}) == counts({2, 1, 1}));
   CHECK(round_preserving_total({0.0, 1.5, 1.5}) == counts({0, 2, 1}));  // ties: lower index
@@ -285,7 +288,10 @@ std::string write_lines(const std::string& path, const std::vector<std::string>&
 }
 
 std::string image_line(const ManifestRecord& r, const std::string& key, const std::string& label) {
-  return json{{"key", key}, {"pixels", r.pixels}, {"width", r.width}, {"height", r.height},
+  return json{{"key", key},
+              {"pixels", r.pixels},
+              {"width", r.width},
+              {"height", r.height},
               {"label", label}}
       .dump();
 }
@@ -340,9 +346,9 @@ TEST_CASE("winnow ingest --pred-probs: confident learning revisits decisions", "
   manifest.push_back(image_line(*trousers[41], "cl-target", "1"));
   probs.push_back(probs_line("cl-target", 0.05));
   probs.push_back(probs_line("mislabelled", 0.95));
-  const std::string m = write_lines(dir.file("m1.jsonl"), manifest) + " " +
-                        write_lines(dir.file("m2.jsonl"),
-                                    {image_line(*trousers[40], "mislabelled", "7")});
+  const std::string m =
+      write_lines(dir.file("m1.jsonl"), manifest) + " " +
+      write_lines(dir.file("m2.jsonl"), {image_line(*trousers[40], "mislabelled", "7")});
   const std::string p = write_lines(dir.file("p.jsonl"), probs);
   REQUIRE(run_cli(dir, "init --db " + db).rc == 0);
 
@@ -364,19 +370,20 @@ TEST_CASE("winnow ingest --pred-probs: confident learning revisits decisions", "
   bad = run_cli(dir, "ingest --db " + db + " --pred-probs " + infinite + " " + m);
   CHECK(bad.rc == 1);
   CHECK(bad.err.find("line 2: not valid JSON") != std::string::npos);
-  const std::string negative = write_lines(
-      dir.file("neg.jsonl"), {R"({"key":"t0","pred_probs":[1.5, -0.5]})"});
+  const std::string negative =
+      write_lines(dir.file("neg.jsonl"), {R"({"key":"t0","pred_probs":[1.5, -0.5]})"});
   bad = run_cli(dir, "ingest --db " + db + " --pred-probs " + negative + " " + m);
   CHECK(bad.rc == 1);
   CHECK(bad.err.find("line 1: key 't0' class 1 is -0.5, not a finite probability >= 0") !=
         std::string::npos);
-  const std::string not_a_class = write_lines(
-      dir.file("c.jsonl"), {R"({"classes": ["1", "9"]})", probs_line("s0", 0.5)});
+  const std::string not_a_class =
+      write_lines(dir.file("c.jsonl"), {R"({"classes": ["1", "9"]})", probs_line("s0", 0.5)});
   bad = run_cli(dir, "ingest --db " + db + " --pred-probs " + not_a_class + " " + m);
   CHECK(bad.rc == 1);
   CHECK(bad.err.find("line 2: key 's0' has label '7', which is not one of the 2 classes") !=
         std::string::npos);
-  CHECK(run_cli(dir, "ingest --db " + db + " --pred-probs " + p + " --filter-by nope " + m).rc == 1);
+  CHECK(run_cli(dir, "ingest --db " + db + " --pred-probs " + p + " --filter-by nope " + m).rc ==
+        1);
   {
     IngestPipeline pipeline(db);
     CHECK(pipeline.store().count_by_status().total() == 0);
@@ -428,7 +435,8 @@ TEST_CASE("winnow ingest --pred-probs: confident learning revisits decisions", "
   const auto knn = pipeline.store().find_by_external_key("mislabelled");
   REQUIRE(knn);
   CHECK(knn->status == SampleStatus::label_issue);
-  CHECK(pipeline.store().events_of(knn->id).back().reason.rfind("confident learning: given 7", 0) == 0);
+  CHECK(pipeline.store().events_of(knn->id).back().reason.rfind("confident learning: given 7", 0) ==
+        0);
   // Unflagged samples keep their status; their label quality is CL's score.
   const auto t3 = pipeline.store().find_by_external_key("t3");
   CHECK(t3->status == SampleStatus::accepted);

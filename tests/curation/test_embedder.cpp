@@ -74,7 +74,8 @@ TEST_CASE("embedder specs follow the one spec grammar", "[embedder]") {
   CHECK_THROWS_WITH(make_embedder("pixels(dim=64", opt), Catch::Contains("')' at the end"));
 }
 
-TEST_CASE("pixel embeddings are unit vectors, deterministic and brightness invariant", "[embedder]") {
+TEST_CASE("pixel embeddings are unit vectors, deterministic and brightness invariant",
+          "[embedder]") {
   const auto& recs = fashion_test();
   EmbedderOptions opt;
   opt.width = 28;
@@ -96,7 +97,8 @@ TEST_CASE("pixel embeddings are unit vectors, deterministic and brightness invar
   ManifestRecord flat = recs[0];
   std::fill(flat.pixels.begin(), flat.pixels.end(), 7);
   CHECK_THROWS_WITH(make_embedder("pixels", opt)->embed(flat), Catch::Contains("constant image"));
-  CHECK_THROWS_WITH(make_embedder("pixels", opt)->embed(text("x")), Catch::Contains("needs pixels"));
+  CHECK_THROWS_WITH(make_embedder("pixels", opt)->embed(text("x")),
+                    Catch::Contains("needs pixels"));
 }
 
 TEST_CASE("hashed n-grams make similar texts close", "[embedder]") {
@@ -108,7 +110,7 @@ TEST_CASE("hashed n-grams make similar texts close", "[embedder]") {
   CHECK(norm(a) == Approx(1.0).margin(1e-5));
   CHECK(cosine(a, b) > 0.8);
   CHECK(cosine(a, c) < 0.4);
-  CHECK(e->embed(text("ab")).size() == 256);       // shorter than n
+  CHECK(e->embed(text("ab")).size() == 256);  // shorter than n
   CHECK(norm(e->embed(text("héllo wörld"))) == Approx(1.0).margin(1e-5));
   CHECK_THROWS_WITH(e->embed(text("")), Catch::Contains("empty text"));
 }

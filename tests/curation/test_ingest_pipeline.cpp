@@ -32,8 +32,8 @@ using winnow::curation::test::edited_copy;
 using winnow::curation::test::fashion_test;
 
 std::string pixels_line(const ManifestRecord& r, const std::string& key, const std::string& label) {
-  json j = {{"key", key}, {"pixels", r.pixels}, {"width", r.width}, {"height", r.height},
-            {"label", label}, {"source", "fashion"}};
+  json j = {{"key", key},         {"pixels", r.pixels}, {"width", r.width},
+            {"height", r.height}, {"label", label},     {"source", "fashion"}};
   return j.dump();
 }
 
@@ -72,11 +72,12 @@ TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[in
     lines.push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
     lines.push_back(pixels_line(*sneakers[i], "s" + std::to_string(i), "7"));
   }
-  lines.push_back(pixels_line(*trousers[3], "exact-copy", "1"));                          // duplicate_exact
-  lines.push_back(pixels_line(edited_copy(*trousers[5], 1, 0, 1.0, 0.0, 1), "shifted", "1"));  // duplicate_near
-  lines.push_back(pixels_line(*trousers[40], "mislabelled", "7"));                        // label_issue
-  lines.push_back("{not json");                                                           // rejected
-  lines.push_back(R"({"pixels":[1,2,3,4],"label":1})");                                   // rejected: no key
+  lines.push_back(pixels_line(*trousers[3], "exact-copy", "1"));  // duplicate_exact
+  lines.push_back(
+      pixels_line(edited_copy(*trousers[5], 1, 0, 1.0, 0.0, 1), "shifted", "1"));  // duplicate_near
+  lines.push_back(pixels_line(*trousers[40], "mislabelled", "7"));                 // label_issue
+  lines.push_back("{not json");                                                    // rejected
+  lines.push_back(R"({"pixels":[1,2,3,4],"label":1})");  // rejected: no key
   const std::string manifest = write_file(dir.file("m1.jsonl"), lines);
 
   {
@@ -161,7 +162,8 @@ TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {
   CHECK(r.counts[SampleStatus::duplicate_exact] == 1);
   CHECK(r.counts[SampleStatus::duplicate_near] == 1);
   CHECK(r.counts[SampleStatus::rejected] == 1);  // pixels cannot be embedded as text
-  CHECK(p.store().find_by_external_key("d")->duplicate_of == p.store().find_by_external_key("a")->id);
+  CHECK(p.store().find_by_external_key("d")->duplicate_of ==
+        p.store().find_by_external_key("a")->id);
 }
 
 TEST_CASE("ingest pipeline: an uninitialised database is refused", "[ingest]") {
@@ -178,8 +180,8 @@ struct Run {
 
 Run run_cli(const winnow::test::TempDir& dir, const std::string& args) {
   const std::string out = dir.file("cli.out");
-  const std::string cmd = std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2> " +
-                          dir.file("cli.err");
+  const std::string cmd =
+      std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2> " + dir.file("cli.err");
   const int status = std::system(cmd.c_str());
   Run r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -249,14 +251,15 @@ TEST_CASE("numeric and named labels never share an id and out-of-range numbers s
   winnow::test::TempDir dir;
   const auto pipeline = text_pipeline(dir);
   IngestPipeline& p = *pipeline;
-  const std::vector<std::string> labels = {"cat", "dog", "-1", "-2", "1", "007", "4294967297",
-                                           "2147483647", "2147483648"};
+  const std::vector<std::string> labels = {"cat", "dog",        "-1",         "-2",        "1",
+                                           "007", "4294967297", "2147483647", "2147483648"};
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    lines.push_back(json{{"key", "k" + std::to_string(i)},
-                         {"text", "sample text number " + std::to_string(i * 31)},
-                         {"label", labels[i]}}
-                        .dump());
+    lines.push_back(json{
+        {"key", "k" + std::to_string(i)},
+        {"text", "sample text number " + std::to_string(i * 31)},
+        {"label",
+         labels[i]}}.dump());
   }
   ingest_file(p, write_file(dir.file("m.jsonl"), lines));
   std::set<std::int64_t> ids;
@@ -292,8 +295,7 @@ TEST_CASE("a stop request rolls the batch back and leaves the index as the store
     if (++read == 100) stop = true;
     return reader.next(entry);
   };
-  CHECK_THROWS_AS(p.ingest_batch("m.jsonl", file_checksum(path), source, &stop),
-                  BatchInterrupted);
+  CHECK_THROWS_AS(p.ingest_batch("m.jsonl", file_checksum(path), source, &stop), BatchInterrupted);
   CHECK(p.store().count_by_status().total() == 0);
   CHECK(p.index_info().vectors == 0);
   // The next batch gets the rolled-back ids again; nothing stale is found.

@@ -64,15 +64,15 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
   for (std::size_t i = 1; i < n; i += 7) {
     if (labels[i] == 9 || labels[i] == 8) {
       ++clean;
-      clean_flags += lq.score(*index, vecs.data() + i * d, labels[i], lookup,
-                              static_cast<std::int64_t>(i)).flagged;
+      clean_flags +=
+          lq.score(*index, vecs.data() + i * d, labels[i], lookup, static_cast<std::int64_t>(i))
+              .flagged;
     }
   }
   CHECK(clean_flags * 20 <= clean);
   // No labelled neighbours: quality 1, not flagged.
-  const LabelQualityResult none = lq.score(*index, vecs.data(), 3, [](std::int64_t) {
-    return std::optional<int>{};
-  });
+  const LabelQualityResult none =
+      lq.score(*index, vecs.data(), 3, [](std::int64_t) { return std::optional<int>{}; });
   CHECK(none.quality == 1.0);
   CHECK_FALSE(none.flagged);
 }
@@ -94,7 +94,8 @@ TEST_CASE("information gain is the mean cosine distance to the 4 nearest", "[gai
   index->add(1, std::vector<std::int64_t>{3}.data(), e);
   index->add(1, std::vector<std::int64_t>{4}.data(), f);
   // The 4 nearest of q: a (0), b (1), e (1), f (1 + 1/sqrt 2): c is 5th.
-  CHECK(information_gain(*index, q) == Approx((0.0 + 1.0 + 1.0 + (1.0 + std::sqrt(0.5))) / 4).margin(1e-5));
+  CHECK(information_gain(*index, q) ==
+        Approx((0.0 + 1.0 + 1.0 + (1.0 + std::sqrt(0.5))) / 4).margin(1e-5));
   CHECK(information_gain(*index, q, 1) == Approx(0.0).margin(1e-6));
   CHECK_THROWS_AS(information_gain(*index, q, 0), winnow::Error);
 }

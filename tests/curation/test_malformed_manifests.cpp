@@ -45,8 +45,7 @@ std::string write_lines(const std::string& path, const std::vector<Line>& lines)
 
 std::vector<std::string> keys_of(IngestPipeline& p, SampleStatus status) {
   std::vector<std::string> keys;
-  p.store().for_each_sample([&](const SampleRecord& s) { keys.push_back(s.external_key); },
-                            status);
+  p.store().for_each_sample([&](const SampleRecord& s) { keys.push_back(s.external_key); }, status);
   return keys;
 }
 
@@ -60,11 +59,11 @@ struct Dataset {
     CurationConfig config;
     config.embedder = "provided(dim=4)";
     IngestPipeline::init(db, config);
-    const std::string m = write_lines(dir.file("first.jsonl"),
-                                      {{text_record("first-0", "zero", {1, 0, 0, 0}), ""},
-                                       {text_record("first-1", "one", {0, 1, 0, 0}), ""},
-                                       {text_record("first-2", "two", {0, 0, 1, 0}), ""},
-                                       {text_record("first-3", "three", {0, 0, 0, 1}), ""}});
+    const std::string m =
+        write_lines(dir.file("first.jsonl"), {{text_record("first-0", "zero", {1, 0, 0, 0}), ""},
+                                              {text_record("first-1", "one", {0, 1, 0, 0}), ""},
+                                              {text_record("first-2", "two", {0, 0, 1, 0}), ""},
+                                              {text_record("first-3", "three", {0, 0, 0, 1}), ""}});
     IngestPipeline p(db);
     const BatchReport r = p.ingest_batch(m, file_checksum(m), read_manifest(m));
     REQUIRE(r.counts[SampleStatus::accepted] == 4);
@@ -187,13 +186,13 @@ TEST_CASE("a manifest that is not readable text is an error and changes nothing"
     std::string path;
     std::string message;
   };
-  for (const Case& c : {Case{dir.file("manifest-dir.jsonl"), "is a directory, not a regular file"},
-                        Case{dir.file("garbage.jsonl"), "not JSON Lines text: NUL byte at offset 8"},
-                        Case{dir.file("missing.jsonl"), "does not exist"}}) {
+  for (const Case& c :
+       {Case{dir.file("manifest-dir.jsonl"), "is a directory, not a regular file"},
+        Case{dir.file("garbage.jsonl"), "not JSON Lines text: NUL byte at offset 8"},
+        Case{dir.file("missing.jsonl"), "does not exist"}}) {
     INFO(c.path);
     // The message names the manifest and the problem.
-    CHECK_THROWS_WITH(read_manifest(c.path),
-                      Catch::Contains(c.path) && Catch::Contains(c.message));
+    CHECK_THROWS_WITH(read_manifest(c.path), Catch::Contains(c.path) && Catch::Contains(c.message));
   }
   CHECK(p.store().count_by_status().by_status == before.by_status);
   CHECK(p.store().all_batches().size() == batches_before);

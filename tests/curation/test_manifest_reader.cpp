@@ -84,17 +84,21 @@ TEST_CASE("every rejection reason is reported with the key when known", "[manife
   CHECK_THAT(none.reason, Catch::Contains("no content"));
   CHECK_THAT(rejected(R"({"key":"k","text":"x","pixels":[1]})").reason,
              Catch::Contains("several content fields"));
-  CHECK_THAT(rejected(R"({"key":"k","text":7})").reason, Catch::Contains("'text' must be a string"));
+  CHECK_THAT(rejected(R"({"key":"k","text":7})").reason,
+             Catch::Contains("'text' must be a string"));
   CHECK_THAT(rejected(R"({"key":"k","text":""})").reason, Catch::Contains("'text' is empty"));
-  CHECK_THAT(rejected(R"({"key":"k","path":3})").reason, Catch::Contains("'path' must be a string"));
-  CHECK_THAT(rejected(R"({"key":"k","pixels":"abc"})").reason, Catch::Contains("'pixels' must be an array"));
+  CHECK_THAT(rejected(R"({"key":"k","path":3})").reason,
+             Catch::Contains("'path' must be a string"));
+  CHECK_THAT(rejected(R"({"key":"k","pixels":"abc"})").reason,
+             Catch::Contains("'pixels' must be an array"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[]})").reason, Catch::Contains("'pixels' is empty"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[1,256]})").reason, Catch::Contains("pixels[1]"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[1,-1]})").reason, Catch::Contains("pixels[1]"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[1,2.5]})").reason, Catch::Contains("pixels[1]"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[1,2,3],"width":2,"height":2})").reason,
              Catch::Contains("does not match 3 pixels"));
-  CHECK_THAT(rejected(R"({"key":"k","pixels":[1,2],"width":2})").reason, Catch::Contains("together"));
+  CHECK_THAT(rejected(R"({"key":"k","pixels":[1,2],"width":2})").reason,
+             Catch::Contains("together"));
   CHECK_THAT(rejected(R"({"key":"k","pixels":[1,2],"width":0,"height":2})").reason,
              Catch::Contains("positive integer"));
   CHECK_THAT(rejected(R"({"key":"k","text":"x","label":[1]})").reason, Catch::Contains("'label'"));
@@ -107,7 +111,8 @@ TEST_CASE("every rejection reason is reported with the key when known", "[manife
              Catch::Contains("annotations[0].label"));
   CHECK_THAT(rejected(R"({"key":"k","text":"x","embedding":"v"})").reason,
              Catch::Contains("'embedding' must be an array"));
-  CHECK_THAT(rejected(R"({"key":"k","text":"x","embedding":[]})").reason, Catch::Contains("'embedding' is empty"));
+  CHECK_THAT(rejected(R"({"key":"k","text":"x","embedding":[]})").reason,
+             Catch::Contains("'embedding' is empty"));
   CHECK_THAT(rejected(R"({"key":"k","text":"x","embedding":[1,"a"]})").reason,
              Catch::Contains("embedding[1] must be a number"));
   CHECK_THAT(rejected(R"({"key":"k","text":"x","embedding":[1,1e39]})").reason,
@@ -119,7 +124,8 @@ TEST_CASE("every rejection reason is reported with the key when known", "[manife
   const Rejection missing = rejected(R"({"key":"k","path":"/nonexistent/winnow/file.png"})");
   CHECK(missing.key == "k");
   CHECK_THAT(missing.reason, Catch::Contains("/nonexistent/winnow/file.png"));
-  CHECK_THAT(rejected(std::string(100, '[') + std::string(100, ']')).reason, Catch::Contains("nested deeper"));
+  CHECK_THAT(rejected(std::string(100, '[') + std::string(100, ']')).reason,
+             Catch::Contains("nested deeper"));
 }
 
 TEST_CASE("a batch with bad lines still yields every good record", "[manifest]") {
@@ -150,7 +156,8 @@ TEST_CASE("a line over the limit is rejected without being stored", "[manifest]"
   ManifestReaderOptions opt;
   opt.max_line_bytes = 1024;
   std::string big = "{\"key\":\"huge\",\"text\":\"" + std::string(5u << 20, 'x') + "\"}";
-  std::istringstream in("{\"key\":\"a\",\"text\":\"ok\"}\n" + big + "\n{\"key\":\"b\",\"text\":\"ok\"}\n");
+  std::istringstream in("{\"key\":\"a\",\"text\":\"ok\"}\n" + big +
+                        "\n{\"key\":\"b\",\"text\":\"ok\"}\n");
   ManifestReader reader(in, "big", opt);
   ManifestEntry e;
   REQUIRE(reader.next(e));

@@ -153,7 +153,8 @@ TEST_CASE("the finder returns the planted original on a real slice", "[finder]")
   int found = 0;
   for (std::size_t i = 0; i < 50; ++i) {
     const std::size_t src = i * 19;
-    const ManifestRecord copy = edited_copy(recs[src], (i % 3) - 1, 1, 0.92, 4.0, static_cast<unsigned>(i));
+    const ManifestRecord copy =
+        edited_copy(recs[src], (i % 3) - 1, 1, 0.92, 4.0, static_cast<unsigned>(i));
     const auto v = embedder->embed(copy);
     const NearDuplicateMatch m = finder.find(v.data(), copy, lookup);
     found += m.found && m.id == static_cast<std::int64_t>(src);

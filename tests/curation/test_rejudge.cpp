@@ -34,10 +34,11 @@ using namespace winnow::curation;
 using namespace winnow::curation::ingest;
 using namespace winnow::curation::labels;
 
-const std::vector<std::string> kAnimals = {"otter", "badger", "heron", "lynx", "marten", "ibex",
+const std::vector<std::string> kAnimals = {"otter",  "badger", "heron", "lynx",  "marten", "ibex",
                                            "falcon", "walrus", "bison", "gecko", "puffin", "tapir"};
-const std::vector<std::string> kTools = {"chisel", "wrench", "pliers", "hammer", "trowel", "anvil",
-                                         "spanner", "rasp", "gimlet", "awl", "mallet", "scythe"};
+const std::vector<std::string> kTools = {"chisel", "wrench", "pliers",  "hammer",
+                                         "trowel", "anvil",  "spanner", "rasp",
+                                         "gimlet", "awl",    "mallet",  "scythe"};
 
 // Twelve words drawn from one vocabulary: records of a topic share words, but
 // no two are near duplicates (shingle Jaccard far below 0.8).
@@ -52,7 +53,8 @@ std::string words(const std::vector<std::string>& vocabulary, std::mt19937& rng)
 std::vector<float> near_axis(int axis, std::mt19937& rng) {
   std::normal_distribution<float> noise(0.0f, 0.05f);
   std::vector<float> v(4);
-  for (int d = 0; d < 4; ++d) v[static_cast<std::size_t>(d)] = (d == axis ? 1.0f : 0.0f) + noise(rng);
+  for (int d = 0; d < 4; ++d)
+    v[static_cast<std::size_t>(d)] = (d == axis ? 1.0f : 0.0f) + noise(rng);
   return v;
 }
 
@@ -86,7 +88,8 @@ SampleStatus status_of(IngestPipeline& p, const std::string& key) {
 std::string first_batch(const winnow::test::TempDir& dir, std::mt19937& rng) {
   std::vector<std::string> lines;
   for (int i = 0; i < 30; ++i) {
-    lines.push_back(record("animal-" + std::to_string(i), words(kAnimals, rng), 0, near_axis(0, rng)));
+    lines.push_back(
+        record("animal-" + std::to_string(i), words(kAnimals, rng), 0, near_axis(0, rng)));
     lines.push_back(record("tool-" + std::to_string(i), words(kTools, rng), 1, near_axis(1, rng)));
   }
   return write_manifest(dir.file("batch-1.jsonl"), lines);
@@ -106,7 +109,9 @@ std::string annotated_record(const std::string& key, const std::string& text, in
   for (const auto& [who, label] : votes) {
     annotations.push_back({{"annotator", who}, {"label", std::to_string(label)}});
   }
-  return json{{"key", key}, {"text", text}, {"embedding", near_axis(axis, rng)},
+  return json{{"key", key},
+              {"text", text},
+              {"embedding", near_axis(axis, rng)},
               {"annotations", annotations}}
       .dump();
 }
@@ -137,7 +142,8 @@ RejudgeOptions relabel() {
   return o;
 }
 
-RejudgeOptions reembed(const std::string& spec, std::optional<double> min_candidate = std::nullopt) {
+RejudgeOptions reembed(const std::string& spec,
+                       std::optional<double> min_candidate = std::nullopt) {
   RejudgeOptions o;
   o.embedder = spec;
   o.min_candidate_similarity = min_candidate;
@@ -208,8 +214,8 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     // The pipeline opened before the regain catches up at its next batch: a
     // text record without an embedding is embedded by the new embedder (the
     // provided one would have rejected it) and joins the regained index.
-    const std::string m3 = write_manifest(dir.file("batch-3.jsonl"),
-                                          {record("fresh", words(kAnimals, rng), 0, {})});
+    const std::string m3 =
+        write_manifest(dir.file("batch-3.jsonl"), {record("fresh", words(kAnimals, rng), 0, {})});
     BatchReport r3 = ingest_file(other, m3);
     CHECK(r3.counts[SampleStatus::rejected] == 0);
     CHECK(status_of(other, "fresh") == SampleStatus::accepted);
@@ -243,7 +249,9 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     IngestPipeline reopened(db);
     CHECK(reopened.config().embedder == "provided(dim=4)");
     CHECK_FALSE(reopened.index_info().rebuilt);
-    CHECK(reopened.store().events_of(reopened.store().find_by_external_key("disguised")->id).size() == 1);
+    CHECK(
+        reopened.store().events_of(reopened.store().find_by_external_key("disguised")->id).size() ==
+        1);
   }
 }
 
@@ -264,12 +272,14 @@ TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest]
     const int fair = i % 10 == 0 ? 1 - truth : truth;
     const int decent = i % 10 == 5 ? 1 - truth : truth;
     const int bad = coin(rng) ? truth : 1 - truth;
-    json j = {{"key", key}, {"text", words(tool ? kTools : kAnimals, rng)},
+    json j = {{"key", key},
+              {"text", words(tool ? kTools : kAnimals, rng)},
               {"embedding", near_axis(truth, rng)},
-              {"annotations", {{{"annotator", "good"}, {"label", std::to_string(truth)}},
-                               {{"annotator", "fair"}, {"label", std::to_string(fair)}},
-                               {{"annotator", "decent"}, {"label", std::to_string(decent)}},
-                               {{"annotator", "bad"}, {"label", std::to_string(bad)}}}}};
+              {"annotations",
+               {{{"annotator", "good"}, {"label", std::to_string(truth)}},
+                {{"annotator", "fair"}, {"label", std::to_string(fair)}},
+                {{"annotator", "decent"}, {"label", std::to_string(decent)}},
+                {{"annotator", "bad"}, {"label", std::to_string(bad)}}}}};
     return j.dump();
   };
   std::vector<std::string> lines;
@@ -279,15 +289,19 @@ TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest]
   }
   REQUIRE(ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines))
               .counts[SampleStatus::accepted] == 60);
-  json tie = {{"key", "tie"}, {"text", words(kTools, rng)}, {"embedding", near_axis(1, rng)},
-              {"annotations", {{{"annotator", "good"}, {"label", "1"}},
-                               {{"annotator", "bad"}, {"label", "0"}}}}};
+  json tie = {{"key", "tie"},
+              {"text", words(kTools, rng)},
+              {"embedding", near_axis(1, rng)},
+              {"annotations",
+               {{{"annotator", "good"}, {"label", "1"}}, {{"annotator", "bad"}, {"label", "0"}}}}};
   ingest_file(p, write_manifest(dir.file("batch-2.jsonl"), {tie.dump()}));
   REQUIRE(p.store().find_by_external_key("tie")->label == 0);
   REQUIRE(status_of(p, "tie") == SampleStatus::label_issue);
 
   // Stored labels the majority vote got wrong (ties go to the smaller label).
-  auto truth_of = [](const SampleRecord& x) { return x.external_key.rfind("animal", 0) == 0 ? 0 : 1; };
+  auto truth_of = [](const SampleRecord& x) {
+    return x.external_key.rfind("animal", 0) == 0 ? 0 : 1;
+  };
   std::size_t wrong_before = 0;
   p.store().for_each_sample([&](const SampleRecord& x) { wrong_before += x.label != truth_of(x); });
   REQUIRE(wrong_before >= 1);  // at least `tie`
@@ -332,10 +346,9 @@ TEST_CASE("regain --consensus counts the neighbours' suggested label as one more
   };
   const std::vector<std::string> lines = crowd_records(3, rng);
   ingest_file(p, write_manifest(dir.file("batch-1.jsonl"), lines));
-  ingest_file(p, write_manifest(
-                     dir.file("batch-2.jsonl"),
-                     {annotated("bad-only", 1, {{"bad", 0}}),
-                      record("plain", words(kTools, rng), 0, near_axis(1, rng))}));
+  ingest_file(p, write_manifest(dir.file("batch-2.jsonl"),
+                                {annotated("bad-only", 1, {{"bad", 0}}),
+                                 record("plain", words(kTools, rng), 0, near_axis(1, rng))}));
 
   RejudgeOptions o;
   o.consensus = true;

@@ -26,8 +26,7 @@ namespace winnow::test {
 
 // Polls `done` every 20 ms for up to `seconds`; true once it holds.
 inline bool poll_until(const std::function<bool()>& done, double seconds = 60.0) {
-  const auto until =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -92,8 +92,8 @@ const std::vector<winnow::curation::ManifestRecord>& fashion_test() {
 
 const std::vector<winnow::curation::ManifestRecord>& fashion_train_slice() {
   static const auto records = [] {
-    auto all = winnow::curation::ingest::import_idx(kFashion + "train-images-idx3-ubyte.gz",
-                                            kFashion + "train-labels-idx1-ubyte.gz", "train");
+    auto all = winnow::curation::ingest::import_idx(
+        kFashion + "train-images-idx3-ubyte.gz", kFashion + "train-labels-idx1-ubyte.gz", "train");
     all.resize(6000);
     return all;
   }();
@@ -118,8 +118,8 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
                   pixel_manifest(train, 0, 200, "c-copy-", "vendor-c");
   const auto expected_total = static_cast<std::int64_t>(3000 + test.size() + 2200);
 
-  std::vector<std::string> serve = {"serve", "--db", db, "--inbox", inbox.string(),
-                                    "--no-http", "--poll-ms", "100"};
+  std::vector<std::string> serve = {"serve",        "--db",      db,          "--inbox",
+                                    inbox.string(), "--no-http", "--poll-ms", "100"};
   {
     Winnow daemon(dir.path(), serve, "serve1");
     drop(inbox, "a.jsonl", a);
@@ -198,7 +198,8 @@ TEST_CASE("SIGTERM interrupts the running batch: rolled back, redone at the next
                 {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--poll-ms", "100"},
                 "serve");
   drop(inbox, "m.jsonl", pixel_manifest(fashion_test(), 0, 10000, "t-", "s"));
-  const std::string checksum = winnow::curation::dedup::file_content_hash((inbox / "m.jsonl").string());
+  const std::string checksum =
+      winnow::curation::dedup::file_content_hash((inbox / "m.jsonl").string());
   winnow::store::MetadataStore reader(db);
   REQUIRE(wait_until([&] {
     auto batch = reader.find_batch_by_checksum(checksum);
@@ -235,12 +236,13 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
   const fs::path inbox = dir.path() / "inbox";
   fs::create_directories(inbox);
   const std::string db = dir.file("text.db");
-  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) == 0);
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) ==
+          0);
   drop(inbox, "good.jsonl",
        "{\"key\":\"g1\",\"text\":\"the first good record\",\"label\":\"a\"}\n"
        "{\"key\":\"g2\",\"text\":\"a second, different record\",\"label\":\"b\"}\n");
-  REQUIRE(run_cli(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http",
-                               "--once"}) == 0);
+  REQUIRE(run_cli(dir.path(),
+                  {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--once"}) == 0);
   winnow::store::MetadataStore store(db);
   REQUIRE(store.count_by_status()[winnow::store::SampleStatus::accepted] == 2);
 
@@ -257,8 +259,8 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
        "{\"key\":\"m5\",\"path\":\"/nonexistent/file.png\"}\n"
        "{\"key\":\"g1\",\"text\":\"a key already in the dataset\"}\n" +
            huge + "{\"key\":\"m6\",\"text\":\"fine record number six\"}\n");
-  Winnow daemon(dir.path(),
-                {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--once"}, "serve");
+  Winnow daemon(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--once"},
+                "serve");
   REQUIRE(daemon.wait() == 0);
   const json summary = json::parse(daemon.out());
   CHECK(summary["manifests"]["failed"] == 1);
@@ -271,8 +273,8 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
   CHECK(fs::exists(inbox / "processed" / "mixed.jsonl"));
 
   const winnow::store::StatusCounts counts = store.count_by_status();
-  CHECK(counts[winnow::store::SampleStatus::accepted] == 4);   // g1, g2, m1, m6
-  CHECK(counts[winnow::store::SampleStatus::rejected] == 8);   // every bad line, with a reason
+  CHECK(counts[winnow::store::SampleStatus::accepted] == 4);  // g1, g2, m1, m6
+  CHECK(counts[winnow::store::SampleStatus::rejected] == 8);  // every bad line, with a reason
   std::vector<std::int64_t> rejected;
   store.for_each_sample([&](const winnow::store::SampleRecord& s) { rejected.push_back(s.id); },
                         winnow::store::SampleStatus::rejected);
@@ -290,11 +292,12 @@ TEST_CASE("the status endpoint listens on loopback and serves JSON and Prometheu
   const fs::path inbox = dir.path() / "inbox";
   fs::create_directories(inbox);
   const std::string db = dir.file("text.db");
-  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) == 0);
-  Winnow daemon(dir.path(),
-                {"serve", "--db", db, "--inbox", inbox.string(), "--http-port", "0", "--poll-ms",
-                 "100"},
-                "serve");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db, "--embedder", "hashed-ngrams(n=3,dim=64)"}) ==
+          0);
+  Winnow daemon(
+      dir.path(),
+      {"serve", "--db", db, "--inbox", inbox.string(), "--http-port", "0", "--poll-ms", "100"},
+      "serve");
   drop(inbox, "m.jsonl",
        "{\"key\":\"k1\",\"text\":\"some text to keep\"}\n"
        "{\"key\":\"k2\",\"text\":\"some text to keep\"}\n");

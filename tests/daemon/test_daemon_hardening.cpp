@@ -52,7 +52,7 @@ struct Dataset {
     return *rc;
   }
   std::vector<std::string> serve_once(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args = {"serve", "--db",      db,    "--inbox", inbox.string(),
+    std::vector<std::string> args = {"serve",     "--db",      db,   "--inbox", inbox.string(),
                                      "--no-http", "--poll-ms", "50", "--once"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
@@ -148,8 +148,8 @@ TEST_CASE("row 1: a manifest the daemon dies on again and again is quarantined",
   winnow::store::MetadataStore reader(d.db);
   for (int kill = 0; kill < 2; ++kill) {
     CliProcess daemon(d.dir.path(),
-                      {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http",
-                       "--poll-ms", "50", "--max-interruptions", "2"},
+                      {"serve", "--db", d.db, "--inbox", d.inbox.string(), "--no-http", "--poll-ms",
+                       "50", "--max-interruptions", "2"},
                       "serve");
     REQUIRE(poll_until([&] {
       const auto batch = reader.find_batch_by_checksum(checksum);
@@ -219,8 +219,7 @@ TEST_CASE("row 4: inbox links are refused and paths outside the roots reveal not
                             path_line("shadow", "/etc/shadow"));
   REQUIRE(d.run(d.serve_once()) == 0);
   CHECK(fs::is_symlink(d.inbox / "failed" / "link.jsonl"));
-  CHECK_THAT(slurp(d.inbox / "failed" / "link.jsonl.reason.txt"),
-             Catch::Contains("symbolic link"));
+  CHECK_THAT(slurp(d.inbox / "failed" / "link.jsonl.reason.txt"), Catch::Contains("symbolic link"));
   const auto reasons = rejections(d);
   REQUIRE(reasons.size() == 4);
   // The same words whether the file exists or not, and no excerpt of it.
@@ -328,7 +327,7 @@ TEST_CASE("row 9: memory does not grow with the manifest (records are streamed)"
     REQUIRE(rc == 0);
     return ingest.max_rss_kib();
   };
-  const long small = peak_kib(manifest("small", 500));   // 1 MB
+  const long small = peak_kib(manifest("small", 500));    // 1 MB
   const long large = peak_kib(manifest("large", 25000));  // 50 MB
   INFO("peak RSS " << small << " KiB for 1 MB, " << large << " KiB for 50 MB");
 #if defined(__SANITIZE_ADDRESS__)

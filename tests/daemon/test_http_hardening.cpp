@@ -45,8 +45,8 @@ class Daemon {
     fs::create_directories(inbox);
     const std::string db = dir_.file("text.db");
     init_text_dataset(dir_.path(), db);
-    std::vector<std::string> args = {"serve", "--db", db, "--inbox", inbox.string(),
-                                     "--http-port", "0", "--poll-ms", "100"};
+    std::vector<std::string> args = {"serve",       "--db", db,          "--inbox", inbox.string(),
+                                     "--http-port", "0",    "--poll-ms", "100"};
     args.insert(args.end(), http_args.begin(), http_args.end());
     process_ = std::make_unique<CliProcess>(dir_.path(), args, "serve");
     REQUIRE(poll_until([&] {
@@ -156,9 +156,8 @@ TEST_CASE("http: an 800 MiB POST is refused from its headers before any body is 
 
 TEST_CASE("http: a GET with a large or chunked body is refused with 413", "[daemon][http]") {
   Daemon daemon;
-  for (const char* body_header :
-       {"Content-Length: 838860800\r\n", "Content-Length: 4097\r\n",
-        "Transfer-Encoding: chunked\r\n", "Content-Length: junk\r\n"}) {
+  for (const char* body_header : {"Content-Length: 838860800\r\n", "Content-Length: 4097\r\n",
+                                  "Transfer-Encoding: chunked\r\n", "Content-Length: junk\r\n"}) {
     INFO(body_header);
     RawConnection c(daemon.port());
     REQUIRE(c.send_all("GET /status HTTP/1.1\r\nHost: " + daemon.host_port() + "\r\n" +
@@ -170,8 +169,7 @@ TEST_CASE("http: a GET with a large or chunked body is refused with 413", "[daem
   }
 }
 
-TEST_CASE("http: only GET and HEAD are served and other methods get 405",
-          "[daemon][http]") {
+TEST_CASE("http: only GET and HEAD are served and other methods get 405", "[daemon][http]") {
   Daemon daemon;
   httplib::Client client("127.0.0.1", daemon.port());
   client.set_read_timeout(10, 0);
@@ -197,8 +195,7 @@ TEST_CASE("http: only GET and HEAD are served and other methods get 405",
   CHECK(head->body.empty());
 }
 
-TEST_CASE("http: the Host header must name loopback against DNS rebinding",
-          "[daemon][http]") {
+TEST_CASE("http: the Host header must name loopback against DNS rebinding", "[daemon][http]") {
   Daemon daemon;
   CHECK(daemon.heartbeat()["http"]["allow_remote"] == false);
   const std::string port = std::to_string(daemon.port());
@@ -209,18 +206,23 @@ TEST_CASE("http: the Host header must name loopback against DNS rebinding",
     REQUIRE(res);
     return res->status;
   };
-  const std::vector<std::string> foreign_hosts = {
-      "evil.example",           "evil.example:" + port, "localhost.evil.example:" + port,
-      "127.0.0.1.evil.example", "localhostx",           "192.168.1.10:" + port,
-      "[::2]:" + port,          "localhost:" + port + "x", "localhost:",
-      "0.0.0.0:" + port};
+  const std::vector<std::string> foreign_hosts = {"evil.example",
+                                                  "evil.example:" + port,
+                                                  "localhost.evil.example:" + port,
+                                                  "127.0.0.1.evil.example",
+                                                  "localhostx",
+                                                  "192.168.1.10:" + port,
+                                                  "[::2]:" + port,
+                                                  "localhost:" + port + "x",
+                                                  "localhost:",
+                                                  "0.0.0.0:" + port};
   for (const std::string& foreign : foreign_hosts) {
     INFO(foreign);
     CHECK(with_host(foreign) == 403);
   }
   const std::vector<std::string> loopback_hosts = {
-      "localhost:" + port, "localhost", "LocalHost:" + port, "127.0.0.1",
-      "127.0.0.1:" + port, "[::1]:" + port, "[::1]", "localhost:2222"};
+      "localhost:" + port, "localhost", "LocalHost:" + port, "127.0.0.1", "127.0.0.1:" + port,
+      "[::1]:" + port,     "[::1]",     "localhost:2222"};
   for (const std::string& loopback : loopback_hosts) {
     INFO(loopback);
     CHECK(with_host(loopback) == 200);
@@ -295,8 +297,7 @@ TEST_CASE("http: a non-loopback --http-host needs --http-allow-remote", "[daemon
   }
 }
 
-TEST_CASE("http: a port another daemon listens on is refused (no shared port)",
-          "[daemon][http]") {
+TEST_CASE("http: a port another daemon listens on is refused (no shared port)", "[daemon][http]") {
   Daemon first;
   winnow::test::TempDir dir;
   const fs::path inbox = dir.path() / "inbox";

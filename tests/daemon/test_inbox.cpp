@@ -22,8 +22,8 @@ TEST_CASE("an inbox lists only finished manifests and moves them exactly once", 
   winnow::test::TempDir dir;
   Inbox inbox(dir.path() / "inbox");
   write(inbox.folder() / "a.jsonl", "{}\n");
-  write(inbox.folder() / ".b.jsonl", "{}\n");      // hidden: being written
-  write(inbox.folder() / "c.jsonl.part", "{}\n");  // not a manifest name
+  write(inbox.folder() / ".b.jsonl", "{}\n");        // hidden: being written
+  write(inbox.folder() / "c.jsonl.part", "{}\n");    // not a manifest name
   fs::create_directory(inbox.folder() / "d.jsonl");  // a folder
   auto waiting = inbox.waiting();
   REQUIRE(waiting.size() == 1);

@@ -135,8 +135,9 @@ inline std::vector<Neighbour> brute_force(const std::vector<float>& base,
     all.push_back({ids[i], dot / (qn * std::sqrt(bn))});
   }
   const std::size_t kk = std::min(k, all.size());
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kk), all.end(),
-                    [](const Neighbour& a, const Neighbour& b) { return a.similarity > b.similarity; });
+  std::partial_sort(
+      all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kk), all.end(),
+      [](const Neighbour& a, const Neighbour& b) { return a.similarity > b.similarity; });
   all.resize(kk);
   return all;
 }

@@ -90,10 +90,11 @@ TEST_CASE("benchmark: HNSW build and search, FAISS default vs winnow storage", "
   const std::vector<float>& base = data.base;
   const std::vector<float>& queries = data.queries;
   const std::vector<std::int64_t> ids = sequential_ids(n);
-  std::printf("n=%zu d=%zu M=%d efConstruction=40 clusters=%zu latent=%zu threads=%d kernel=%s "
-              "load=%s\n",
-              n, d, m, clusters, latent, omp_get_max_threads(), inner_product_isa(),
-              load_average().c_str());
+  std::printf(
+      "n=%zu d=%zu M=%d efConstruction=40 clusters=%zu latent=%zu threads=%d kernel=%s "
+      "load=%s\n",
+      n, d, m, clusters, latent, omp_get_max_threads(), inner_product_isa(),
+      load_average().c_str());
 
   FlatVectorIndex flat(d);
   auto t0 = std::chrono::steady_clock::now();
@@ -114,10 +115,11 @@ TEST_CASE("benchmark: HNSW build and search, FAISS default vs winnow storage", "
   t0 = std::chrono::steady_clock::now();
   ours.add(ids, base);
   const double ours_build = seconds_since(t0);
-  std::printf("HNSW build: FAISS default storage %.2f s (%.0f vec/s), winnow storage %.2f s "
-              "(%.0f vec/s), speed-up %.2fx\n",
-              stock_build, static_cast<double>(n) / stock_build, ours_build,
-              static_cast<double>(n) / ours_build, stock_build / ours_build);
+  std::printf(
+      "HNSW build: FAISS default storage %.2f s (%.0f vec/s), winnow storage %.2f s "
+      "(%.0f vec/s), speed-up %.2fx\n",
+      stock_build, static_cast<double>(n) / stock_build, ours_build,
+      static_cast<double>(n) / ours_build, stock_build / ours_build);
 
   for (const int ef : {16, 64, 128}) {
     ours.set_ef_search(ef);
@@ -139,11 +141,11 @@ TEST_CASE("benchmark: HNSW build and search, FAISS default vs winnow storage", "
       stock.search(1, queries.data() + q * d, 10, dist.data() + q * 10, lab.data() + q * 10);
     }
     const double stock_single = 1e3 * seconds_since(t0) / static_cast<double>(nq);
-    std::printf("efSearch=%3d  winnow: R@1 %.3f R@10 %.3f, %.3f ms/query | FAISS default: R@1 "
-                "%.3f R@10 %.3f, %.3f ms/query\n",
-                ef, recall_at(single, exact, 1), recall_at(single, exact, 10), ours_single,
-                recall_at(lab, 10, exact, 1, ids), recall_at(lab, 10, exact, 10, ids),
-                stock_single);
+    std::printf(
+        "efSearch=%3d  winnow: R@1 %.3f R@10 %.3f, %.3f ms/query | FAISS default: R@1 "
+        "%.3f R@10 %.3f, %.3f ms/query\n",
+        ef, recall_at(single, exact, 1), recall_at(single, exact, 10), ours_single,
+        recall_at(lab, 10, exact, 1, ids), recall_at(lab, 10, exact, 10, ids), stock_single);
   }
 
   // Flat single queries: winnow's vectorised scan vs FAISS's scalar path.

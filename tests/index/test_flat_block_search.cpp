@@ -33,8 +33,7 @@ std::string kernel_name(detail::FlatSearchKernel kernel) {
 // Rows of `base` by inner product with `query` in double precision, best
 // first, ties to the lower row.
 std::vector<std::pair<double, std::int64_t>> reference_ranking(const std::vector<float>& base,
-                                                                std::size_t d,
-                                                                const float* query) {
+                                                               std::size_t d, const float* query) {
   const std::size_t n = base.size() / d;
   std::vector<std::pair<double, std::int64_t>> ranked(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -62,8 +61,8 @@ void check_search(detail::FlatSearchKernel kernel, const std::vector<float>& bas
                             labels.data(), kernel);
   const double tolerance = 1e-5;
   for (std::size_t q = 0; q < num_queries; ++q) {
-    INFO(kernel_name(kernel) << " d=" << d << " n=" << n << " queries=" << num_queries
-                             << " k=" << k << " query " << q);
+    INFO(kernel_name(kernel) << " d=" << d << " n=" << n << " queries=" << num_queries << " k=" << k
+                             << " query " << q);
     const auto ranked = reference_ranking(base, d, queries.data() + q * d);
     std::vector<double> true_score(n);
     for (const auto& [score, row] : ranked) true_score[static_cast<std::size_t>(row)] = score;
@@ -133,10 +132,10 @@ TEST_CASE("flat block search with d = 1 ranks ties by row", "[flat][kernel]") {
   const std::size_t n = 301;
   std::vector<float> base(n);
   for (std::size_t i = 0; i < n; ++i) base[i] = (i * 7) % 3 == 0 ? 1.0f : -1.0f;
-  const std::vector<float> queries{1.0f, -1.0f, 1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, 1.0f,
-                                   -1.0f, 1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, 1.0f, -1.0f,
-                                   1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, 1.0f, -1.0f, 1.0f,
-                                   1.0f, -1.0f, 1.0f, -1.0f, 1.0f, 1.0f, -1.0f, 1.0f};
+  const std::vector<float> queries{1.0f,  -1.0f, 1.0f,  1.0f,  -1.0f, 1.0f,  -1.0f, 1.0f,  1.0f,
+                                   -1.0f, 1.0f,  1.0f,  -1.0f, 1.0f,  -1.0f, 1.0f,  1.0f,  -1.0f,
+                                   1.0f,  1.0f,  -1.0f, 1.0f,  -1.0f, 1.0f,  1.0f,  -1.0f, 1.0f,
+                                   1.0f,  -1.0f, 1.0f,  -1.0f, 1.0f,  1.0f,  -1.0f, 1.0f};
   const std::size_t k = 40;
   for (const detail::FlatSearchKernel kernel : available_kernels()) {
     INFO(kernel_name(kernel));

@@ -68,7 +68,8 @@ TEST_CASE("flat search returns the exact neighbours", "[flat]") {
   }
 
   // A stored vector finds itself first with similarity 1.
-  const SearchResults self = index.search(std::vector<float>(base.begin() + 7 * d, base.begin() + 8 * d), 1);
+  const SearchResults self =
+      index.search(std::vector<float>(base.begin() + 7 * d, base.begin() + 8 * d), 1);
   CHECK(self.id(0, 0) == ids[7]);
   CHECK(self.similarity(0, 0) == Approx(1.0).margin(1e-5));
 }
@@ -124,7 +125,8 @@ TEST_CASE("flat remove deletes rows and search never returns them", "[flat]") {
   // A removed id can be added again.
   index->add({ids[7]}, std::vector<float>(base.begin() + 7 * d, base.begin() + 8 * d));
   CHECK(index->contains(ids[7]));
-  const SearchResults again = index->search(std::vector<float>(base.begin() + 7 * d, base.begin() + 8 * d), 1);
+  const SearchResults again =
+      index->search(std::vector<float>(base.begin() + 7 * d, base.begin() + 8 * d), 1);
   CHECK(again.id(0, 0) == ids[7]);
 }
 

@@ -67,7 +67,8 @@ struct CountingSource {
 }  // namespace
 
 TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
-  const std::string config = GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)");
+  const std::string config =
+      GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)");
   INFO(config);
   const Data& dd = data();
   ScratchDir dir;
@@ -77,7 +78,8 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   index->add(dd.ids, dd.base);
   const std::vector<std::int64_t> removed = {dd.ids[0], dd.ids[17], dd.ids[300]};
   REQUIRE(index->remove(removed) == 3);
-  const SearchResults before_one = index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
+  const SearchResults before_one =
+      index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
   const SearchResults before = index->search(dd.queries, 10);
   const IndexFingerprint fp{kRows, dd.ids.back()};
 
@@ -106,12 +108,14 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   const SearchResults after = loaded.index->search(dd.queries, 10);
   CHECK(after.ids == before.ids);
   CHECK(after.similarities == before.similarities);
-  const SearchResults after_one = loaded.index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
+  const SearchResults after_one =
+      loaded.index->search(std::vector<float>(dd.queries.begin(), dd.queries.begin() + kDim), 10);
   CHECK(after_one.ids == before_one.ids);
 
   // The loaded index keeps working: add, remove, save again.
   loaded.index->add({99999}, std::vector<float>(dd.base.begin(), dd.base.begin() + kDim));
-  CHECK(loaded.index->search(std::vector<float>(dd.base.begin(), dd.base.begin() + kDim), 1).id(0, 0) == 99999);
+  CHECK(loaded.index->search(std::vector<float>(dd.base.begin(), dd.base.begin() + kDim), 1)
+            .id(0, 0) == 99999);
   save_vector_index(*loaded.index, path, IndexFingerprint{kRows + 1, 99999});
   CHECK(load_vector_index(path).index->contains(99999));
   CHECK(dir.entries() == 1);

@@ -11,7 +11,8 @@ using namespace winnow::index::test;
 using Catch::Matchers::Contains;
 
 TEST_CASE("bad input throws clear errors and leaves the index unchanged", "[validation]") {
-  const std::string config = GENERATE(as<std::string>{}, "flat", "hnsw(M=8,efConstruction=20,efSearch=16)");
+  const std::string config =
+      GENERATE(as<std::string>{}, "flat", "hnsw(M=8,efConstruction=20,efSearch=16)");
   INFO(config);
   const std::size_t d = 8;
   auto index = make_vector_index(config, d);
@@ -41,8 +42,8 @@ TEST_CASE("bad input throws clear errors and leaves the index unchanged", "[vali
   SECTION("NaN and infinity") {
     std::vector<float> v(2 * d, 0.5f);
     v[d + 3] = std::numeric_limits<float>::quiet_NaN();
-    CHECK_THROWS_WITH(index->add({1, 2}, v), Contains("vector 1 has a non-finite value") &&
-                                                 Contains("component 3"));
+    CHECK_THROWS_WITH(index->add({1, 2}, v),
+                      Contains("vector 1 has a non-finite value") && Contains("component 3"));
     v[d + 3] = std::numeric_limits<float>::infinity();
     CHECK_THROWS_WITH(index->add({1, 2}, v), Contains("non-finite"));
     std::vector<float> q(d, 1.0f);
@@ -59,13 +60,14 @@ TEST_CASE("bad input throws clear errors and leaves the index unchanged", "[vali
   }
   SECTION("duplicate ids") {
     const std::vector<float> v(2 * d, 0.5f);
-    CHECK_THROWS_WITH(index->add({1, 100}, v), Contains("id 100") && Contains("already in the index"));
+    CHECK_THROWS_WITH(index->add({1, 100}, v),
+                      Contains("id 100") && Contains("already in the index"));
     CHECK_THROWS_WITH(index->add({1, 1}, v), Contains("id 1 is repeated in the batch"));
     unchanged();
   }
   SECTION("negative ids") {
-    CHECK_THROWS_WITH(index->add({-5}, std::vector<float>(d, 0.5f)), Contains("id -5") &&
-                                                                     Contains("negative"));
+    CHECK_THROWS_WITH(index->add({-5}, std::vector<float>(d, 0.5f)),
+                      Contains("id -5") && Contains("negative"));
     unchanged();
   }
   SECTION("k must be positive") {

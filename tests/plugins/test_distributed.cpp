@@ -187,7 +187,8 @@ TEST_CASE("ids above 2^24 are gathered exactly", "[distributed]") {
   CHECK(scores[0] == scores[1]);
   for (std::int64_t id = kBase - 4; id < kBase + 24; ++id) {
     INFO("id 2^24 + " << id - kBase);
-    const float expected = id >= kBase + 1 && id <= kBase + 16 ? static_cast<float>(id - kBase) : -1.0f;
+    const float expected =
+        id >= kBase + 1 && id <= kBase + 16 ? static_cast<float>(id - kBase) : -1.0f;
     CHECK(scores[0][static_cast<std::size_t>(id - (kBase - 4))] == expected);
   }
 }

@@ -13,10 +13,12 @@
 using namespace winnow;
 namespace ex = winnow::examples;
 
-TEST_CASE("infobatch trains an MLP on a Fashion-MNIST slice with fewer forward samples", "[training]") {
+TEST_CASE("infobatch trains an MLP on a Fashion-MNIST slice with fewer forward samples",
+          "[training]") {
   torch::manual_seed(0);
   torch::set_num_threads(1);
-  const auto train = ex::load_fashion_mnist(ex::default_fashion_mnist_dir(), ex::Split::Train, 6000);
+  const auto train =
+      ex::load_fashion_mnist(ex::default_fashion_mnist_dir(), ex::Split::Train, 6000);
   const auto test = ex::load_fashion_mnist(ex::default_fashion_mnist_dir(), ex::Split::Test, 2000);
   REQUIRE(train.images.size(0) == 6000);
   REQUIRE(train.images.sizes() == torch::IntArrayRef({6000, 1, 28, 28}));
@@ -42,8 +44,12 @@ TEST_CASE("infobatch trains an MLP on a Fashion-MNIST slice with fewer forward s
   }
   torch::NoGradGuard no_grad;
   model->eval();
-  const double accuracy =
-      model->forward(test.images).argmax(1).eq(test.labels).to(torch::kDouble).mean().item<double>();
+  const double accuracy = model->forward(test.images)
+                              .argmax(1)
+                              .eq(test.labels)
+                              .to(torch::kDouble)
+                              .mean()
+                              .item<double>();
   const RunStats totals = pruner->totals();
   INFO("accuracy " << accuracy << ", saved " << totals.saved_fraction());
   CHECK(accuracy > 0.78);  // an untrained model scores 0.1

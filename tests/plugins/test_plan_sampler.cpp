@@ -39,12 +39,14 @@ TEST_CASE("a torch DataLoader serves each planned id once per epoch, with its da
         REQUIRE(batch.ids.dtype() == torch::kLong);
         // The data of every row belongs to the id travelling with it.
         CHECK(torch::equal(batch.data.squeeze(1).to(torch::kLong), batch.ids));
-        for (std::int64_t i = 0; i < batch.ids.size(0); ++i) ++seen[batch.ids[i].item<std::int64_t>()];
+        for (std::int64_t i = 0; i < batch.ids.size(0); ++i)
+          ++seen[batch.ids[i].item<std::int64_t>()];
         // Report synthetic losses so later epochs prune.
         auto ids = batch.ids.contiguous();
         const auto* id_ptr = reinterpret_cast<const std::uint64_t*>(ids.data_ptr<std::int64_t>());
         losses.assign(static_cast<std::size_t>(ids.size(0)), 0.0f);
-        for (std::size_t i = 0; i < losses.size(); ++i) losses[i] = static_cast<float>(id_ptr[i] % 97);
+        for (std::size_t i = 0; i < losses.size(); ++i)
+          losses[i] = static_cast<float>(id_ptr[i] % 97);
         pruner->update(id_ptr, losses.data(), losses.size());
       }
       const EpochStats& stats = pruner->history().back();

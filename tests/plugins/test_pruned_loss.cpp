@@ -63,7 +63,8 @@ TEST_CASE("device tables refresh weights with each plan and sync scores once per
       // The weighted mean uses this epoch's weights.
       float expected = 0.0f;
       for (std::size_t i = 0; i < ids.size(); ++i) {
-        expected += pruner->weight(static_cast<std::uint64_t>(ids[i])) * static_cast<float>(ids[i]) / 200.0f;
+        expected += pruner->weight(static_cast<std::uint64_t>(ids[i])) *
+                    static_cast<float>(ids[i]) / 200.0f;
       }
       CHECK(loss.item<float>() == Approx(expected / static_cast<float>(ids.size())).epsilon(1e-5));
     }
@@ -90,7 +91,8 @@ TEST_CASE("device tables report invalid ids and losses at the next plan", "[loss
   auto nan = std::numeric_limits<float>::quiet_NaN();
   auto loss = pruned_loss(torch::tensor({3.0f, nan}), torch::tensor({3, 4}, torch::kLong));
   CHECK(std::isnan(loss.item<float>()));
-  CHECK_THROWS_WITH(pruner->begin_epoch(), Catch::Contains("1 observations") && Catch::Contains("non-finite"));
+  CHECK_THROWS_WITH(pruner->begin_epoch(),
+                    Catch::Contains("1 observations") && Catch::Contains("non-finite"));
   // The valid score got through, the NaN did not.
   CHECK(pruner->scores()[3] == 3.0f);
   CHECK(pruner->scores()[4] == pruner->scores().initial_score());
@@ -105,7 +107,8 @@ TEST_CASE("bad input to the loss helper gets a clear error and changes nothing",
   CHECK_THROWS_WITH(pruned_loss(torch::tensor(1.5f), ids), Catch::Contains("already reduced"));
   CHECK_THROWS_WITH(pruned_loss(torch::ones({3, 1}), ids), Catch::Contains("shape [B]"));
   CHECK_THROWS_WITH(pruned_loss(torch::ones({2}), ids), Catch::Contains("2 losses but 3 ids"));
-  CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), ids.to(torch::kFloat)), Catch::Contains("integer"));
+  CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), ids.to(torch::kFloat)),
+                    Catch::Contains("integer"));
   CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), torch::tensor({1, 2, 50}, torch::kLong)),
                     Catch::Contains("sample id 50"));
   CHECK_THROWS_WITH(pruned_loss(torch::ones({3}), torch::tensor({1, -2, 3}, torch::kLong)),

@@ -46,7 +46,7 @@ TEST_CASE("a TorchScript module becomes an embedder through its spec", "[torchsc
   CHECK(winnow::curation::embed::make_embedder(e->spec())->dim() == 16);
 
   auto records = winnow::curation::ingest::import_idx(kFashion + "t10k-images-idx3-ubyte.gz",
-                                              kFashion + "t10k-labels-idx1-ubyte.gz", "t");
+                                                      kFashion + "t10k-labels-idx1-ubyte.gz", "t");
   const auto& r = records[0];
   std::vector<float> v = e->embed(r);
   // The same projection by hand, normalised.
@@ -90,11 +90,13 @@ TEST_CASE("the winnow CLI ingests with a TorchScript embedder", "[torchscript]")
   const std::string db = dir.file("ts.db");
   const std::string cli = WINNOW_CLI_PATH;
   const std::string log = " > " + dir.file("out.txt") + " 2>&1";
-  REQUIRE(std::system((cli + " init --db " + db + " --embedder torchscript:" + model + log).c_str()) == 0);
+  REQUIRE(std::system(
+              (cli + " init --db " + db + " --embedder torchscript:" + model + log).c_str()) == 0);
   REQUIRE(std::system((cli + " import-idx --db " + db + " --limit 300 " + kFashion +
                        "t10k-images-idx3-ubyte.gz " + kFashion + "t10k-labels-idx1-ubyte.gz" + log)
                           .c_str()) == 0);
-  REQUIRE(std::system((cli + " status --db " + db + " --json > " + dir.file("status.json")).c_str()) == 0);
+  REQUIRE(std::system(
+              (cli + " status --db " + db + " --json > " + dir.file("status.json")).c_str()) == 0);
   std::ifstream in(dir.file("status.json"));
   std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK_THAT(status, Catch::Contains("\"total\": 300"));

@@ -104,7 +104,8 @@ TEST_CASE("plans are a function of seed, epoch and scores", "[pruner]") {
   auto run = [](std::uint64_t seed) {
     DynamicPruner pruner(300, 8, "infobatch", seed);
     std::vector<std::vector<std::uint64_t>> plans;
-    for (int e = 0; e < 5; ++e) plans.push_back(train_epoch(pruner, 32, static_cast<std::uint64_t>(e)));
+    for (int e = 0; e < 5; ++e)
+      plans.push_back(train_epoch(pruner, 32, static_cast<std::uint64_t>(e)));
     return plans;
   };
   const auto a = run(5);

@@ -40,8 +40,8 @@ std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
 
 TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]") {
   const ScoreTable scores = ramp_scores(2000);
-  for (const char* spec : {"full", "infobatch", "infobatch-quantile", "uniform", "uniform(keep=0.3)",
-                           "ucb", "epsilon-greedy"}) {
+  for (const char* spec : {"full", "infobatch", "infobatch-quantile", "uniform",
+                           "uniform(keep=0.3)", "ucb", "epsilon-greedy"}) {
     INFO(spec);
     const EpochPlan plan = plan_with(spec, scores);
     CHECK(test::is_subset_permutation(plan));
@@ -53,7 +53,8 @@ TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]")
   CHECK(sequential.ids == test::iota_ids(2000));
 }
 
-TEST_CASE("infobatch keeps every above-mean sample and (1-r) of the below-mean ones", "[policies]") {
+TEST_CASE("infobatch keeps every above-mean sample and (1-r) of the below-mean ones",
+          "[policies]") {
   const ScoreTable scores = ramp_scores(1000);  // mean 499.5: ids 0..499 are candidates
   const EpochPlan plan = plan_with("infobatch(r=0.5)", scores);
   CHECK(plan.candidates == 500);
@@ -100,9 +101,12 @@ TEST_CASE("infobatch-quantile keeps each bucket's share with weight 1/keep", "[p
   CHECK(plan.size() == 50 + 325 + 150);
   std::map<float, int> per_weight;
   for (const auto& [id, weight] : weights_by_id(plan)) {
-    if (id < 200) CHECK(weight == 4.0f);
-    else if (id < 850) CHECK(weight == 2.0f);
-    else CHECK(weight == 1.0f);
+    if (id < 200)
+      CHECK(weight == 4.0f);
+    else if (id < 850)
+      CHECK(weight == 2.0f);
+    else
+      CHECK(weight == 1.0f);
     ++per_weight[weight];
   }
   CHECK(per_weight[4.0f] == 50);

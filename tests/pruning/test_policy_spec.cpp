@@ -13,7 +13,8 @@ TEST_CASE("policy specs parse names and parameters", "[spec]") {
   CHECK(plain.name == "infobatch");
   CHECK(plain.params.empty());
 
-  const PolicySpec spec = PolicySpec::parse(" infobatch-quantile( keep = 0.25:0.5 , percentiles=20:85) ");
+  const PolicySpec spec =
+      PolicySpec::parse(" infobatch-quantile( keep = 0.25:0.5 , percentiles=20:85) ");
   CHECK(spec.name == "infobatch-quantile");
   CHECK(spec.params.at("keep") == "0.25:0.5");
   CHECK(spec.params.at("percentiles") == "20:85");

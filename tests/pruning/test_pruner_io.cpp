@@ -82,7 +82,8 @@ void run_epochs(DynamicPruner& pruner, int from, int to, std::vector<std::uint64
 }  // namespace
 
 TEST_CASE("a run resumed mid-epoch makes exactly the plans of an uninterrupted one", "[io]") {
-  for (const char* policy : {"infobatch", "infobatch-quantile", "uniform", "ucb", "epsilon-greedy"}) {
+  for (const char* policy :
+       {"infobatch", "infobatch-quantile", "uniform", "ucb", "epsilon-greedy"}) {
     INFO(policy);
     std::vector<std::uint64_t> uninterrupted;
     DynamicPruner reference(777, 8, policy, 42);
@@ -162,8 +163,7 @@ TEST_CASE("saving replaces the file atomically and leaves no temporary behind", 
   CHECK(dir.entries() == 1);
 }
 
-TEST_CASE("damaged state files are errors of kind corrupt, found before any allocation",
-          "[io]") {
+TEST_CASE("damaged state files are errors of kind corrupt, found before any allocation", "[io]") {
   DynamicPruner pruner(300, 5, "infobatch", 1);
   std::vector<std::uint64_t> served;
   run_epochs(pruner, 0, 2, served);
@@ -177,8 +177,8 @@ TEST_CASE("damaged state files are errors of kind corrupt, found before any allo
   SECTION("edited length fields, with or without a recomputed checksum") {
     const std::uint64_t rss_before = peak_rss();
     for (bool sealed : {false, true}) {
-      for (std::uint64_t length : {pruner.plan().size() + 1000, std::uint64_t{1} << 31,
-                                   std::uint64_t{1} << 55}) {
+      for (std::uint64_t length :
+           {pruner.plan().size() + 1000, std::uint64_t{1} << 31, std::uint64_t{1} << 55}) {
         INFO("sealed " << sealed << ", length " << length);
         std::string edited = bytes;
         put_u64(edited, kNumSamplesAt, std::uint64_t{1} << 40);

@@ -33,7 +33,8 @@ TEST_CASE("a bad update changes nothing", "[scores]") {
   CHECK(table[1] == 1.0f);
 
   const std::vector<std::uint64_t> ok_ids{0, 1};
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     const std::vector<float> bad_losses{2.0f, bad};
     CHECK_THROWS_WITH(table.update(ok_ids.data(), bad_losses.data(), 2),
                       Catch::Contains("must be finite"));

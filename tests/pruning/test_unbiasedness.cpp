@@ -34,7 +34,8 @@ TEST_CASE("reweighting policies are unbiased for fixed scores", "[unbiased]") {
   // integer for r = 0.5 or 0.3 and the rounding must be unbiased too.
   const std::uint64_t n = 101;
   std::vector<float> values(n);
-  for (std::uint64_t i = 0; i < n; ++i) values[i] = i < 67 ? 0.1f * static_cast<float>(i % 7) : 5.0f;
+  for (std::uint64_t i = 0; i < n; ++i)
+    values[i] = i < 67 ? 0.1f * static_cast<float>(i % 7) : 5.0f;
   ScoreTable scores(n);
   scores.assign(values.data(), n);
 

@@ -93,8 +93,8 @@ TEST_CASE("Dawid-Skene: 5 simulated annotators over 2,000 Fashion-MNIST items", 
   CHECK(ds.iterations < 100);
   CHECK(ds.final_change <= 1e-5);
   for (std::size_t w = 0; w < accuracy.size(); ++w) {
-    INFO("annotator " << w << ": true " << accuracy[w] << ", realised "
-                      << sim.realised_accuracy[w] << ", estimated " << ds.expected_accuracy[w]);
+    INFO("annotator " << w << ": true " << accuracy[w] << ", realised " << sim.realised_accuracy[w]
+                      << ", estimated " << ds.expected_accuracy[w]);
     CHECK(std::abs(ds.expected_accuracy[w] - accuracy[w]) < 0.03);
     CHECK(std::abs(ds.expected_accuracy[w] - sim.realised_accuracy[w]) < 0.03);
   }

@@ -88,7 +88,9 @@ NewSample sample(const std::string& key, std::optional<std::int64_t> label,
 // Named labels as the pipeline stores them (negative ids in meta).
 constexpr std::int64_t kCat = -1, kDog = -2, kBird = -3;
 
-std::int64_t next_class(std::int64_t label) { return label == kBird ? kCat : label - 1; }
+std::int64_t next_class(std::int64_t label) {
+  return label == kBird ? kCat : label - 1;
+}
 
 // 40 annotated items (truth cycles cat, dog, bird; the record label of every
 // tenth is the next class; annotators A and B are always right, C only on
@@ -178,9 +180,11 @@ TEST_CASE("quality report: every figure of a hand-made store", "[quality_report]
 
   const json& d = r["dataset"];
   CHECK(d["samples"] == 45);
-  CHECK(d["by_status"] ==
-        json({{"accepted", 42}, {"duplicate_exact", 1}, {"duplicate_near", 0},
-              {"label_issue", 1}, {"rejected", 1}}));
+  CHECK(d["by_status"] == json({{"accepted", 42},
+                                {"duplicate_exact", 1},
+                                {"duplicate_near", 0},
+                                {"label_issue", 1},
+                                {"rejected", 1}}));
   CHECK(d["duplicate_rate"].get<double>() == Approx(1.0 / 44.0));
   CHECK(d["labelled_samples"] == 43);
   CHECK(d["label_issue_rate"].get<double>() == Approx(1.0 / 43.0));
@@ -199,8 +203,7 @@ TEST_CASE("quality report: every figure of a hand-made store", "[quality_report]
     const int truth = i % 3;
     units.add_unit({truth, truth, i % 2 == 0 ? truth : (truth + 1) % 3});
   }
-  CHECK(d["krippendorff_alpha"].get<double>() ==
-        Approx(*krippendorff_alpha_nominal(units).value));
+  CHECK(d["krippendorff_alpha"].get<double>() == Approx(*krippendorff_alpha_nominal(units).value));
   CHECK(d["krippendorff_alpha_samples"] == 40);
   CHECK(d["fleiss_kappa"].get<double>() == Approx(*fleiss_kappa(units).value));
   CHECK(d["fleiss_kappa_samples"] == 40);
@@ -278,7 +281,9 @@ TEST_CASE("quality report: every figure of a hand-made store", "[quality_report]
 
   const json& pairs = r["confused_pairs"];
   REQUIRE(pairs.size() == 3);
-  CHECK(pairs[0] == json({{"a", "bird"}, {"b", "cat"}, {"count", 2},
+  CHECK(pairs[0] == json({{"a", "bird"},
+                          {"b", "cat"},
+                          {"count", 2},
                           {"joint_probability", pairs[0]["joint_probability"]}}));
   CHECK(pairs[0]["joint_probability"].get<double>() == Approx(2.0 / 43.0));
   CHECK(pairs[1]["a"] == "cat");
@@ -321,8 +326,7 @@ TEST_CASE("quality report: every figure of a hand-made store", "[quality_report]
   CHECK(again.str() == per_sample.str());
 }
 
-TEST_CASE("quality report: degenerate stores get notes, not NaN or a crash",
-          "[quality_report]") {
+TEST_CASE("quality report: degenerate stores get notes, not NaN or a crash", "[quality_report]") {
   winnow::test::TempDir dir;
 
   SECTION("empty store") {
@@ -488,8 +492,8 @@ TEST_CASE("quality report: end to end through the ingest pipeline and `winnow re
   MetadataStore store(db);
   const json r = build_quality_report(store);
   check_well_formed(r);
-  for (const char* key : {"schema_version", "generated_at", "winnow_version", "database",
-                          "dataset", "sources", "classes", "confused_pairs", "batches"}) {
+  for (const char* key : {"schema_version", "generated_at", "winnow_version", "database", "dataset",
+                          "sources", "classes", "confused_pairs", "batches"}) {
     CHECK(r.contains(key));
   }
   const json& d = r["dataset"];
@@ -532,8 +536,8 @@ TEST_CASE("quality report: end to end through the ingest pipeline and `winnow re
 
   const std::string out = dir.file("report.json");
   const std::string per_sample = dir.file("samples.jsonl");
-  Run to_file = run_cli(dir, "report --db " + db + " --format json --out " + out +
-                                 " --samples " + per_sample);
+  Run to_file = run_cli(
+      dir, "report --db " + db + " --format json --out " + out + " --samples " + per_sample);
   CHECK(to_file.rc == 0);
   CHECK(to_file.out.empty());
   CHECK(json::parse(read_file(out))["dataset"]["annotations"] == 123);

@@ -32,8 +32,8 @@ TEST_CASE("html: the page is self-contained", "[html]") {
   const std::string html = report::render_report_html(fixture_report());
   REQUIRE(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(html.find("</html>") != std::string::npos);
-  for (const char* external : {"http://", "https://", "src=", "<script", "<link", "@import",
-                               "url(", "@font-face"}) {
+  for (const char* external :
+       {"http://", "https://", "src=", "<script", "<link", "@import", "url(", "@font-face"}) {
     INFO(external);
     CHECK(html.find(external) == std::string::npos);
   }
@@ -122,8 +122,9 @@ TEST_CASE("html: strings from the report are escaped", "[html]") {
   CHECK(html.find(test::kHostileName) == std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   // In the sources table and the chart's hover title, whole and escaped.
-  CHECK(occurrences(html, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; | Acme &amp; "
-                          "&quot;Sons&quot;") >= 3);
+  CHECK(occurrences(html,
+                    "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; | Acme &amp; "
+                    "&quot;Sons&quot;") >= 3);
 
   nlohmann::json report = fixture_report();
   report["batches"][0]["file"] = "a\"b'<img onerror=x>.jsonl";
@@ -155,8 +156,7 @@ TEST_CASE("html: the tables hold every row, and null statistics show n/a with th
   const std::string fleiss_note = report["dataset"]["fleiss_kappa_note"];
   CHECK(occurrences(html, fleiss_note) >= 2);  // headline card and dataset table
   CHECK(html.find("<span class=\"na\">n/a</span>") != std::string::npos);
-  CHECK(html.find("no sample of this class has a stored label-quality score") !=
-        std::string::npos);
+  CHECK(html.find("no sample of this class has a stored label-quality score") != std::string::npos);
   const std::string fleiss_card = between(html, "Fleiss&#39; κ</div>", "</div></div>");
   CHECK(fleiss_card.find("<span class=\"na\">n/a</span>") != std::string::npos);
 
@@ -174,8 +174,7 @@ TEST_CASE("html: the tables hold every row, and null statistics show n/a with th
 TEST_CASE("html: a missing or mistyped key is an error naming it", "[html][errors]") {
   nlohmann::json report = fixture_report();
   report["dataset"].erase("health_score");
-  CHECK_THAT(render_error(report),
-             Catch::Contains("'dataset.health_score' is missing"));
+  CHECK_THAT(render_error(report), Catch::Contains("'dataset.health_score' is missing"));
 
   report = fixture_report();
   report.erase("batches");

@@ -72,7 +72,8 @@ TEST_CASE("markdown: every table of the page, with one row per entry", "[markdow
         "| Source | Kind | Submitted | Labels | Est. accuracy | 95% interval | Agreement | "
         "Cohen's κ | Label issues | Duplicates |");
   // Column legends repeat the schema's definitions.
-  CHECK(markdown.find("- **Est. accuracy**: Dawid-Skene expected accuracy Σ\\_c p\\[c\\]·e\\[c,c\\]") !=
+  CHECK(markdown.find(
+            "- **Est. accuracy**: Dawid-Skene expected accuracy Σ\\_c p\\[c\\]·e\\[c,c\\]") !=
         std::string::npos);
 }
 
@@ -80,7 +81,8 @@ TEST_CASE("markdown: names are escaped and null statistics carry their note", "[
   const nlohmann::json report = fixture_report();
   const std::string markdown = report::render_report_markdown(report);
   // Every '<' is escaped, so no name can open an HTML tag on GitHub.
-  for (std::size_t at = markdown.find('<'); at != std::string::npos; at = markdown.find('<', at + 1)) {
+  for (std::size_t at = markdown.find('<'); at != std::string::npos;
+       at = markdown.find('<', at + 1)) {
     INFO(markdown.substr(at, 20));
     CHECK((at > 0 && markdown[at - 1] == '\\'));
   }

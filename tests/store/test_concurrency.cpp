@@ -53,9 +53,9 @@ struct Snapshot {
 
 // One statement, so one snapshot: the three counts must agree.
 Snapshot snapshot(Database& db) {
-  StatementScope query(db.cached(
-      "SELECT (SELECT count(*) FROM samples), (SELECT count(*) FROM annotations), "
-      "(SELECT count(*) FROM events WHERE kind = 'ingest')"));
+  StatementScope query(
+      db.cached("SELECT (SELECT count(*) FROM samples), (SELECT count(*) FROM annotations), "
+                "(SELECT count(*) FROM events WHERE kind = 'ingest')"));
   query->bind_all();
   REQUIRE(query->step());
   return {query->column_int64(0), query->column_int64(1), query->column_int64(2)};

@@ -15,7 +15,9 @@ using winnow::test::TempDir;
 
 namespace {
 
-void run_sql(Database& db, const char* sql) { Statement(db, sql).run(); }
+void run_sql(Database& db, const char* sql) {
+  Statement(db, sql).run();
+}
 
 std::int64_t count(Database& db, const char* sql) {
   Statement query(db, sql);
@@ -53,8 +55,7 @@ TEST_CASE("samples are never deleted", "[store][constraints]") {
   CHECK(store.count_by_status().total() == 2);
 }
 
-TEST_CASE("a second sample with the same external key is refused by name",
-          "[store][constraints]") {
+TEST_CASE("a second sample with the same external key is refused by name", "[store][constraints]") {
   TempDir dir;
   MetadataStore store(dir.file("unique.db"));
   const std::int64_t first = store.insert_sample(make_sample(7));

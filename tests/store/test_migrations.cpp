@@ -87,7 +87,8 @@ TEST_CASE("re-opening a migrated database changes nothing", "[store][migrations]
   CHECK(again.get_meta("index.path") == std::optional<std::string>("/data/index.faiss"));
 }
 
-TEST_CASE("a version 1 database with data migrates to version 2 keeping it", "[store][migrations]") {
+TEST_CASE("a version 1 database with data migrates to version 2 keeping it",
+          "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
   const bool had_vectors_table = GENERATE(true, false);
@@ -149,17 +150,16 @@ TEST_CASE("files that cannot be databases give errors naming them", "[store][mig
   SECTION("a file that is not SQLite") {
     const std::string path = dir.file("garbage.db");
     std::ofstream(path) << std::string(8192, 'x');
-    REQUIRE_THROWS_WITH(Database(path),
-                        Catch::Contains(path) && Catch::Contains("not a database"));
+    REQUIRE_THROWS_WITH(Database(path), Catch::Contains(path) && Catch::Contains("not a database"));
   }
 }
 
 TEST_CASE("statements report bad SQL and misuse with the SQL text", "[store][statement]") {
   TempDir dir;
   Database db(dir.file("statement.db"));
-  REQUIRE_THROWS_WITH(Statement(db, "SELECT nope FROM samples"),
-                      Catch::Contains("no such column: nope") &&
-                          Catch::Contains("SELECT nope FROM samples"));
+  REQUIRE_THROWS_WITH(
+      Statement(db, "SELECT nope FROM samples"),
+      Catch::Contains("no such column: nope") && Catch::Contains("SELECT nope FROM samples"));
   REQUIRE_THROWS_WITH(Statement(db, "SELECT 1; SELECT 2"), Catch::Contains("more than one"));
   Statement one(db, "SELECT ?1");
   REQUIRE_THROWS_WITH(one.bind_all(1, 2), Catch::Contains("binding parameter 2"));

@@ -132,9 +132,9 @@ TEST_CASE("counts, accepted samples and export iteration", "[store][samples]") {
 
   auto by_source = store.count_by_source();
   REQUIRE(by_source.size() == 3);
-  CHECK(by_source["web"].total() == 10);      // 0, 3, ..., 27
+  CHECK(by_source["web"].total() == 10);  // 0, 3, ..., 27
   CHECK(by_source["web"][SampleStatus::label_issue] == 1);
-  CHECK(by_source["books"].total() == 19);    // 20 minus sample 29
+  CHECK(by_source["books"].total() == 19);  // 20 minus sample 29
   CHECK(by_source["books"][SampleStatus::accepted] == 17);
   CHECK(by_source[""].total() == 1);
 
@@ -149,8 +149,9 @@ TEST_CASE("counts, accepted samples and export iteration", "[store][samples]") {
   store.for_each_sample([&](const SampleRecord& sample) { visited.push_back(sample.id); });
   CHECK(visited == ids);
   std::vector<std::string> rejected;
-  store.for_each_sample([&](const SampleRecord& sample) { rejected.push_back(sample.external_key); },
-                        SampleStatus::rejected);
+  store.for_each_sample(
+      [&](const SampleRecord& sample) { rejected.push_back(sample.external_key); },
+      SampleStatus::rejected);
   CHECK(rejected == std::vector<std::string>{"sample-2"});
 }
 

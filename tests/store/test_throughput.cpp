@@ -3,7 +3,6 @@
 // flaky on shared machines.)
 #include <catch2/catch.hpp>
 
-
 #include "store_test_support.h"
 #include "winnow/store/metadata_store.h"
 
@@ -11,8 +10,7 @@ using namespace winnow;
 using namespace winnow::store;
 using winnow::test::TempDir;
 
-TEST_CASE("60,000 samples with one annotation each insert in batches",
-          "[store][bulk]") {
+TEST_CASE("60,000 samples with one annotation each insert in batches", "[store][bulk]") {
   constexpr int kSamples = 60000;
   constexpr int kBatch = 1000;
   TempDir dir;

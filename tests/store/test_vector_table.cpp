@@ -14,7 +14,9 @@ using winnow::test::TempDir;
 
 namespace {
 
-StoredContent text_content(const std::string& text) { return {"text", 0, 0, text}; }
+StoredContent text_content(const std::string& text) {
+  return {"text", 0, 0, text};
+}
 
 // Records sample `i` with `status` and returns its id.
 std::int64_t add_sample(MetadataStore& store, long long i, SampleStatus status) {

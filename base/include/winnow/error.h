@@ -27,12 +27,18 @@ enum class ErrorKind {
 // "invalid_input", "not_found", "busy", "io", "corrupt" or "internal".
 constexpr const char* to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::invalid_input: return "invalid_input";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::busy: return "busy";
-    case ErrorKind::io: return "io";
-    case ErrorKind::corrupt: return "corrupt";
-    case ErrorKind::internal: return "internal";
+    case ErrorKind::invalid_input:
+      return "invalid_input";
+    case ErrorKind::not_found:
+      return "not_found";
+    case ErrorKind::busy:
+      return "busy";
+    case ErrorKind::io:
+      return "io";
+    case ErrorKind::corrupt:
+      return "corrupt";
+    case ErrorKind::internal:
+      return "internal";
   }
   return "internal";
 }
@@ -41,11 +47,7 @@ class Error : public std::runtime_error {
  public:
   Error(const std::string& message, const char* function, const char* file, int line,
         ErrorKind kind = ErrorKind::invalid_input)
-      : std::runtime_error(message),
-        function_(function),
-        file_(file),
-        line_(line),
-        kind_(kind) {}
+      : std::runtime_error(message), function_(function), file_(file), line_(line), kind_(kind) {}
 
   const char* function() const noexcept { return function_; }
   const char* file() const noexcept { return file_; }
@@ -63,19 +65,19 @@ class Error : public std::runtime_error {
 
 // Throws winnow::Error (kind invalid_input) with a fmt-formatted message when
 // `cond` is false.
-#define WINNOW_THROW_IF_NOT(cond, ...)                                              \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
+#define WINNOW_THROW_IF_NOT(cond, ...)                                                 \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
       throw ::winnow::Error(::fmt::format(__VA_ARGS__), __func__, __FILE__, __LINE__); \
-    }                                                                               \
+    }                                                                                  \
   } while (false)
 
 #define WINNOW_THROW(...) \
   throw ::winnow::Error(::fmt::format(__VA_ARGS__), __func__, __FILE__, __LINE__)
 
 // The same with an explicit kind: WINNOW_THROW_KIND(io, "cannot write '{}'", path).
-#define WINNOW_THROW_KIND(kind, ...)                                                  \
-  throw ::winnow::Error(::fmt::format(__VA_ARGS__), __func__, __FILE__, __LINE__,     \
+#define WINNOW_THROW_KIND(kind, ...)                                              \
+  throw ::winnow::Error(::fmt::format(__VA_ARGS__), __func__, __FILE__, __LINE__, \
                         ::winnow::ErrorKind::kind)
 
 #define WINNOW_THROW_IF_NOT_KIND(cond, kind, ...) \

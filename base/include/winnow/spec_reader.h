@@ -32,8 +32,7 @@ class SpecReader {
   std::uint64_t integer(const std::string& key, std::uint64_t fallback,
                         std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
   // Decimal digits only, in [1, max].
-  int positive_int(const std::string& key, int fallback,
-                   int max = std::numeric_limits<int>::max());
+  int positive_int(const std::string& key, int fallback, int max = std::numeric_limits<int>::max());
   // The value as written (trimmed), e.g. a path.
   std::string string(const std::string& key, const std::string& fallback);
 
@@ -46,8 +45,8 @@ class SpecReader {
   const std::string* find(const std::string& key);
   double parse_number(const std::string& key, const std::string& value,
                       const std::string& piece) const;
-  std::uint64_t parse_digits(const std::string& key, const std::string& value,
-                             std::uint64_t min, std::uint64_t max, const char* type) const;
+  std::uint64_t parse_digits(const std::string& key, const std::string& value, std::uint64_t min,
+                             std::uint64_t max, const char* type) const;
 
   Spec spec_;
   std::string what_;

@@ -21,8 +21,7 @@ std::string holder_pid(int fd) {
   if (n <= 0) return "unknown";
   std::string pid(text, static_cast<std::size_t>(n));
   while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-  return pid.find_first_not_of("0123456789") == std::string::npos && !pid.empty() ? pid
-                                                                                   : "unknown";
+  return pid.find_first_not_of("0123456789") == std::string::npos && !pid.empty() ? pid : "unknown";
 }
 
 }  // namespace

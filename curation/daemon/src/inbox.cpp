@@ -26,7 +26,9 @@ bool is_manifest_name(const fs::path& path) {
 }
 
 // lstat: the entry itself, never what a link points to.
-bool entry_stat(const fs::path& path, struct stat& st) { return ::lstat(path.c_str(), &st) == 0; }
+bool entry_stat(const fs::path& path, struct stat& st) {
+  return ::lstat(path.c_str(), &st) == 0;
+}
 
 std::int64_t mtime_ns(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -141,7 +143,9 @@ Inbox::Inbox(fs::path folder) : folder_(std::move(folder)) {
   make_dir(failed_dir());
 }
 
-std::vector<fs::path> Inbox::waiting() const { return manifests_in(folder_); }
+std::vector<fs::path> Inbox::waiting() const {
+  return manifests_in(folder_);
+}
 
 std::vector<fs::path> Inbox::settled(std::chrono::milliseconds hold) {
   const auto now = std::chrono::steady_clock::now();
@@ -163,7 +167,9 @@ std::vector<fs::path> Inbox::settled(std::chrono::milliseconds hold) {
   return ready;
 }
 
-std::vector<fs::path> Inbox::interrupted() const { return manifests_in(processing_dir()); }
+std::vector<fs::path> Inbox::interrupted() const {
+  return manifests_in(processing_dir());
+}
 
 std::optional<fs::path> Inbox::claim(const fs::path& manifest) {
   return move_into(manifest, processing_dir());

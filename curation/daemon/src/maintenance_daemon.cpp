@@ -60,8 +60,7 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
   if (options_.content_roots.empty()) options_.content_roots.push_back(options_.inbox);
   json roots = json::array();
   for (const fs::path& root : options_.content_roots) {
-    WINNOW_THROW_IF_NOT(fs::is_directory(root), "content root '{}' is not a folder",
-                        root.string());
+    WINNOW_THROW_IF_NOT(fs::is_directory(root), "content root '{}' is not a folder", root.string());
     roots.push_back(printable_text(fs::absolute(root).string()));
   }
   status_.set_extra("inbox", printable_text(fs::absolute(options_.inbox).string()));
@@ -72,7 +71,9 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
 
 MaintenanceDaemon::~MaintenanceDaemon() = default;
 
-void MaintenanceDaemon::publish_dataset() { status_.set_dataset(describe_(pipeline_)); }
+void MaintenanceDaemon::publish_dataset() {
+  status_.set_dataset(describe_(pipeline_));
+}
 
 void MaintenanceDaemon::write_heartbeat() noexcept {
   // Runs on the heartbeat thread too: nothing here may end the process.
@@ -93,7 +94,8 @@ void MaintenanceDaemon::write_heartbeat() noexcept {
 
 std::string MaintenanceDaemon::quarantine_reason(const std::string& checksum,
                                                  const std::string& name) {
-  const std::optional<store::BatchRecord> batch = pipeline_.store().find_batch_by_checksum(checksum);
+  const std::optional<store::BatchRecord> batch =
+      pipeline_.store().find_batch_by_checksum(checksum);
   // Only a batch still `running` was cut off by the process dying; a stop
   // request or a handled error marks it failed first.
   if (!batch || batch->state != store::BatchState::running) return "";
@@ -111,9 +113,9 @@ void MaintenanceDaemon::fail(const fs::path& claimed, const std::string& name,
   try {
     inbox_.mark_failed(claimed, reason);
   } catch (const std::exception& move_error) {
-    status_.record_outcome("failed", name, 0, seconds,
-                           fmt::format("{} (and it could not be moved to failed/: {})", reason,
-                                       move_error.what()));
+    status_.record_outcome(
+        "failed", name, 0, seconds,
+        fmt::format("{} (and it could not be moved to failed/: {})", reason, move_error.what()));
     throw;  // the inbox itself is broken: stop rather than loop on it
   }
   status_.record_outcome("failed", name, 0, seconds, reason);
@@ -129,9 +131,9 @@ void MaintenanceDaemon::retry_later(const fs::path& claimed, const std::string& 
   retry.count += 1;
   retry.not_before = std::chrono::steady_clock::now() + delay;
   retries_[back.filename()] = retry;
-  status_.record_outcome("retried", name, 0, seconds,
-                         fmt::format("{} (try {} in {} ms)", reason, retry.count + 1,
-                                     delay.count()));
+  status_.record_outcome(
+      "retried", name, 0, seconds,
+      fmt::format("{} (try {} in {} ms)", reason, retry.count + 1, delay.count()));
 }
 
 bool MaintenanceDaemon::waiting_for_retry(const fs::path& manifest) const {

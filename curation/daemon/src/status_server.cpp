@@ -77,9 +77,8 @@ bool refused(const httplib::Request& req, httplib::Response& res, bool allow_rem
   }
   // No endpoint takes a body; a chunked one has no length to check up front.
   const std::string length = req.get_header_value("Content-Length");
-  const bool length_ok =
-      length.empty() ||
-      (length.size() <= 9 && all_digits(length) && std::stoul(length) <= kMaxRequestBody);
+  const bool length_ok = length.empty() || (length.size() <= 9 && all_digits(length) &&
+                                            std::stoul(length) <= kMaxRequestBody);
   if (!length_ok || req.has_header("Transfer-Encoding")) {
     refuse(res, 413, fmt::format("payload too large: at most {} bytes", kMaxRequestBody));
     return true;
@@ -153,8 +152,8 @@ std::string prometheus_metrics(const json& s) {
   return out;
 }
 
-StatusServer::StatusServer(const curation::daemon::DaemonStatus& status, const std::string& host, int port,
-                           bool allow_remote)
+StatusServer::StatusServer(const curation::daemon::DaemonStatus& status, const std::string& host,
+                           int port, bool allow_remote)
     : server_(std::make_unique<httplib::Server>()), host_(host) {
   check_http_bind(host, allow_remote);
   WINNOW_THROW_IF_NOT_KIND(port >= 0 && port <= 65535, invalid_input,

@@ -33,7 +33,8 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
   match.threshold = verifier_.threshold();
   match.min_candidate_similarity = options_.min_candidate_similarity;
   match.candidates = options_.candidates;
-  const std::size_t n = std::min<std::size_t>(results.k, static_cast<std::size_t>(options_.candidates));
+  const std::size_t n =
+      std::min<std::size_t>(results.k, static_cast<std::size_t>(options_.candidates));
   bool have_best = false;
   for (std::size_t r = 0; r < n; ++r) {
     const std::int64_t id = results.id(query, r);

@@ -62,8 +62,10 @@ __attribute__((target("avx2"))) std::int64_t pixel_products_avx2(const std::uint
     __m256i sab = _mm256_setzero_si256();
     const std::size_t stop = std::min(n - (n - i) % 16, i + 16 * 4096);
     for (; i < stop; i += 16) {
-      const __m256i va = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
-      const __m256i vb = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+      const __m256i va =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+      const __m256i vb =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
       sab = _mm256_add_epi32(sab, _mm256_madd_epi16(va, vb));
     }
     ab += sum_epi32(sab);
@@ -80,8 +82,10 @@ __attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_products_avx512(
     __m512i sab = _mm512_setzero_si512();
     const std::size_t stop = std::min(n - (n - i) % 32, i + 32 * 4096);
     for (; i < stop; i += 32) {
-      const __m512i va = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
-      const __m512i vb = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+      const __m512i va =
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+      const __m512i vb =
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
       sab = _mm512_add_epi32(sab, _mm512_madd_epi16(va, vb));
     }
     alignas(64) std::int32_t lanes[16];
@@ -98,7 +102,8 @@ __attribute__((target("avx512f,avx512bw"))) std::int64_t pixel_total_avx512(cons
   __m512i total = _mm512_setzero_si512();
   std::size_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    total = _mm512_add_epi64(total, _mm512_sad_epu8(_mm512_loadu_si512(a + i), _mm512_setzero_si512()));
+    total =
+        _mm512_add_epi64(total, _mm512_sad_epu8(_mm512_loadu_si512(a + i), _mm512_setzero_si512()));
   }
   alignas(64) std::int64_t lanes[8];
   _mm512_store_si512(lanes, total);
@@ -163,7 +168,8 @@ class ImageSums {
   }
   // Sum and sum of squares over columns [x0, x1) of rows [y0, y1); at most
   // max_shift columns or rows may be cut off on each side.
-  void rectangle(long x0, long x1, long y0, long y1, std::int64_t& sum, std::int64_t& squares) const {
+  void rectangle(long x0, long x1, long y0, long y1, std::int64_t& sum,
+                 std::int64_t& squares) const {
     Sums s = whole_;
     const auto cut = [&s](const std::array<Sums, kMaxShift>& lines, std::size_t count) {
       for (std::size_t i = 0; i < count; ++i) s.remove(lines[i]);
@@ -191,8 +197,14 @@ class ImageSums {
  private:
   struct Sums {
     std::int64_t sum = 0, squares = 0;
-    void add_pixel(std::int64_t v) { sum += v; squares += v * v; }
-    void remove(const Sums& o) { sum -= o.sum; squares -= o.squares; }
+    void add_pixel(std::int64_t v) {
+      sum += v;
+      squares += v * v;
+    }
+    void remove(const Sums& o) {
+      sum -= o.sum;
+      squares -= o.squares;
+    }
   };
   // Sums of `count` pixels from `first`, `stride` apart.
   Sums line(std::size_t first, std::size_t stride, std::size_t count) const {
@@ -211,8 +223,8 @@ class ImageSums {
 }  // namespace
 
 void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& height) {
-  WINNOW_THROW_IF_NOT(record.kind == ContentKind::pixels,
-                      "record '{}' has {} content, not pixels", record.key, to_string(record.kind));
+  WINNOW_THROW_IF_NOT(record.kind == ContentKind::pixels, "record '{}' has {} content, not pixels",
+                      record.key, to_string(record.kind));
   if (record.width != 0) {
     WINNOW_THROW_IF_NOT(record.width * record.height == record.pixels.size(),
                         "record '{}': width {} x height {} does not match {} pixels", record.key,
@@ -221,7 +233,8 @@ void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& 
     height = record.height;
     return;
   }
-  const auto side = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(record.pixels.size()))));
+  const auto side =
+      static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(record.pixels.size()))));
   WINNOW_THROW_IF_NOT(side > 0 && side * side == record.pixels.size(),
                       "record '{}' has {} pixels and no width/height (not a square image)",
                       record.key, record.pixels.size());
@@ -231,11 +244,12 @@ void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& 
 
 ImageNearDuplicateVerifier::ImageNearDuplicateVerifier(ImageVerifierOptions options)
     : options_(options) {
-  WINNOW_THROW_IF_NOT(options_.max_shift >= 0 && static_cast<std::size_t>(options_.max_shift) <= kMaxShift,
-                      "image verifier: max_shift={} must be in [0, {}]", options_.max_shift, kMaxShift);
-  WINNOW_THROW_IF_NOT(std::isfinite(options_.threshold) && options_.threshold >= -1.0 &&
-                          options_.threshold <= 1.0,
-                      "image verifier: threshold={} must be in [-1, 1]", options_.threshold);
+  WINNOW_THROW_IF_NOT(
+      options_.max_shift >= 0 && static_cast<std::size_t>(options_.max_shift) <= kMaxShift,
+      "image verifier: max_shift={} must be in [0, {}]", options_.max_shift, kMaxShift);
+  WINNOW_THROW_IF_NOT(
+      std::isfinite(options_.threshold) && options_.threshold >= -1.0 && options_.threshold <= 1.0,
+      "image verifier: threshold={} must be in [-1, 1]", options_.threshold);
 }
 
 std::string ImageNearDuplicateVerifier::name() const {
@@ -276,7 +290,8 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
       if (dx != 0) {
         for (long y = y0; y + 1 < y1; ++y) {
           const long gap = y * w + x1;  // (x1, y) .. (x0 - 1, y + 1): w - x1 + x0 = |dx| pixels
-          for (long x = gap; x < gap + w - x1 + x0; ++x) ab -= static_cast<std::int64_t>(a[x]) * b[x + offset];
+          for (long x = gap; x < gap + w - x1 + x0; ++x)
+            ab -= static_cast<std::int64_t>(a[x]) * b[x + offset];
         }
       }
       PixelSums s;
@@ -302,7 +317,8 @@ double ImageNearDuplicateVerifier::shifted_pearson(const std::uint8_t* a, const 
   return any ? std::clamp(best, -1.0, 1.0) : 0.0;
 }
 
-double ImageNearDuplicateVerifier::similarity(const ManifestRecord& a, const ManifestRecord& b) const {
+double ImageNearDuplicateVerifier::similarity(const ManifestRecord& a,
+                                              const ManifestRecord& b) const {
   std::size_t wa = 0, ha = 0, wb = 0, hb = 0;
   image_shape(a, wa, ha);
   image_shape(b, wb, hb);
@@ -316,9 +332,9 @@ TextNearDuplicateVerifier::TextNearDuplicateVerifier(TextVerifierOptions options
     : options_(options) {
   WINNOW_THROW_IF_NOT(options_.shingle >= 1 && options_.shingle <= 64,
                       "text verifier: shingle={} must be in [1, 64]", options_.shingle);
-  WINNOW_THROW_IF_NOT(std::isfinite(options_.threshold) && options_.threshold >= 0.0 &&
-                          options_.threshold <= 1.0,
-                      "text verifier: threshold={} must be in [0, 1]", options_.threshold);
+  WINNOW_THROW_IF_NOT(
+      std::isfinite(options_.threshold) && options_.threshold >= 0.0 && options_.threshold <= 1.0,
+      "text verifier: threshold={} must be in [0, 1]", options_.threshold);
 }
 
 std::string TextNearDuplicateVerifier::name() const {
@@ -367,7 +383,8 @@ double TextNearDuplicateVerifier::jaccard(const std::vector<std::uint64_t>& a,
   return static_cast<double>(inter) / static_cast<double>(a.size() + b.size() - inter);
 }
 
-double TextNearDuplicateVerifier::similarity(const ManifestRecord& a, const ManifestRecord& b) const {
+double TextNearDuplicateVerifier::similarity(const ManifestRecord& a,
+                                             const ManifestRecord& b) const {
   WINNOW_THROW_IF_NOT(a.kind == ContentKind::text && b.kind == ContentKind::text,
                       "text verifier: records '{}' ({}) and '{}' ({}) must both have text", a.key,
                       to_string(a.kind), b.key, to_string(b.kind));

@@ -17,7 +17,6 @@ namespace winnow::curation::embed {
 
 namespace {
 
-
 void normalise(float* v, std::size_t n, const std::string& key, const char* what) {
   double norm2 = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -34,16 +33,18 @@ void normalise(float* v, std::size_t n, const std::string& key, const char* what
 class ProvidedEmbedder final : public Embedder {
  public:
   explicit ProvidedEmbedder(std::size_t dim) : dim_(dim) {
-    WINNOW_THROW_IF_NOT(dim_ > 0, "embedder 'provided' needs a dimension: provided(dim=D) or "
-                                  "EmbedderOptions::input_dim");
+    WINNOW_THROW_IF_NOT(dim_ > 0,
+                        "embedder 'provided' needs a dimension: provided(dim=D) or "
+                        "EmbedderOptions::input_dim");
   }
   std::string spec() const override { return fmt::format("provided(dim={})", dim_); }
   std::size_t dim() const override { return dim_; }
   void embed(const ManifestRecord& r, float* out) const override {
-    WINNOW_THROW_IF_NOT(!r.embedding.empty(), "record '{}' has no 'embedding' for the provided embedder",
-                        r.key);
-    WINNOW_THROW_IF_NOT(r.embedding.size() == dim_, "record '{}' has an embedding of {} values, expected {}",
-                        r.key, r.embedding.size(), dim_);
+    WINNOW_THROW_IF_NOT(!r.embedding.empty(),
+                        "record '{}' has no 'embedding' for the provided embedder", r.key);
+    WINNOW_THROW_IF_NOT(r.embedding.size() == dim_,
+                        "record '{}' has an embedding of {} values, expected {}", r.key,
+                        r.embedding.size(), dim_);
     for (std::size_t i = 0; i < dim_; ++i) {
       WINNOW_THROW_IF_NOT(std::isfinite(r.embedding[i]), "record '{}': embedding[{}] is not finite",
                           r.key, i);
@@ -97,8 +98,9 @@ class PixelsEmbedder final : public Embedder {
     }
     const std::size_t pooled = features();
     dim_ = dim == 0 ? pooled : dim;
-    WINNOW_THROW_IF_NOT(dim_ <= pooled, "embedder 'pixels': dim={} exceeds the {} features before projection",
-                        dim_, pooled);
+    WINNOW_THROW_IF_NOT(dim_ <= pooled,
+                        "embedder 'pixels': dim={} exceeds the {} features before projection", dim_,
+                        pooled);
     if (dim != 0) {
       // Seeded Gaussian projection, rows of `pooled` values.
       std::mt19937_64 rng(seed_);
@@ -240,7 +242,8 @@ class HashedNgramsEmbedder final : public Embedder {
  public:
   HashedNgramsEmbedder(std::size_t n, std::size_t dim, std::size_t seed)
       : n_(n), dim_(dim), seed_(seed) {
-    WINNOW_THROW_IF_NOT(n_ >= 1 && n_ <= 64, "embedder 'hashed-ngrams': n={} must be in [1, 64]", n_);
+    WINNOW_THROW_IF_NOT(n_ >= 1 && n_ <= 64, "embedder 'hashed-ngrams': n={} must be in [1, 64]",
+                        n_);
     WINNOW_THROW_IF_NOT(dim_ >= 1 && dim_ <= (1u << 24),
                         "embedder 'hashed-ngrams': dim={} must be in [1, 16777216]", dim_);
   }

@@ -20,6 +20,8 @@ std::string EmbedderSpec::take_string(const std::string& key, const std::string&
   return reader_.string(key, fallback);
 }
 
-void EmbedderSpec::check_no_extra() const { reader_.finish(); }
+void EmbedderSpec::check_no_extra() const {
+  reader_.finish();
+}
 
 }  // namespace winnow::curation::embed

@@ -17,8 +17,9 @@ inline constexpr const char* kConfidentLearningReason = "confident learning:";
 // events leave the status alone, so they are passed over).
 inline bool decided_by_confident_learning(store::MetadataStore& store, std::int64_t sample_id) {
   const std::vector<store::EventRecord> events = store.events_of(sample_id);
-  auto last = std::find_if(events.rbegin(), events.rend(),
-                           [](const store::EventRecord& e) { return e.kind != store::kEventRelabel; });
+  auto last = std::find_if(events.rbegin(), events.rend(), [](const store::EventRecord& e) {
+    return e.kind != store::kEventRelabel;
+  });
   return last != events.rend() && last->reason.rfind(kConfidentLearningReason, 0) == 0;
 }
 

@@ -34,7 +34,8 @@ std::vector<ManifestRecord> import_idx(const std::string& images_path,
       rec.label = std::to_string(labels[i]);
     }
     rec.source = src;
-    rec.content_hash = dedup::content_hash(ContentKind::pixels, rec.pixels.data(), rec.pixels.size());
+    rec.content_hash =
+        dedup::content_hash(ContentKind::pixels, rec.pixels.data(), rec.pixels.size());
   }
   return records;
 }

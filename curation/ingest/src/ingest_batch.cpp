@@ -45,8 +45,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
     : context_(context),
       batch_id_(batch_id),
       dim_(context.embedder.dim()),
-      neighbours_k_(std::max({context.config.candidates, context.config.label_k,
-                              kGainNeighbours})),
+      neighbours_k_(std::max({context.config.candidates, context.config.label_k, kGainNeighbours})),
       rules_(DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
       image_finder_(context.index, context.image_verifier, finder_options(context.config)),
@@ -110,8 +109,8 @@ void IngestBatch::embed_and_search_chunk() {
   found_ = {};
   searched_ = rows > 0 && context_.index.size() > 0;
   if (searched_) {
-    found_ = context_.index.search(static_cast<std::size_t>(rows), chunk_vectors_.data(),
-                                   neighbours_k_);
+    found_ =
+        context_.index.search(static_cast<std::size_t>(rows), chunk_vectors_.data(), neighbours_k_);
   }
   recent_.clear();
 }
@@ -133,7 +132,8 @@ void IngestBatch::decide_entry(std::size_t e) {
   Candidate candidate;
   candidate.key = rec.key;
   candidate.line = rec.line;
-  candidate.content_hash = rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
+  candidate.content_hash =
+      rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
   s.content_hash = candidate.content_hash;
   Neighbourhood neighbourhood_facts;
   const float* vector = nullptr;
@@ -201,7 +201,8 @@ void IngestBatch::take_labels(const ManifestRecord& record, store::NewSample& sa
   }
 }
 
-void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line) {
+void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& key,
+                                   std::size_t line) {
   sample.external_key = key;
   if (key.empty() || batch_keys_.count(key) || stored_key(key)) {
     sample.external_key = fmt::format("{}#rejected-b{}-l{}", key, batch_id_, line);
@@ -279,11 +280,11 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
 // records are deduplicated exactly only). Only candidates within
 // candidate_margin of the best index cosine are verified (a re-submitted copy
 // is almost always the top candidate).
-std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(const ManifestRecord& record,
-                                                              const index::SearchResults& nn) {
+std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
+    const ManifestRecord& record, const index::SearchResults& nn) {
   const dedup::NearDuplicateFinder* finder = record.kind == ContentKind::pixels ? &image_finder_
-                                      : record.kind == ContentKind::text ? &text_finder_
-                                                                         : nullptr;
+                                             : record.kind == ContentKind::text ? &text_finder_
+                                                                                : nullptr;
   if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;
   index::SearchResults candidates = nn;
   const float floor_similarity =

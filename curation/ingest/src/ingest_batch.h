@@ -49,8 +49,7 @@ class IngestBatch {
 
   // Decides and writes every entry of `next_entry`; throws BatchInterrupted
   // (naming `name`) when `stop` is set between two entries.
-  void run(const EntrySource& next_entry, const std::string& name,
-           const std::atomic<bool>* stop);
+  void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
 
  private:
   struct Pending;
@@ -67,7 +66,7 @@ class IngestBatch {
   Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn,
                               store::NewSample& sample);
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
-                                                   const index::SearchResults& nn);
+                                                          const index::SearchResults& nn);
   void flush();
   void record_flushed(std::size_t i, std::vector<std::int64_t>& add_ids,
                       std::vector<float>& add_vectors);
@@ -110,10 +109,10 @@ class IngestBatch {
   // The chunk's embeddings and its one index search.
   std::vector<float> chunk_vectors_;
   std::vector<std::string> embed_errors_;
-  std::vector<int> chunk_row_;        // entry in chunk -> row of the chunk search, -1 if none
+  std::vector<int> chunk_row_;  // entry in chunk -> row of the chunk search, -1 if none
   index::SearchResults found_;
   bool searched_ = false;
-  std::vector<std::size_t> recent_;   // accepted items since the chunk's index search
+  std::vector<std::size_t> recent_;  // accepted items since the chunk's index search
   std::vector<std::pair<float, std::int64_t>> merged_;
 };
 

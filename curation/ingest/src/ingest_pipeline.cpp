@@ -83,17 +83,17 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
 }
 
 void CurationConfig::validate() const {
-  WINNOW_THROW_IF_NOT(candidates >= 1 && candidates <= 1000,
-                      "candidates={} must be in [1, 1000]", candidates);
+  WINNOW_THROW_IF_NOT(candidates >= 1 && candidates <= 1000, "candidates={} must be in [1, 1000]",
+                      candidates);
   WINNOW_THROW_IF_NOT(std::isfinite(min_candidate_similarity) && min_candidate_similarity <= 1.0,
                       "min_candidate_similarity={} must be finite and <= 1",
                       min_candidate_similarity);
   WINNOW_THROW_IF_NOT(std::isfinite(candidate_margin) && candidate_margin >= 0.0,
                       "candidate_margin={} must be finite and >= 0", candidate_margin);
   WINNOW_THROW_IF_NOT(label_k >= 1 && label_k <= 1000, "label_k={} must be in [1, 1000]", label_k);
-  WINNOW_THROW_IF_NOT(std::isfinite(label_flag_below) && label_flag_below >= 0.0 &&
-                          label_flag_below <= 1.0,
-                      "label_flag_below={} must be in [0, 1]", label_flag_below);
+  WINNOW_THROW_IF_NOT(
+      std::isfinite(label_flag_below) && label_flag_below >= 0.0 && label_flag_below <= 1.0,
+      "label_flag_below={} must be in [0, 1]", label_flag_below);
   WINNOW_THROW_IF_NOT(min_label_neighbours >= 0, "min_label_neighbours={} must be >= 0",
                       min_label_neighbours);
   WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
@@ -107,7 +107,9 @@ void CurationConfig::validate() const {
 
 // --- helpers -------------------------------------------------------------------
 
-std::string file_checksum(const std::string& path) { return dedup::file_content_hash(path); }
+std::string file_checksum(const std::string& path) {
+  return dedup::file_content_hash(path);
+}
 
 BatchInterrupted::BatchInterrupted(const std::string& batch)
     : Error(fmt::format("ingest of batch '{}' was interrupted by a stop request; nothing of it was "
@@ -175,12 +177,13 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  return {*store_,          *index_,          *embedder_,   config_,
+  return {*store_,          *index_,         *embedder_,   config_,
           *image_verifier_, *text_verifier_, label_names_, *accepted_labels_};
 }
 
 index::IndexFingerprint IngestPipeline::fingerprint() {
-  const store::AcceptedVectorCount accepted = store::VectorTable(store_->database()).count_accepted();
+  const store::AcceptedVectorCount accepted =
+      store::VectorTable(store_->database()).count_accepted();
   return {static_cast<std::uint64_t>(accepted.count), accepted.max_sample_id};
 }
 
@@ -221,9 +224,10 @@ void IngestPipeline::open_index() {
   index_ = std::move(result.index);
   open_info_ = index_info();
   open_info_.rebuilt = result.rebuilt;
-  open_info_.rebuild_reason = result.rebuilt ? std::string(index::to_string(result.reason)) +
-                                                   (result.detail.empty() ? "" : ": " + result.detail)
-                                             : "";
+  open_info_.rebuild_reason = result.rebuilt
+                                  ? std::string(index::to_string(result.reason)) +
+                                        (result.detail.empty() ? "" : ": " + result.detail)
+                                  : "";
   load_accepted_labels();
 }
 

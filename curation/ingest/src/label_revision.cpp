@@ -70,7 +70,8 @@ JudgedRows judged_rows(store::MetadataStore& store, const labels::LabelNames& la
   JudgedRows out;
   std::unordered_set<std::string> used;
   store.for_each_sample([&](const store::SampleRecord& s) {
-    if (s.status != store::SampleStatus::accepted && s.status != store::SampleStatus::label_issue) return;
+    if (s.status != store::SampleStatus::accepted && s.status != store::SampleStatus::label_issue)
+      return;
     if (!s.label) return;
     auto row = pred_probs.rows.find(s.external_key);
     if (row == pred_probs.rows.end()) return;
@@ -81,8 +82,8 @@ JudgedRows judged_rows(store::MetadataStore& store, const labels::LabelNames& la
         "pred_probs: sample '{}' has label '{}', which is not one of the {} classes",
         s.external_key, name, num_classes);
     WINNOW_THROW_IF_NOT(row->second.size() == static_cast<std::size_t>(num_classes),
-                        "pred_probs: row of '{}' has {} probabilities, expected {}",
-                        s.external_key, row->second.size(), num_classes);
+                        "pred_probs: row of '{}' has {} probabilities, expected {}", s.external_key,
+                        row->second.size(), num_classes);
     out.samples.push_back({s.id, s.status, *s.label});
     out.classes.push_back(cls->second);
     out.probs.insert(out.probs.end(), row->second.begin(), row->second.end());
@@ -94,9 +95,11 @@ JudgedRows judged_rows(store::MetadataStore& store, const labels::LabelNames& la
 
 // The label_issue decision of the n-th judged sample, which confident
 // learning flagged, with its reason and details.
-store::Decision flagged_decision(std::size_t n, const JudgedRows& rows, const PredProbsTable& pred_probs,
-                          const labels::ConfidentLearningResult& r, const labels::ConfidentLearningOptions& options,
-                          const nlohmann::json& thresholds) {
+store::Decision flagged_decision(std::size_t n, const JudgedRows& rows,
+                                 const PredProbsTable& pred_probs,
+                                 const labels::ConfidentLearningResult& r,
+                                 const labels::ConfidentLearningOptions& options,
+                                 const nlohmann::json& thresholds) {
   const auto num_classes = pred_probs.class_names.size();
   const char* score_name = options.quality == labels::LabelQualityMethod::self_confidence
                                ? "self-confidence"
@@ -105,33 +108,32 @@ store::Decision flagged_decision(std::size_t n, const JudgedRows& rows, const Pr
   const int predicted = r.predicted_label[n];
   const std::string& suggested = pred_probs.class_names[static_cast<std::size_t>(predicted)];
   const float* p = rows.probs.data() + n * num_classes;
-  nlohmann::json details = {
-      {"confident_learning",
-       {{"filter_by", to_string(options.filter_by)},
-        {"quality_method", to_string(options.quality)},
-        {"quality", r.label_quality[n]},
-        {"given", given},
-        {"suggested", suggested},
-        {"p_given", p[rows.classes[n]]},
-        {"p_suggested", p[predicted]},
-        {"thresholds", thresholds},
-        {"min_examples_per_class", options.min_examples_per_class},
-        {"frac_noise", options.frac_noise},
-        {"samples", r.num_samples},
-        {"num_label_issues", r.num_label_issues},
-        {"flagged", r.num_flagged()}}}};
-  return store::Decision{store::SampleStatus::label_issue, std::nullopt,
-                  fmt::format("{} given {}, suggested {}, {} {:.3f} ({})",
-                              kConfidentLearningReason, given, suggested, score_name,
-                              r.label_quality[n], to_string(options.filter_by)),
-                  details.dump()};
+  nlohmann::json details = {{"confident_learning",
+                             {{"filter_by", to_string(options.filter_by)},
+                              {"quality_method", to_string(options.quality)},
+                              {"quality", r.label_quality[n]},
+                              {"given", given},
+                              {"suggested", suggested},
+                              {"p_given", p[rows.classes[n]]},
+                              {"p_suggested", p[predicted]},
+                              {"thresholds", thresholds},
+                              {"min_examples_per_class", options.min_examples_per_class},
+                              {"frac_noise", options.frac_noise},
+                              {"samples", r.num_samples},
+                              {"num_label_issues", r.num_label_issues},
+                              {"flagged", r.num_flagged()}}}};
+  return store::Decision{
+      store::SampleStatus::label_issue, std::nullopt,
+      fmt::format("{} given {}, suggested {}, {} {:.3f} ({})", kConfidentLearningReason, given,
+                  suggested, score_name, r.label_quality[n], to_string(options.filter_by)),
+      details.dump()};
 }
 
 }  // namespace
 
-LabelRevisionReport IngestPipeline::revise_label_issues(const PredProbsTable& pred_probs,
-                                                        const labels::ConfidentLearningOptions& options,
-                                                        std::optional<std::int64_t> batch_id) {
+LabelRevisionReport IngestPipeline::revise_label_issues(
+    const PredProbsTable& pred_probs, const labels::ConfidentLearningOptions& options,
+    std::optional<std::int64_t> batch_id) {
   const std::unordered_map<std::string, int> class_of_name = class_columns(pred_probs);
   const int num_classes = static_cast<int>(pred_probs.class_names.size());
 

@@ -104,8 +104,8 @@ Refusal parse_document(std::string_view line, const ManifestReaderOptions& optio
     // it can be long or hold invalid UTF-8, so only a cleaned excerpt is kept.
     std::string reason = "invalid JSON: " + printable_text(e.what(), 240);
     // e.byte is one past the offending character: say why NaN is refused.
-    const std::string_view at = e.byte >= 1 && e.byte <= line.size() ? line.substr(e.byte - 1)
-                                                                      : std::string_view();
+    const std::string_view at =
+        e.byte >= 1 && e.byte <= line.size() ? line.substr(e.byte - 1) : std::string_view();
     if (at.substr(0, 3) == "NaN" || at.substr(0, 8) == "Infinity") {
       reason += " (JSON has no NaN or Infinity)";
     }
@@ -191,8 +191,7 @@ Refusal read_pixel_shape(const json& doc, ManifestRecord& rec) {
 Refusal read_pixels(const json& doc, ManifestRecord& rec) {
   const json& v = doc.at("pixels");
   if (!v.is_array()) {
-    return fmt::format("field 'pixels' must be an array of integers 0-255, got {}",
-                       v.type_name());
+    return fmt::format("field 'pixels' must be an array of integers 0-255, got {}", v.type_name());
   }
   if (v.empty()) {
     return "field 'pixels' is empty";
@@ -211,8 +210,7 @@ Refusal read_pixels(const json& doc, ManifestRecord& rec) {
 }
 
 // Exactly one of `path`, `text` or `pixels`.
-Refusal read_content(const json& doc, const ManifestReaderOptions& options,
-                     ManifestRecord& rec) {
+Refusal read_content(const json& doc, const ManifestReaderOptions& options, ManifestRecord& rec) {
   const bool has_path = doc.contains("path");
   const bool has_text = doc.contains("text");
   const bool has_pixels = doc.contains("pixels");
@@ -283,8 +281,7 @@ Refusal read_annotations(const json& doc, ManifestRecord& rec) {
   return std::nullopt;
 }
 
-Refusal read_embedding(const json& doc, const ManifestReaderOptions& options,
-                       ManifestRecord& rec) {
+Refusal read_embedding(const json& doc, const ManifestReaderOptions& options, ManifestRecord& rec) {
   const json* v = optional_field(doc, "embedding");
   if (v == nullptr) {
     return std::nullopt;
@@ -328,10 +325,11 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
       return std::string(e.what());
     }
     // Whoever writes the inbox must not learn what exists outside the roots.
-    return fmt::format("path '{}' cannot be read: it must name a regular file of at most "
-                       "{} bytes beneath a content root, reached without symbolic links "
-                       "leading out",
-                       printable_text(rec.path, 240), options.content.max_bytes);
+    return fmt::format(
+        "path '{}' cannot be read: it must name a regular file of at most "
+        "{} bytes beneath a content root, reached without symbolic links "
+        "leading out",
+        printable_text(rec.path, 240), options.content.max_bytes);
   }
   return std::nullopt;
 }
@@ -441,10 +439,10 @@ bool ManifestReader::next(ManifestEntry& entry) {
     ++line_;
     if (too_long_) {
       entry = ManifestEntry{};
-      entry.rejection =
-          Rejection{line_, {},
-                    fmt::format("line is {} bytes, longer than the limit of {} bytes",
-                                line_length_, options_.max_line_bytes)};
+      entry.rejection = Rejection{line_,
+                                  {},
+                                  fmt::format("line is {} bytes, longer than the limit of {} bytes",
+                                              line_length_, options_.max_line_bytes)};
       return true;
     }
     if (!line_buf_.empty() && line_buf_.back() == '\r') {

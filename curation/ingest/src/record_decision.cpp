@@ -63,7 +63,8 @@ store::Decision rejected(const Candidate& candidate, const std::string& reason) 
           json{{"line", candidate.line}, {"key", candidate.key}}.dump()};
 }
 
-JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m, const DecisionRules& rules) {
+JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
+                                      const DecisionRules& rules) {
   JsonObjectText near;
   near.number("threshold", m.threshold)
       .number("min_candidate_similarity", m.min_candidate_similarity)
@@ -103,7 +104,8 @@ DecisionRules DecisionRules::of(const CurationConfig& config) {
   return {config.candidate_margin, config.min_label_neighbours, config.label_k};
 }
 
-store::Decision decide(const Candidate& candidate, const Neighbourhood& n, const DecisionRules& rules) {
+store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
+                       const DecisionRules& rules) {
   if (candidate.rejection) return rejected(candidate, *candidate.rejection);
   if (candidate.exact_duplicate_of) {
     const std::int64_t original = *candidate.exact_duplicate_of;
@@ -132,14 +134,13 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n, const
     if (is_label_issue(n, rules)) {
       const labels::LabelQualityResult& q = *n.label_quality;
       return {store::SampleStatus::label_issue, std::nullopt,
-              fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})",
-                          q.quality, q.flag_below, q.neighbours,
-                          q.suggested_label ? n.suggested_label : "-"),
+              fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})", q.quality,
+                          q.flag_below, q.neighbours, q.suggested_label ? n.suggested_label : "-"),
               details.str()};
     }
   }
-  return {store::SampleStatus::accepted, std::nullopt, fmt::format("accepted (gain {:.4f})", n.gain),
-          details.str()};
+  return {store::SampleStatus::accepted, std::nullopt,
+          fmt::format("accepted (gain {:.4f})", n.gain), details.str()};
 }
 
 }  // namespace winnow::curation::ingest

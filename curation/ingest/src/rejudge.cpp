@@ -90,9 +90,10 @@ struct StoredSamples {
 ManifestRecord record_to_reembed(const store::JudgedVectorRow& row, const std::string& db) {
   std::optional<ManifestRecord> record = stored_record(row.sample_id, row.content);
   if (!record) {
-    WINNOW_THROW("{}: sample {} is a '{}' record; its content is not stored, so it cannot be "
-                 "re-embedded",
-                 db, row.sample_id, row.content.kind);
+    WINNOW_THROW(
+        "{}: sample {} is a '{}' record; its content is not stored, so it cannot be "
+        "re-embedded",
+        db, row.sample_id, row.content.kind);
   }
   return std::move(*record);
 }
@@ -121,18 +122,18 @@ void search_rows(const index::VectorIndex& index, const std::vector<float>& vect
 
 // search_rows gathered into one result, row j for rows[j] (k == 0 when the
 // index is empty).
-index::SearchResults search_all_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
-                                     std::size_t dim, const std::vector<std::size_t>& rows,
-                                     std::size_t k) {
+index::SearchResults search_all_rows(const index::VectorIndex& index,
+                                     const std::vector<float>& vectors, std::size_t dim,
+                                     const std::vector<std::size_t>& rows, std::size_t k) {
   index::SearchResults all;
   all.num_queries = rows.size();
   search_rows(index, vectors, dim, rows, k,
               [&](const index::SearchResults& found, std::size_t, std::size_t) {
-    all.k = found.k;
-    all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
-    all.similarities.insert(all.similarities.end(), found.similarities.begin(),
-                            found.similarities.end());
-  });
+                all.k = found.k;
+                all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
+                all.similarities.insert(all.similarities.end(), found.similarities.begin(),
+                                        found.similarities.end());
+              });
   if (all.k == 0) all.ids.clear(), all.similarities.clear();
   return all;
 }
@@ -163,8 +164,8 @@ std::vector<store::SampleScore> gains_against_final_index(
   }
   const auto k = static_cast<std::size_t>(kGainNeighbours);
   using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
-  std::vector<std::size_t> merged, searched;  // positions in `samples`
-  std::vector<std::vector<Neighbour>> kept;   // per merged: (a)
+  std::vector<std::size_t> merged, searched;         // positions in `samples`
+  std::vector<std::vector<Neighbour>> kept;          // per merged: (a)
   for (std::size_t n = 0; n < samples.size(); ++n) {
     const std::int64_t id = samples[n].id;
     const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
@@ -206,29 +207,30 @@ std::vector<store::SampleScore> gains_against_final_index(
   if (joined) {
     search_rows(*joined, vectors, dim, merged, k + 1,
                 [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-      for (std::size_t q = 0; q < end - begin; ++q) {
-        add_found(r, q, samples[merged[begin + q]].id, kept[begin + q]);
-      }
-    });
+                  for (std::size_t q = 0; q < end - begin; ++q) {
+                    add_found(r, q, samples[merged[begin + q]].id, kept[begin + q]);
+                  }
+                });
   }
-  for (std::size_t m = 0; m < merged.size(); ++m) gain_of(samples[merged[m]].id, std::move(kept[m]));
+  for (std::size_t m = 0; m < merged.size(); ++m)
+    gain_of(samples[merged[m]].id, std::move(kept[m]));
   search_rows(final_index, vectors, dim, searched, k + 1,
               [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-    for (std::size_t q = 0; q < end - begin; ++q) {
-      const std::int64_t id = samples[searched[begin + q]].id;
-      std::vector<Neighbour> found;
-      add_found(r, q, id, found);
-      gain_of(id, std::move(found));
-    }
-  });
+                for (std::size_t q = 0; q < end - begin; ++q) {
+                  const std::int64_t id = samples[searched[begin + q]].id;
+                  std::vector<Neighbour> found;
+                  add_found(r, q, id, found);
+                  gain_of(id, std::move(found));
+                }
+              });
   return gains;
 }
 
 // 1. The stored accepted and label_issue samples with their vectors: the
 // stored embeddings, or with `reembed` the stored contents embedded again
 // with `embedder` (a sample it cannot embed aborts regain).
-StoredSamples read_stored_samples(store::Database& db, const std::string& db_path, const embed::Embedder& embedder,
-                                  bool reembed) {
+StoredSamples read_stored_samples(store::Database& db, const std::string& db_path,
+                                  const embed::Embedder& embedder, bool reembed) {
   StoredSamples stored;
   stored.dim = embedder.dim();
   const std::size_t dim = stored.dim;
@@ -301,7 +303,7 @@ struct JudgementRules {
   int min_label_neighbours = 0;  // fewer labelled neighbours: kNN never flags
   double flag_below = 0.0;       // label quality
   double consensus_flag_below = 0.0;  // consensus posterior, for annotated samples
-  std::string embedder;          // named in every reason and details
+  std::string embedder;               // named in every reason and details
 };
 
 // The rules of `options` over the dataset's `config`; throws for a threshold
@@ -321,7 +323,8 @@ JudgementRules judgement_rules(const RejudgeOptions& options, const CurationConf
 // Positions in `samples` of those whose label is re-judged: every labelled
 // sample but the label issues confident learning flagged (kNN cannot overrule
 // a model's out-of-sample evidence), counted in `kept_confident_learning`.
-std::vector<std::size_t> samples_to_judge(store::MetadataStore& store, const std::vector<StoredSample>& samples,
+std::vector<std::size_t> samples_to_judge(store::MetadataStore& store,
+                                          const std::vector<StoredSample>& samples,
                                           std::size_t& kept_confident_learning) {
   std::vector<std::size_t> judged;
   for (std::size_t n = 0; n < samples.size(); ++n) {
@@ -350,9 +353,10 @@ using JudgedScore = std::function<labels::LabelQualityResult(std::size_t j)>;
 // how strongly the neighbours agree on it (kNeighbourAgreementTiers), so that
 // Dawid-Skene weighs a unanimous neighbourhood above a split one.
 std::vector<labels::ExtraVoter> neighbour_voters(const std::vector<StoredSample>& samples,
-                                         const std::vector<std::size_t>& judged,
-                                         const labels::ConsensusLabels& consensus, const JudgedScore& score,
-                                         int min_label_neighbours) {
+                                                 const std::vector<std::size_t>& judged,
+                                                 const labels::ConsensusLabels& consensus,
+                                                 const JudgedScore& score,
+                                                 int min_label_neighbours) {
   std::vector<labels::ExtraVoter> voters;
   for (std::size_t t = 0; t <= kNeighbourAgreementTiers.size(); ++t) {
     const double low = t == 0 ? 0.0 : kNeighbourAgreementTiers[t - 1];
@@ -363,11 +367,12 @@ std::vector<labels::ExtraVoter> neighbour_voters(const std::vector<StoredSample>
     const StoredSample& s = samples[judged[j]];
     if (!consensus.by_sample.count(s.id)) continue;
     const labels::LabelQualityResult q = score(j);
-    if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(min_label_neighbours)) continue;
-    const auto tier = static_cast<std::size_t>(
-        std::upper_bound(kNeighbourAgreementTiers.begin(), kNeighbourAgreementTiers.end(),
-                         q.suggested_share) -
-        kNeighbourAgreementTiers.begin());
+    if (!q.suggested_label || q.neighbours < static_cast<std::size_t>(min_label_neighbours))
+      continue;
+    const auto tier = static_cast<std::size_t>(std::upper_bound(kNeighbourAgreementTiers.begin(),
+                                                                kNeighbourAgreementTiers.end(),
+                                                                q.suggested_share) -
+                                               kNeighbourAgreementTiers.begin());
     voters[tier].votes.emplace(s.id, *q.suggested_label);
   }
   return voters;
@@ -393,18 +398,18 @@ const char* neighbours_vote_note(const labels::SampleConsensus& c) {
 // details. `agreed` is the sample's consensus when it was judged by its
 // posterior, else null (judged by kNN agreement); `suggested_label` is the
 // name of q.suggested_label, "-" when there is none.
-store::Decision changed_label_decision(bool flagged, const labels::LabelQualityResult& q, std::int64_t support,
-                                const labels::SampleConsensus* agreed, const JudgementRules& rules,
-                                const std::string& suggested_label) {
-  nlohmann::json details = {
-      {"label_quality",
-       {{"quality", q.quality},
-        {"neighbours", q.neighbours},
-        {"k", q.k},
-        {"flag_below", q.flag_below},
-        {"min_neighbours", rules.min_label_neighbours},
-        {"label_support", support}}},
-      {"regain", {{"embedder", rules.embedder}}}};
+store::Decision changed_label_decision(bool flagged, const labels::LabelQualityResult& q,
+                                       std::int64_t support, const labels::SampleConsensus* agreed,
+                                       const JudgementRules& rules,
+                                       const std::string& suggested_label) {
+  nlohmann::json details = {{"label_quality",
+                             {{"quality", q.quality},
+                              {"neighbours", q.neighbours},
+                              {"k", q.k},
+                              {"flag_below", q.flag_below},
+                              {"min_neighbours", rules.min_label_neighbours},
+                              {"label_support", support}}},
+                            {"regain", {{"embedder", rules.embedder}}}};
   if (q.suggested_label) details["label_quality"]["suggested_label"] = suggested_label;
   std::string why;
   if (agreed) {
@@ -421,11 +426,12 @@ store::Decision changed_label_decision(bool flagged, const labels::LabelQualityR
   const std::string reason_suffix = fmt::format("(regain, embedder {})", rules.embedder);
   if (flagged) {
     return store::Decision{store::SampleStatus::label_issue, std::nullopt,
-                    fmt::format("{} (suggested {}) {}", why, suggested_label, reason_suffix),
-                    details.dump()};
+                           fmt::format("{} (suggested {}) {}", why, suggested_label, reason_suffix),
+                           details.dump()};
   }
   return store::Decision{store::SampleStatus::accepted, std::nullopt,
-                  fmt::format("label issue cleared: {} {}", why, reason_suffix), details.dump()};
+                         fmt::format("label issue cleared: {} {}", why, reason_suffix),
+                         details.dump()};
 }
 
 // What re-judging the labels changes.
@@ -455,11 +461,13 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     if (auto it = labels.counts.find(*s.label); it != labels.counts.end()) support = it->second;
     if (s.accepted) --support;
     const auto found = consensus.by_sample.find(s.id);
-    const labels::SampleConsensus* agreed = found != consensus.by_sample.end() ? &found->second : nullptr;
+    const labels::SampleConsensus* agreed =
+        found != consensus.by_sample.end() ? &found->second : nullptr;
     const bool flagged =
-        agreed ? agreed->posterior < rules.consensus_flag_below
-               : q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
-                     support >= rules.label_k;
+        agreed
+            ? agreed->posterior < rules.consensus_flag_below
+            : q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
+                  support >= rules.label_k;
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
     const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
@@ -489,8 +497,8 @@ struct LabelRejudgement {
 LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stored,
                                 const index::VectorIndex& today, const RejudgeOptions& options,
                                 const CurationConfig& config, LabelsAfterRelabels& labels,
-                                labels::ConsensusLabels& consensus, const labels::LabelNames& label_names,
-                                RejudgeReport& report) {
+                                labels::ConsensusLabels& consensus,
+                                const labels::LabelNames& label_names, RejudgeReport& report) {
   LabelRejudgement out;
   const std::vector<std::size_t>& judged = out.judged;
   const index::SearchResults& neighbours = out.neighbours;
@@ -554,7 +562,8 @@ CurationConfig config_with_embedder(CurationConfig config, const std::string& em
 // returns how many.
 std::size_t write_relabels(store::MetadataStore& store, const std::vector<StoredSample>& samples,
                            const std::vector<std::optional<std::int64_t>>& stored_labels,
-                           const labels::ConsensusLabels& consensus, const labels::LabelNames& label_names) {
+                           const labels::ConsensusLabels& consensus,
+                           const labels::LabelNames& label_names) {
   std::size_t relabelled = 0;
   for (std::size_t n = 0; n < samples.size(); ++n) {
     if (samples[n].label == stored_labels[n]) continue;
@@ -581,8 +590,9 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
   RejudgeReport report;
   const bool reembed = options.embedder.has_value();
   const bool relabel = options.labels || options.consensus || reembed;
-  WINNOW_THROW_IF_NOT(reembed || !options.min_candidate_similarity,
-                      "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
+  WINNOW_THROW_IF_NOT(
+      reembed || !options.min_candidate_similarity,
+      "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
 
   try {
     store::Transaction tx(store_->database());
@@ -661,8 +671,7 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     open_index();
     throw;
   }
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }
 

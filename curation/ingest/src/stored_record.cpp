@@ -24,7 +24,8 @@ store::StoredContent stored_content(const ManifestRecord& record) {
   return content;
 }
 
-std::optional<ManifestRecord> stored_record(std::int64_t sample_id, const store::StoredContent& content) {
+std::optional<ManifestRecord> stored_record(std::int64_t sample_id,
+                                            const store::StoredContent& content) {
   ManifestRecord record;
   record.key = std::to_string(sample_id);
   if (content.kind == "pixels") {

@@ -16,6 +16,7 @@ store::StoredContent stored_content(const ManifestRecord& record);
 
 // The record an embedder or a verifier takes, keyed by the sample id; nothing
 // for a path record, whose content is not kept.
-std::optional<ManifestRecord> stored_record(std::int64_t sample_id, const store::StoredContent& content);
+std::optional<ManifestRecord> stored_record(std::int64_t sample_id,
+                                            const store::StoredContent& content);
 
 }  // namespace winnow::curation::ingest

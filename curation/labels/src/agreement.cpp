@@ -115,8 +115,8 @@ AgreementResult fleiss_kappa(const LabelledUnits& units) {
   }
   const std::size_t raters = fewest;
   if (raters < 2) {
-    return undefined(0, fmt::format("each unit has {} rating(s); Fleiss' kappa needs at least 2",
-                                    raters));
+    return undefined(
+        0, fmt::format("each unit has {} rating(s); Fleiss' kappa needs at least 2", raters));
   }
   const Categories categories(units.labels);
   if (categories.size() == 1) {
@@ -172,8 +172,9 @@ AgreementResult cohen_kappa(const std::vector<int>& rater_a, const std::vector<i
   }
   const auto n = static_cast<double>(items);
   if (chance_pairs >= n * n) {  // both raters used one and the same category throughout
-    return undefined(items, "both raters always give the same single category, so the "
-                            "expected agreement is 1");
+    return undefined(items,
+                     "both raters always give the same single category, so the "
+                     "expected agreement is 1");
   }
   const double observed = static_cast<double>(agreeing) / n;
   const double chance = chance_pairs / (n * n);

@@ -47,9 +47,11 @@ std::vector<std::int64_t> count_labels(const std::vector<int>& labels, int k) {
 }
 
 // The samples given each class, in sample order.
-std::vector<std::vector<std::size_t>> samples_by_given_label(const std::vector<int>& labels, int k) {
+std::vector<std::vector<std::size_t>> samples_by_given_label(const std::vector<int>& labels,
+                                                             int k) {
   std::vector<std::vector<std::size_t>> by(static_cast<std::size_t>(k));
-  for (std::size_t n = 0; n < labels.size(); ++n) by[static_cast<std::size_t>(labels[n])].push_back(n);
+  for (std::size_t n = 0; n < labels.size(); ++n)
+    by[static_cast<std::size_t>(labels[n])].push_back(n);
   return by;
 }
 
@@ -71,19 +73,26 @@ std::vector<std::size_t> top(std::vector<std::size_t> members, std::size_t count
 
 std::string_view to_string(LabelIssueFilter filter) {
   switch (filter) {
-    case LabelIssueFilter::prune_by_noise_rate: return "prune_by_noise_rate";
-    case LabelIssueFilter::prune_by_class: return "prune_by_class";
-    case LabelIssueFilter::both: return "both";
-    case LabelIssueFilter::confident_learning: return "confident_learning";
-    case LabelIssueFilter::predicted_neq_given: return "predicted_neq_given";
+    case LabelIssueFilter::prune_by_noise_rate:
+      return "prune_by_noise_rate";
+    case LabelIssueFilter::prune_by_class:
+      return "prune_by_class";
+    case LabelIssueFilter::both:
+      return "both";
+    case LabelIssueFilter::confident_learning:
+      return "confident_learning";
+    case LabelIssueFilter::predicted_neq_given:
+      return "predicted_neq_given";
   }
   return "?";
 }
 
 std::string_view to_string(LabelQualityMethod method) {
   switch (method) {
-    case LabelQualityMethod::self_confidence: return "self_confidence";
-    case LabelQualityMethod::normalized_margin: return "normalized_margin";
+    case LabelQualityMethod::self_confidence:
+      return "self_confidence";
+    case LabelQualityMethod::normalized_margin:
+      return "normalized_margin";
   }
   return "?";
 }
@@ -147,8 +156,7 @@ void validate_confident_learning_input(const std::vector<int>& labels,
     for (std::size_t j = 0; j < k; ++j) {
       WINNOW_THROW_IF_NOT(std::isfinite(p[j]), "pred_probs row {} class {} is not finite ({})", n,
                           j, p[j]);
-      WINNOW_THROW_IF_NOT(p[j] >= 0.0f, "pred_probs row {} class {} is negative ({})", n, j,
-                          p[j]);
+      WINNOW_THROW_IF_NOT(p[j] >= 0.0f, "pred_probs row {} class {} is negative ({})", n, j, p[j]);
       sum += p[j];
     }
     WINNOW_THROW_IF_NOT(std::abs(sum - 1.0) <= kPredProbsSumTolerance,
@@ -207,8 +215,8 @@ std::vector<std::int64_t> round_preserving_total(const std::vector<double>& valu
     floors += out[i];
     total += values[i];
   }
-  const auto missing = static_cast<std::size_t>(std::max<std::int64_t>(
-      0, static_cast<std::int64_t>(std::llround(total)) - floors));
+  const auto missing = static_cast<std::size_t>(
+      std::max<std::int64_t>(0, static_cast<std::int64_t>(std::llround(total)) - floors));
   std::vector<std::size_t> order(values.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -233,7 +241,8 @@ ClassCounts calibrate_confident_joint(const ClassCounts& confident_joint,
           total > 0.0 ? static_cast<double>(confident_joint.at(i, j)) * n_i / total : 0.0;
     }
     const std::vector<std::int64_t> rounded = round_preserving_total(row);
-    std::copy(rounded.begin(), rounded.end(), cal.counts.begin() + static_cast<long>(cell(i, 0, k)));
+    std::copy(rounded.begin(), rounded.end(),
+              cal.counts.begin() + static_cast<long>(cell(i, 0, k)));
   }
   return cal;
 }
@@ -253,7 +262,8 @@ ClassCounts prune_counts(const ClassCounts& calibrated_joint, int min_examples_p
     const std::int64_t diagonal = calibrated_joint.at(i, i);
     int nonzero = 0;
     for (int j = 0; j < k; ++j) {
-      off[static_cast<std::size_t>(j)] = j == i ? 0.0 : static_cast<double>(calibrated_joint.at(i, j));
+      off[static_cast<std::size_t>(j)] =
+          j == i ? 0.0 : static_cast<double>(calibrated_joint.at(i, j));
       if (j != i && calibrated_joint.at(i, j) > 0) ++nonzero;
     }
     // Too few kept as correct: take the shortfall evenly from the noise cells.
@@ -270,7 +280,8 @@ ClassCounts prune_counts(const ClassCounts& calibrated_joint, int min_examples_p
       --*largest;
       --total;
     }
-    std::copy(rounded.begin(), rounded.end(), prune.counts.begin() + static_cast<long>(cell(i, 0, k)));
+    std::copy(rounded.begin(), rounded.end(),
+              prune.counts.begin() + static_cast<long>(cell(i, 0, k)));
   }
   return prune;
 }
@@ -396,12 +407,14 @@ ConfidentLearningResult find_label_issues(const std::vector<int>& labels,
   r.joint.assign(r.calibrated_joint.counts.size(), 0.0);
   if (n_samples > 0) {
     for (std::size_t c = 0; c < r.joint.size(); ++c) {
-      r.joint[c] = static_cast<double>(r.calibrated_joint.counts[c]) / static_cast<double>(n_samples);
+      r.joint[c] =
+          static_cast<double>(r.calibrated_joint.counts[c]) / static_cast<double>(n_samples);
     }
   }
   r.num_label_issues = r.confident_joint.off_diagonal_total();
   r.num_label_issues_calibrated = r.calibrated_joint.off_diagonal_total();
-  r.prune_counts = prune_counts(r.calibrated_joint, options.min_examples_per_class, options.frac_noise);
+  r.prune_counts =
+      prune_counts(r.calibrated_joint, options.min_examples_per_class, options.frac_noise);
   r.label_quality = label_quality_scores(labels, pred_probs, k, options.quality);
   r.predicted_label.resize(n_samples);
   for (std::size_t n = 0; n < n_samples; ++n) {

@@ -10,10 +10,13 @@ namespace {
 // Every duplicate's original, followed to the end of the chain (an original
 // is never itself a duplicate when it is chosen, but a later revisit could
 // make it one).
-std::unordered_map<std::int64_t, std::int64_t> originals_of_duplicates(store::MetadataStore& store) {
+std::unordered_map<std::int64_t, std::int64_t> originals_of_duplicates(
+    store::MetadataStore& store) {
   std::unordered_map<std::int64_t, std::int64_t> original;
-  for (store::SampleStatus status : {store::SampleStatus::duplicate_exact, store::SampleStatus::duplicate_near}) {
-    store.for_each_sample([&](const store::SampleRecord& s) { original[s.id] = *s.duplicate_of; }, status);
+  for (store::SampleStatus status :
+       {store::SampleStatus::duplicate_exact, store::SampleStatus::duplicate_near}) {
+    store.for_each_sample([&](const store::SampleRecord& s) { original[s.id] = *s.duplicate_of; },
+                          status);
   }
   for (auto& [id, root] : original) {
     for (std::size_t hops = 0; hops < original.size(); ++hops) {  // bounded: no cycles
@@ -49,7 +52,7 @@ ConsensusLabels consensus_labels(store::MetadataStore& store, const DawidSkeneOp
     auto [it, fresh] =
         annotator_index.emplace(who, static_cast<int>(extra.size() + annotator_index.size()));
     opinions.push_back({dup == original.end() ? row.sample_id : dup->second, it->second, row.label,
-                     dup != original.end()});
+                        dup != original.end()});
   });
   std::stable_sort(opinions.begin(), opinions.end(), [](const Opinion& a, const Opinion& b) {
     return a.item_sample < b.item_sample;
@@ -98,14 +101,15 @@ ConsensusLabels consensus_labels(store::MetadataStore& store, const DawidSkeneOp
   crowd.annotator = annotators;
   crowd.label.reserve(labels.size());
   for (std::int64_t l : labels) {
-    crowd.label.push_back(static_cast<int>(std::lower_bound(classes.begin(), classes.end(), l) -
-                                           classes.begin()));
+    crowd.label.push_back(
+        static_cast<int>(std::lower_bound(classes.begin(), classes.end(), l) - classes.begin()));
   }
 
   const DawidSkeneResult ds = dawid_skene(crowd, options);
   out.annotators = crowd.annotators;
   out.extra_votes = extra_votes;
-  for (std::size_t v = 0; v < extra.size(); ++v) out.extra_accuracy.push_back(ds.expected_accuracy[v]);
+  for (std::size_t v = 0; v < extra.size(); ++v)
+    out.extra_accuracy.push_back(ds.expected_accuracy[v]);
   out.classes = crowd.classes;
   out.iterations = ds.iterations;
   out.converged = ds.converged;

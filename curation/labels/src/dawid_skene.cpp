@@ -26,10 +26,10 @@ void check_input(const CrowdLabels& labels, const DawidSkeneOptions& options) {
                             static_cast<std::size_t>(labels.annotator[a]) < labels.annotators,
                         "Dawid-Skene annotation {}: annotator {} is not in [0, {})", a,
                         labels.annotator[a], labels.annotators);
-    WINNOW_THROW_IF_NOT(labels.label[a] >= 0 &&
-                            static_cast<std::size_t>(labels.label[a]) < labels.classes,
-                        "Dawid-Skene annotation {}: label {} is not in [0, {})", a,
-                        labels.label[a], labels.classes);
+    WINNOW_THROW_IF_NOT(
+        labels.label[a] >= 0 && static_cast<std::size_t>(labels.label[a]) < labels.classes,
+        "Dawid-Skene annotation {}: label {} is not in [0, {})", a, labels.label[a],
+        labels.classes);
   }
   WINNOW_THROW_IF_NOT(options.max_iterations >= 1, "Dawid-Skene max_iterations={} must be >= 1",
                       options.max_iterations);
@@ -141,7 +141,8 @@ class DawidSkeneEm {
   // Offset of the K-row of cells (annotator of a, answer of a, every c).
   std::size_t cell_row(std::size_t a) const {
     return (static_cast<std::size_t>(labels_.annotator[a]) * K_ +
-            static_cast<std::size_t>(labels_.label[a])) * K_;
+            static_cast<std::size_t>(labels_.label[a])) *
+           K_;
   }
 
   void accumulate_counts() {

@@ -76,14 +76,13 @@ LabelHealth LabelHealthCounter::finish(std::size_t max_pairs,
     health.classes.push_back(row);
   }
   // Worst first; classes with no score (never given) last.
-  std::stable_sort(health.classes.begin(), health.classes.end(),
-                   [](const ClassHealth& x, const ClassHealth& y) {
-                     if (x.label_quality_score.has_value() != y.label_quality_score.has_value()) {
-                       return x.label_quality_score.has_value();
-                     }
-                     return x.label_quality_score.value_or(0.0) <
-                            y.label_quality_score.value_or(0.0);
-                   });
+  std::stable_sort(
+      health.classes.begin(), health.classes.end(), [](const ClassHealth& x, const ClassHealth& y) {
+        if (x.label_quality_score.has_value() != y.label_quality_score.has_value()) {
+          return x.label_quality_score.has_value();
+        }
+        return x.label_quality_score.value_or(0.0) < y.label_quality_score.value_or(0.0);
+      });
 
   const auto rank = [&](std::size_t k) { return pair_order.empty() ? k : pair_order[k]; };
   for (std::size_t a = 0; a < K; ++a) {

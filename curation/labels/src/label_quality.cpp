@@ -8,8 +8,8 @@
 namespace winnow::curation::labels {
 
 LabelQuality::LabelQuality(LabelQualityOptions options) : options_(options) {
-  WINNOW_THROW_IF_NOT(options_.k >= 1 && options_.k <= 4096, "label quality: k={} must be in [1, 4096]",
-                      options_.k);
+  WINNOW_THROW_IF_NOT(options_.k >= 1 && options_.k <= 4096,
+                      "label quality: k={} must be in [1, 4096]", options_.k);
   WINNOW_THROW_IF_NOT(std::isfinite(options_.power) && options_.power >= 0.0,
                       "label quality: power={} must be finite and >= 0", options_.power);
   WINNOW_THROW_IF_NOT(std::isfinite(options_.flag_below) && options_.flag_below >= 0.0 &&
@@ -26,7 +26,8 @@ LabelQualityResult LabelQuality::score(const index::SearchResults& results, std:
   double agree = 0.0;
   double total = 0.0;
   std::unordered_map<int, double> by_label;
-  for (std::size_t r = 0; r < results.k && out.neighbours < static_cast<std::size_t>(options_.k); ++r) {
+  for (std::size_t r = 0; r < results.k && out.neighbours < static_cast<std::size_t>(options_.k);
+       ++r) {
     const std::int64_t id = results.id(query, r);
     if (id < 0) {
       break;

@@ -64,7 +64,6 @@ std::string utc_now() {
   return text;
 }
 
-
 double ratio(std::int64_t part, std::int64_t whole) {
   return static_cast<double>(part) / static_cast<double>(whole);
 }
@@ -82,13 +81,13 @@ void put(json& j, const std::string& key, const std::optional<double>& value,
 
 void put_share(json& j, const std::string& key, std::int64_t part, std::int64_t whole,
                const std::string& note_if_empty) {
-  put(j, key, whole > 0 ? std::optional<double>(ratio(part, whole)) : std::nullopt,
-      note_if_empty);
+  put(j, key, whole > 0 ? std::optional<double>(ratio(part, whole)) : std::nullopt, note_if_empty);
 }
 
 json counts_json(const store::StatusCounts& counts) {
   json j = json::object();
-  for (store::SampleStatus status : store::kAllSampleStatuses) j[std::string(to_string(status))] = counts[status];
+  for (store::SampleStatus status : store::kAllSampleStatuses)
+    j[std::string(to_string(status))] = counts[status];
   j["total"] = counts.total();
   return j;
 }
@@ -111,9 +110,9 @@ bool is_judged(store::SampleStatus status) {
 // the report's `sources` list.
 struct Party {
   std::string name;
-  bool submits = false;   // a `source` contributor (or the unknown source)
-  bool annotates = false; // an `annotator` contributor (or the unknown annotator)
-  int annotator = -1;     // Dawid-Skene annotator index once it gave an annotation
+  bool submits = false;    // a `source` contributor (or the unknown source)
+  bool annotates = false;  // an `annotator` contributor (or the unknown annotator)
+  int annotator = -1;      // Dawid-Skene annotator index once it gave an annotation
 
   // As a source: its submitted samples.
   std::int64_t submitted = 0;
@@ -125,11 +124,11 @@ struct Party {
 
   // As an annotator: its annotations.
   std::int64_t labels = 0;
-  std::int64_t agreeing = 0;        // labels equal to the sample's consensus
-  std::int64_t judged_labels = 0;   // labels of judged samples
-  std::int64_t judged_issues = 0;   // ... whose sample is a label_issue
-  std::vector<int> given;           // its labels, for Cohen's kappa
-  std::vector<int> consensus;       // the samples' consensus labels
+  std::int64_t agreeing = 0;       // labels equal to the sample's consensus
+  std::int64_t judged_labels = 0;  // labels of judged samples
+  std::int64_t judged_issues = 0;  // ... whose sample is a label_issue
+  std::vector<int> given;          // its labels, for Cohen's kappa
+  std::vector<int> consensus;      // the samples' consensus labels
 };
 
 class ReportBuilder {
@@ -149,11 +148,11 @@ class ReportBuilder {
     }
     order_classes();
     estimate();
-    json report = {{"schema_version", kReportSchemaVersion},
-                   {"generated_at",
-                    options_.generated_at.empty() ? utc_now() : options_.generated_at},
-                   {"winnow_version", WINNOW_VERSION_STRING},
-                   {"database", store_.database().path()}};
+    json report = {
+        {"schema_version", kReportSchemaVersion},
+        {"generated_at", options_.generated_at.empty() ? utc_now() : options_.generated_at},
+        {"winnow_version", WINNOW_VERSION_STRING},
+        {"database", store_.database().path()}};
     report["dataset"] = dataset_json();
     report["sources"] = sources_json();
     report["classes"] = classes_json();
@@ -373,8 +372,7 @@ class ReportBuilder {
       if (given_[s] < 0 || !is_judged(status_[s])) continue;
       ++labelled_judged_;
       const int truth = estimated_true_label(s);
-      health.add(static_cast<std::size_t>(given_[s]), static_cast<std::size_t>(truth),
-                 quality_[s]);
+      health.add(static_cast<std::size_t>(given_[s]), static_cast<std::size_t>(truth), quality_[s]);
       ++source.judged_records;
       if (status_[s] == store::SampleStatus::label_issue) ++source.record_issues;
       source.record_labels.push_back(given_[s]);
@@ -424,14 +422,16 @@ class ReportBuilder {
     d["by_status"].erase("total");
     put_share(d, "duplicate_rate", duplicates, samples - rejected,
               "no samples other than rejected ones");
-    put_share(d, "label_issue_rate", status_counts_[store::SampleStatus::label_issue], labelled_judged_,
+    put_share(d, "label_issue_rate", status_counts_[store::SampleStatus::label_issue],
+              labelled_judged_,
               "no labelled sample was judged (all are rejected, duplicates or unlabelled)");
     d["labelled_samples"] = labelled_judged_;
     d["annotations"] = static_cast<std::int64_t>(crowd_.annotations());
     d["annotated_samples"] = static_cast<std::int64_t>(crowd_.items());
     d["multiply_annotated_samples"] = multiply_annotated_;
     json distribution = json::object();
-    for (const labels::ClassHealth& c : health_.classes) distribution[class_names_[c.label]] = c.given;
+    for (const labels::ClassHealth& c : health_.classes)
+      distribution[class_names_[c.label]] = c.given;
     d["class_distribution"] = distribution;
     d["class_confusion"] = {{"class_names", class_names_}, {"counts", matrix_json(health_.counts)}};
     put(d, "health_score", health_.health_score, health_.health_score_note);
@@ -642,8 +642,8 @@ class ReportBuilder {
   std::vector<store::SampleStatus> status_;
   std::vector<int> given_;  // class index, -1 when unlabelled
   std::vector<std::optional<double>> quality_;
-  std::vector<int> source_;  // party
-  std::vector<std::string> keys_;  // only for the per-sample export
+  std::vector<int> source_;                         // party
+  std::vector<std::string> keys_;                   // only for the per-sample export
   std::unordered_map<std::size_t, int> suggested_;  // sample -> suggested class
   store::StatusCounts status_counts_;
   std::vector<store::BatchRecord> batches_;
@@ -672,7 +672,8 @@ json build_quality_report(store::MetadataStore& store, const QualityReportOption
   return ReportBuilder(store, options).build();
 }
 
-void write_sample_export(store::MetadataStore& store, std::ostream& out, QualityReportOptions options) {
+void write_sample_export(store::MetadataStore& store, std::ostream& out,
+                         QualityReportOptions options) {
   options.sample_export = &out;
   build_quality_report(store, options);
 }

@@ -38,12 +38,23 @@ std::string escape(const std::string& text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -80,15 +91,16 @@ std::string cell_html(const Cell& cell, const char* tag) {
   if (cell.note.empty()) {
     return fmt::format("<{0}{1}>{2}</{0}>", tag, align, escape(cell.text));
   }
-  return fmt::format("<{0}{1} title=\"{2}\"><span class=\"na\">{3}</span> "
-                     "<span class=\"note\">{2}</span></{0}>",
-                     tag, align, escape(cell.note), escape(cell.text));
+  return fmt::format(
+      "<{0}{1} title=\"{2}\"><span class=\"na\">{3}</span> "
+      "<span class=\"note\">{2}</span></{0}>",
+      tag, align, escape(cell.note), escape(cell.text));
 }
 
 // A table with hover titles on its headers and a collapsible legend of them.
 std::string table_html(const Table& table, bool with_legend = true) {
-  std::string out = fmt::format("<div class=\"table-wrap\"><table id=\"{}\">\n<thead><tr>",
-                                escape(table.id));
+  std::string out =
+      fmt::format("<div class=\"table-wrap\"><table id=\"{}\">\n<thead><tr>", escape(table.id));
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const bool numeric = !table.rows.empty() && table.rows.front()[c].numeric;
     out += fmt::format("<th{} title=\"{}\">{}</th>", numeric ? " class=\"num\"" : "",
@@ -129,13 +141,14 @@ std::string section(const Table& table, const std::string& body) {
 
 std::string kpi(const std::string& label, const Cell& value, const std::string& detail,
                 const std::string& meaning) {
-  const std::string shown =
-      value.note.empty() ? escape(value.text)
-                         : fmt::format("<span class=\"na\">{}</span>", escape(value.text));
+  const std::string shown = value.note.empty()
+                                ? escape(value.text)
+                                : fmt::format("<span class=\"na\">{}</span>", escape(value.text));
   const std::string below = value.note.empty() ? escape(detail) : escape(value.note);
-  return fmt::format("<div class=\"kpi\" title=\"{}\"><div class=\"kpi-label\">{}</div>"
-                     "<div class=\"kpi-value\">{}</div><div class=\"kpi-detail\">{}</div></div>\n",
-                     escape(meaning), escape(label), shown, below);
+  return fmt::format(
+      "<div class=\"kpi\" title=\"{}\"><div class=\"kpi-label\">{}</div>"
+      "<div class=\"kpi-value\">{}</div><div class=\"kpi-detail\">{}</div></div>\n",
+      escape(meaning), escape(label), shown, below);
 }
 
 std::string headline_html(const ReportView& report) {
@@ -146,15 +159,16 @@ std::string headline_html(const ReportView& report) {
              "samples in the store (every status); labelled: with a label, excluding rejected "
              "and duplicates");
   out += kpi("Health score", report::coefficient_cell(d.health_score), "cleanlab's label health",
-             "cleanlab's overall label health score: share of judged labelled samples whose given label equals the estimated true label (trace of the joint)");
+             "cleanlab's overall label health score: share of judged labelled samples whose given "
+             "label equals the estimated true label (trace of the joint)");
   out += kpi("Label-issue rate", report::percent_cell(d.label_issue_rate),
              report::format_count(d.by_status.of("label_issue")) + " label issues",
              "label issues / labelled samples that were judged (not rejected, not duplicates)");
-  out += kpi("Duplicate rate", report::percent_cell(d.duplicate_rate),
-             report::format_count(d.by_status.of("duplicate_exact") +
-                                 d.by_status.of("duplicate_near")) +
-                 " exact or near",
-             "(exact + near duplicates) / (samples − rejected)");
+  out += kpi(
+      "Duplicate rate", report::percent_cell(d.duplicate_rate),
+      report::format_count(d.by_status.of("duplicate_exact") + d.by_status.of("duplicate_near")) +
+          " exact or near",
+      "(exact + near duplicates) / (samples − rejected)");
   out += kpi("Krippendorff's α", report::coefficient_cell(d.krippendorff_alpha),
              "on " + report::format_count(d.krippendorff_alpha_samples) + " samples",
              "nominal α over all samples with ≥ 2 annotations (1 = perfect agreement, 0 = chance)");
@@ -170,10 +184,11 @@ std::string headline_html(const ReportView& report) {
 
 // An empty chart still gets its id and says why it is empty.
 std::string empty_chart(const char* id, const char* message) {
-  return fmt::format("<svg id=\"{}\" class=\"chart\" viewBox=\"0 0 1080 40\" width=\"1080\" "
-                     "height=\"40\" role=\"img\">"
-                     "<text class=\"na-text\" x=\"8\" y=\"24\">{}</text></svg>\n",
-                     id, message);
+  return fmt::format(
+      "<svg id=\"{}\" class=\"chart\" viewBox=\"0 0 1080 40\" width=\"1080\" "
+      "height=\"40\" role=\"img\">"
+      "<text class=\"na-text\" x=\"8\" y=\"24\">{}</text></svg>\n",
+      id, message);
 }
 
 // --- chart (a): growth over batches -----------------------------------------
@@ -207,14 +222,16 @@ std::string growth_chart(const ReportView& report) {
       "ingest batch\">\n",
       width, height);
   for (double tick = 0; tick <= axis_max + 0.5 * step; tick += step) {
-    out += fmt::format("<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
-                       "<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-                       left, width - right, y_of(tick), y_of(tick), left - 8, y_of(tick) + 4,
-                       escape(report::format_count(std::llround(tick))));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+        left, width - right, y_of(tick), y_of(tick), left - 8, y_of(tick) + 4,
+        escape(report::format_count(std::llround(tick))));
   }
-  out += fmt::format("<text class=\"axis-title\" transform=\"translate(16 {:.1f}) rotate(-90)\" "
-                     "text-anchor=\"middle\">samples (cumulative)</text>\n",
-                     top + plot_h / 2);
+  out += fmt::format(
+      "<text class=\"axis-title\" transform=\"translate(16 {:.1f}) rotate(-90)\" "
+      "text-anchor=\"middle\">samples (cumulative)</text>\n",
+      top + plot_h / 2);
   const double band = plot_w / static_cast<double>(report.batches.size());
   const double bar_w = std::min(band * 0.62, 120.0);
   // With many batches, label every n-th bar only, and drop what does not fit.
@@ -234,36 +251,38 @@ std::string growth_chart(const ReportView& report) {
           "<rect class=\"growth-segment\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
           "height=\"{:.1f}\" fill=\"{}\"><title>after batch {} ({}): {} {} in total, {} from "
           "this batch</title></rect>\n",
-          x, y_of(stacked + count), bar_w, y_of(stacked) - y_of(stacked + count),
-          kStatusColours[s], batch.id, escape(batch.file),
-          report::format_count(batch.cumulative.by_status[s]),
+          x, y_of(stacked + count), bar_w, y_of(stacked) - y_of(stacked + count), kStatusColours[s],
+          batch.id, escape(batch.file), report::format_count(batch.cumulative.by_status[s]),
           escape(report::status_title(kStatuses[s])),
           report::format_count(batch.counts.by_status[s]));
       stacked += count;
     }
     const double centre = x + bar_w / 2;
     if (show_totals) {
-      out += fmt::format("<text class=\"bar-total\" x=\"{:.1f}\" y=\"{:.1f}\" "
-                         "text-anchor=\"middle\">{}</text>\n",
-                         centre, y_of(stacked) - 5, report::format_count(batch.cumulative.total));
+      out += fmt::format(
+          "<text class=\"bar-total\" x=\"{:.1f}\" y=\"{:.1f}\" "
+          "text-anchor=\"middle\">{}</text>\n",
+          centre, y_of(stacked) - 5, report::format_count(batch.cumulative.total));
     }
     if (i % label_every == 0) {
-      out += fmt::format("<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
-                         "{}{}{}</text>\n",
-                         centre, height - bottom + 16, show_files ? "batch " : "", batch.id,
-                         show_files && batch.state != "done" ? " · " + escape(batch.state) : "");
+      out += fmt::format(
+          "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
+          "{}{}{}</text>\n",
+          centre, height - bottom + 16, show_files ? "batch " : "", batch.id,
+          show_files && batch.state != "done" ? " · " + escape(batch.state) : "");
     }
     if (show_files) {
-      out += fmt::format("<text class=\"axis small\" x=\"{:.1f}\" y=\"{:.1f}\" "
-                         "text-anchor=\"middle\">{}<title>{}</title></text>\n",
-                         centre, height - bottom + 31,
-                         escape(shorten(batch.file, static_cast<std::size_t>(band / 6.5))),
-                         escape(batch.file));
+      out += fmt::format(
+          "<text class=\"axis small\" x=\"{:.1f}\" y=\"{:.1f}\" "
+          "text-anchor=\"middle\">{}<title>{}</title></text>\n",
+          centre, height - bottom + 31,
+          escape(shorten(batch.file, static_cast<std::size_t>(band / 6.5))), escape(batch.file));
     }
     out += "</g>\n";
   }
-  out += fmt::format("<line class=\"axis-line\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
-                     left, width - right, y_of(0), y_of(0));
+  out +=
+      fmt::format("<line class=\"axis-line\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
+                  left, width - right, y_of(0), y_of(0));
   return out + "</svg>\n";
 }
 
@@ -285,24 +304,27 @@ std::string sources_chart(const ReportView& report) {
       width, height);
   for (int tick = 0; tick <= 100; tick += 20) {
     const double x = x_of(tick / 100.0);
-    out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>"
-                       "<text class=\"axis\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}%"
-                       "</text>\n",
-                       x, top - 6, height - bottom, height - bottom + 16, tick);
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>"
+        "<text class=\"axis\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}%"
+        "</text>\n",
+        x, top - 6, height - bottom, height - bottom + 16, tick);
   }
   for (std::size_t i = 0; i < report.sources.size(); ++i) {
     const report::SourceView& source = report.sources[i];
     const double y = top + row_h * static_cast<double>(i);
     const double bar_y = y + 7, bar_h = row_h - 14, middle = y + row_h / 2;
-    out += fmt::format("<g class=\"source-row\">\n<text class=\"label\" x=\"{}\" y=\"{:.1f}\" "
-                       "text-anchor=\"end\">{}<title>{} ({})</title></text>\n",
-                       left - 10, middle + 4, escape(shorten(source.name, 28)),
-                       escape(source.name), escape(source.kind));
+    out += fmt::format(
+        "<g class=\"source-row\">\n<text class=\"label\" x=\"{}\" y=\"{:.1f}\" "
+        "text-anchor=\"end\">{}<title>{} ({})</title></text>\n",
+        left - 10, middle + 4, escape(shorten(source.name, 28)), escape(source.name),
+        escape(source.kind));
     if (!source.estimated_accuracy.value) {
-      out += fmt::format("<text class=\"na-text\" x=\"{}\" y=\"{:.1f}\">n/a: {}<title>{}</title>"
-                         "</text>\n</g>\n",
-                         left + 6, middle + 4, escape(shorten(source.estimated_accuracy.note, 90)),
-                         escape(source.estimated_accuracy.note));
+      out += fmt::format(
+          "<text class=\"na-text\" x=\"{}\" y=\"{:.1f}\">n/a: {}<title>{}</title>"
+          "</text>\n</g>\n",
+          left + 6, middle + 4, escape(shorten(source.estimated_accuracy.note, 90)),
+          escape(source.estimated_accuracy.note));
       continue;
     }
     const double accuracy = *source.estimated_accuracy.value;
@@ -374,19 +396,20 @@ std::string confusion_chart(const ReportView& report) {
       "width=\"{0:.0f}\" height=\"{1:.0f}\" role=\"img\" aria-label=\"Given label versus "
       "estimated true label, judged labelled samples\">\n",
       width, height);
-  out += fmt::format("<text class=\"axis-title\" x=\"{:.1f}\" y=\"12\" text-anchor=\"middle\">"
-                     "estimated true label y*</text>\n"
-                     "<text class=\"axis-title\" transform=\"translate(12 {:.1f}) rotate(-90)\" "
-                     "text-anchor=\"middle\">given label ỹ</text>\n",
-                     left + cell * static_cast<double>(k) / 2,
-                     top + cell * static_cast<double>(k) / 2);
+  out += fmt::format(
+      "<text class=\"axis-title\" x=\"{:.1f}\" y=\"12\" text-anchor=\"middle\">"
+      "estimated true label y*</text>\n"
+      "<text class=\"axis-title\" transform=\"translate(12 {:.1f}) rotate(-90)\" "
+      "text-anchor=\"middle\">given label ỹ</text>\n",
+      left + cell * static_cast<double>(k) / 2, top + cell * static_cast<double>(k) / 2);
   for (std::size_t i = 0; i < k; ++i) {
     const double offset = cell * (static_cast<double>(i) + 0.5);
     const std::string name = escape(shorten(matrix.class_names[i], 12));
-    out += fmt::format("<text class=\"axis\" transform=\"translate({:.1f} {:.1f}) rotate(-45)\">"
-                       "{}</text>\n<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" "
-                       "text-anchor=\"end\">{}</text>\n",
-                       left + offset - 2, top - 6, name, left - 6, top + offset + 4, name);
+    out += fmt::format(
+        "<text class=\"axis\" transform=\"translate({:.1f} {:.1f}) rotate(-45)\">"
+        "{}</text>\n<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" "
+        "text-anchor=\"end\">{}</text>\n",
+        left + offset - 2, top - 6, name, left - 6, top + offset + 4, name);
   }
   const bool labels_fit = cell >= 28;
   for (std::size_t r = 0; r < k; ++r) {
@@ -405,10 +428,11 @@ std::string confusion_chart(const ReportView& report) {
           escape(matrix.class_names[c]), report::format_count(std::llround(count)), 100 * share,
           escape(matrix.class_names[r]));
       if (labels_fit && count > 0) {
-        out += fmt::format("<text class=\"cell-text{}\" x=\"{:.1f}\" y=\"{:.1f}\" "
-                           "text-anchor=\"middle\">{}</text>\n",
-                           intensity > 0.55 ? " light" : "", x + (cell - 1) / 2,
-                           y + (cell - 1) / 2 + 3.5, std::llround(count));
+        out += fmt::format(
+            "<text class=\"cell-text{}\" x=\"{:.1f}\" y=\"{:.1f}\" "
+            "text-anchor=\"middle\">{}</text>\n",
+            intensity > 0.55 ? " light" : "", x + (cell - 1) / 2, y + (cell - 1) / 2 + 3.5,
+            std::llround(count));
       }
     }
   }
@@ -421,9 +445,10 @@ std::string confusion_chart(const ReportView& report) {
 // (correct labels) in teal, mistakes in purple, by probability.
 std::string source_confusion_html(const report::SourceView& source) {
   const Table table = report::source_confusion_table(source);
-  std::string out = fmt::format("<details class=\"matrix\"><summary>{}</summary>\n"
-                                "<div class=\"table-wrap\"><table class=\"matrix\">\n<thead><tr>",
-                                escape(table.title));
+  std::string out = fmt::format(
+      "<details class=\"matrix\"><summary>{}</summary>\n"
+      "<div class=\"table-wrap\"><table class=\"matrix\">\n<thead><tr>",
+      escape(table.title));
   for (const auto& column : table.columns) {
     out += fmt::format("<th title=\"{}\">{}</th>", escape(column.meaning), escape(column.header));
   }
@@ -509,31 +534,36 @@ footer { margin-top: 36px; font-size: 12px; color: var(--muted); }
 std::string render_report_html(const nlohmann::json& json) {
   const ReportView view = report::read_report_view(json);
   std::string out;
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += fmt::format("<title>Annotation quality report: {}</title>\n", escape(view.database));
   out += fmt::format("<style>{}</style>\n</head>\n<body>\n<main>\n", kStyle);
-  out += fmt::format("<header><h1>Annotation quality report</h1>\n<div class=\"meta\">{} · "
-                     "generated {} · winnow {} · report schema {}</div></header>\n",
-                     escape(view.database), escape(view.generated_at),
-                     escape(view.winnow_version), view.schema_version);
+  out += fmt::format(
+      "<header><h1>Annotation quality report</h1>\n<div class=\"meta\">{} · "
+      "generated {} · winnow {} · report schema {}</div></header>\n",
+      escape(view.database), escape(view.generated_at), escape(view.winnow_version),
+      view.schema_version);
   out += headline_html(view);
 
-  out += "<section>\n<h2>Growth over batches</h2>\n<p class=\"intro\">Samples per status in the "
-         "store after each ingest batch (cumulative); the number on a bar is the total.</p>\n";
+  out +=
+      "<section>\n<h2>Growth over batches</h2>\n<p class=\"intro\">Samples per status in the "
+      "store after each ingest batch (cumulative); the number on a bar is the total.</p>\n";
   out += status_legend_html() + growth_chart(view) + "</section>\n";
 
-  out += "<section>\n<h2>Estimated accuracy per source</h2>\n<p class=\"intro\">Dawid-Skene "
-         "expected accuracy, worst first: the sources to question before paying for more of "
-         "their labels. Whiskers: 95% Wilson interval with n = the source's labels.</p>\n";
+  out +=
+      "<section>\n<h2>Estimated accuracy per source</h2>\n<p class=\"intro\">Dawid-Skene "
+      "expected accuracy, worst first: the sources to question before paying for more of "
+      "their labels. Whiskers: 95% Wilson interval with n = the source's labels.</p>\n";
   out += sources_chart(view) + "</section>\n";
 
   const Table pairs = report::confused_pairs_table(view);
-  out += "<div class=\"columns\">\n<section>\n<h2>Class confusion</h2>\n<p class=\"intro\">"
-         "Judged labelled samples by given label (row) and estimated true label (column). "
-         "Off-diagonal shading: the cell's share of its row (how often that given label is "
-         "really the other class), darkest = largest; the grey diagonal holds the agreeing "
-         "labels.</p>\n";
+  out +=
+      "<div class=\"columns\">\n<section>\n<h2>Class confusion</h2>\n<p class=\"intro\">"
+      "Judged labelled samples by given label (row) and estimated true label (column). "
+      "Off-diagonal shading: the cell's share of its row (how often that given label is "
+      "really the other class), darkest = largest; the grey diagonal holds the agreeing "
+      "labels.</p>\n";
   out += confusion_chart(view) + "</section>\n";
   out += section(pairs, table_html(pairs)) + "</div>\n";
 
@@ -556,8 +586,9 @@ std::string render_report_html(const nlohmann::json& json) {
   out += section(classes, table_html(classes));
   const Table batches = report::batches_table(view);
   out += section(batches, table_html(batches));
-  out += "<footer>Definitions of every figure: docs/report-schema.md in the winnow "
-         "repository. Hover a column header for its meaning.</footer>\n";
+  out +=
+      "<footer>Definitions of every figure: docs/report-schema.md in the winnow "
+      "repository. Hover a column header for its meaning.</footer>\n";
   out += "</main>\n</body>\n</html>\n";
   return out;
 }

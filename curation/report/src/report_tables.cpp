@@ -9,7 +9,9 @@
 namespace winnow::curation::report {
 namespace {
 
-Cell null_cell(const std::string& note) { return Cell{"n/a", note, true}; }
+Cell null_cell(const std::string& note) {
+  return Cell{"n/a", note, true};
+}
 
 std::string capitalized(std::string text) {
   if (!text.empty()) {
@@ -22,7 +24,8 @@ std::string capitalized(std::string text) {
 const char* status_meaning(const std::string& status) {
   if (status == "accepted") return "samples accepted into the dataset";
   if (status == "duplicate_exact") return "samples whose content hash equals an earlier sample's";
-  if (status == "duplicate_near") return "samples whose embedding is too close to an earlier sample";
+  if (status == "duplicate_near")
+    return "samples whose embedding is too close to an earlier sample";
   if (status == "label_issue") return "samples whose label was judged wrong or too uncertain";
   return "samples the pipeline refused for any other reason";
 }
@@ -41,13 +44,13 @@ Cell dawid_skene_cell(const DatasetView& dataset) {
     return null_cell(dataset.dawid_skene_note);
   }
   const DawidSkeneRun& run = *dataset.dawid_skene;
-  const std::string change = run.final_change.value
-                                 ? fmt::format("{:.2g}", *run.final_change.value)
-                                 : std::string("n/a");
-  return text_cell(fmt::format(
-      "{} after {} of at most {} iterations (final change {}, tolerance {:.2g}); {} items, {} classes",
-      run.converged ? "converged" : "NOT converged", run.iterations, run.max_iterations, change,
-      run.tolerance, format_count(run.items), format_count(run.classes)));
+  const std::string change =
+      run.final_change.value ? fmt::format("{:.2g}", *run.final_change.value) : std::string("n/a");
+  return text_cell(
+      fmt::format("{} after {} of at most {} iterations (final change {}, tolerance {:.2g}); {} "
+                  "items, {} classes",
+                  run.converged ? "converged" : "NOT converged", run.iterations, run.max_iterations,
+                  change, run.tolerance, format_count(run.items), format_count(run.classes)));
 }
 
 Cell interval_cell(const SourceView& source) {
@@ -76,10 +79,13 @@ std::string format_percent(double share, int decimals) {
   return fmt::format("{:.{}f}%", 100.0 * share, decimals);
 }
 
-Cell count_cell(std::int64_t count) { return Cell{format_count(count), "", true}; }
+Cell count_cell(std::int64_t count) {
+  return Cell{format_count(count), "", true};
+}
 
 Cell percent_cell(const Statistic& share, int decimals) {
-  return share.value ? Cell{format_percent(*share.value, decimals), "", true} : null_cell(share.note);
+  return share.value ? Cell{format_percent(*share.value, decimals), "", true}
+                     : null_cell(share.note);
 }
 
 Cell coefficient_cell(const Statistic& coefficient) {
@@ -87,7 +93,9 @@ Cell coefficient_cell(const Statistic& coefficient) {
                            : null_cell(coefficient.note);
 }
 
-Cell text_cell(std::string text) { return Cell{std::move(text), "", false}; }
+Cell text_cell(std::string text) {
+  return Cell{std::move(text), "", false};
+}
 
 std::string status_title(const std::string& status) {
   if (status == "duplicate_exact") return "exact duplicate";
@@ -98,21 +106,25 @@ std::string status_title(const std::string& status) {
 
 Table dataset_table(const ReportView& report) {
   const DatasetView& d = report.dataset;
-  Table table{"table-dataset", "Dataset", "",
+  Table table{"table-dataset",
+              "Dataset",
+              "",
               {{"Figure", "the whole-dataset figure"},
                {"Value", "its value in this store"},
                {"Meaning", "its definition (docs/report-schema.md)"}},
               {}};
   auto add = [&table](std::string figure, Cell value, std::string meaning) {
-    table.rows.push_back({text_cell(std::move(figure)), std::move(value),
-                          text_cell(std::move(meaning))});
+    table.rows.push_back(
+        {text_cell(std::move(figure)), std::move(value), text_cell(std::move(meaning))});
   };
   add("Samples", count_cell(d.samples), "samples in the store (every status)");
   for (std::size_t s = 0; s < kStatuses.size(); ++s) {
     Cell cell = count_cell(d.by_status.by_status[s]);
     if (d.samples > 0) {
-      cell.text += " (" + format_percent(static_cast<double>(d.by_status.by_status[s]) /
-                                         static_cast<double>(d.samples)) + ")";
+      cell.text += " (" +
+                   format_percent(static_cast<double>(d.by_status.by_status[s]) /
+                                  static_cast<double>(d.samples)) +
+                   ")";
     }
     add(capitalized(status_title(kStatuses[s])), cell, status_meaning(kStatuses[s]));
   }
@@ -121,14 +133,16 @@ Table dataset_table(const ReportView& report) {
   add("Label-issue rate", percent_cell(d.label_issue_rate),
       "label issues / labelled samples that were judged (not rejected, not duplicates)");
   add("Health score", coefficient_cell(d.health_score),
-      "cleanlab's overall label health score: share of judged labelled samples whose given label equals the estimated true label (trace of the joint)");
+      "cleanlab's overall label health score: share of judged labelled samples whose given label "
+      "equals the estimated true label (trace of the joint)");
   add("Labelled samples", count_cell(d.labelled_samples),
       "samples with a label, excluding rejected and duplicates");
   add("Annotations", count_cell(d.annotations), "(sample, annotator, label) rows in the store");
   add("Annotated samples", count_cell(d.annotated_samples), "samples with at least one annotation");
   add("Multiply-annotated samples", count_cell(d.multiply_annotated_samples),
       "samples with two or more annotations");
-  add("Krippendorff's α", coefficient_on_samples(d.krippendorff_alpha, d.krippendorff_alpha_samples),
+  add("Krippendorff's α",
+      coefficient_on_samples(d.krippendorff_alpha, d.krippendorff_alpha_samples),
       "nominal α over all samples with ≥ 2 annotations (1 = perfect agreement, 0 = chance)");
   Cell fleiss = coefficient_on_samples(d.fleiss_kappa, d.fleiss_kappa_samples);
   if (d.fleiss_kappa.value && d.fleiss_kappa_raters) {
@@ -145,7 +159,8 @@ Table dataset_table(const ReportView& report) {
 }
 
 Table class_distribution_table(const ReportView& report) {
-  Table table{"table-class-distribution", "Class distribution",
+  Table table{"table-class-distribution",
+              "Class distribution",
               "Labelled samples per given label.",
               {{"Class", "label name"},
                {"Samples", "labelled samples with that (given) label"},
@@ -166,14 +181,16 @@ Table class_distribution_table(const ReportView& report) {
 }
 
 Table sources_table(const ReportView& report) {
-  Table table{"table-sources", "Sources",
+  Table table{"table-sources",
+              "Sources",
               "Sources and annotators, worst estimated accuracy first: the first rows are the "
               "ones to question before paying for more of their labels.",
               {{"Source", "source or annotator name"},
                {"Kind", "source (submits samples), annotator (labels them) or both"},
                {"Submitted", "samples whose record named it as source"},
-               {"Labels", "annotations it gave (for a source without annotations: the record "
-                          "labels of its samples)"},
+               {"Labels",
+                "annotations it gave (for a source without annotations: the record "
+                "labels of its samples)"},
                {"Est. accuracy", "Dawid-Skene expected accuracy Σ_c p[c]·e[c,c]"},
                {"95% interval", "Wilson interval of the estimated accuracy with n = labels"},
                {"Agreement", "share of its labels equal to the sample's consensus label"},
@@ -193,7 +210,8 @@ Table sources_table(const ReportView& report) {
 
 Table source_confusion_table(const SourceView& source) {
   const LabelMatrix& matrix = *source.confusion;
-  Table table{"", "Confusion matrix of " + source.name,
+  Table table{"",
+              "Confusion matrix of " + source.name,
               "Rows: true class c; columns: given label k; cell: P(label k | true class c), "
               "estimated by Dawid-Skene.",
               {{"true \\ given", "true class (row) and the label this source gave (column)"}},
@@ -212,7 +230,8 @@ Table source_confusion_table(const SourceView& source) {
 }
 
 Table classes_table(const ReportView& report) {
-  Table table{"table-classes", "Classes",
+  Table table{"table-classes",
+              "Classes",
               "cleanlab's classes_by_label_quality, worst label quality first. ỹ is the given "
               "label, y* the estimated true label (consensus, else the neighbour vote's "
               "suggestion, else ỹ).",
@@ -237,7 +256,8 @@ Table classes_table(const ReportView& report) {
 
 Table class_confusion_table(const ReportView& report) {
   const LabelMatrix& matrix = report.dataset.class_confusion;
-  Table table{"table-class-confusion", "Class confusion",
+  Table table{"table-class-confusion",
+              "Class confusion",
               "Rows: given label ỹ; columns: estimated true label y*; cell: judged labelled "
               "samples. Off-diagonal cells are the label issues.",
               {{"given \\ true", "given label (row) and estimated true label (column)"}},
@@ -256,7 +276,8 @@ Table class_confusion_table(const ReportView& report) {
 }
 
 Table confused_pairs_table(const ReportView& report) {
-  Table table{"table-confused-pairs", "Most confused class pairs",
+  Table table{"table-confused-pairs",
+              "Most confused class pairs",
               "Pairs of classes whose given and estimated true labels disagree most often.",
               {{"Class a", "one label of the pair (a < b)"},
                {"Class b", "the other label"},
@@ -271,7 +292,9 @@ Table confused_pairs_table(const ReportView& report) {
 }
 
 Table batches_table(const ReportView& report) {
-  Table table{"table-batches", "Ingest batches", "One row per ingest batch, in id order.",
+  Table table{"table-batches",
+              "Ingest batches",
+              "One row per ingest batch, in id order.",
               {{"Batch", "ingest batch id"},
                {"File", "the manifest it ingested"},
                {"State", "pending, running, done or failed"},
@@ -280,16 +303,19 @@ Table batches_table(const ReportView& report) {
                {"Finished", "when it finished (UTC); n/a while not done"}},
               {}};
   for (const char* status : kStatuses) {
-    table.columns.push_back(
-        {capitalized(status_title(status)), std::string(status_meaning(status)) + ", from this batch"});
+    table.columns.push_back({capitalized(status_title(status)),
+                             std::string(status_meaning(status)) + ", from this batch"});
   }
   table.columns.push_back({"Total", "samples from this batch"});
   table.columns.push_back({"Cumulative", "samples from all batches up to and including this one"});
   for (const BatchView& b : report.batches) {
-    std::vector<Cell> row{count_cell(b.id), text_cell(b.file), text_cell(b.state),
-                          count_cell(b.attempts), text_cell(b.created_at),
-                          b.finished_at ? text_cell(*b.finished_at)
-                                        : null_cell("the batch has not finished")};
+    std::vector<Cell> row{
+        count_cell(b.id),
+        text_cell(b.file),
+        text_cell(b.state),
+        count_cell(b.attempts),
+        text_cell(b.created_at),
+        b.finished_at ? text_cell(*b.finished_at) : null_cell("the batch has not finished")};
     for (const std::int64_t count : b.counts.by_status) {
       row.push_back(count_cell(count));
     }

@@ -146,8 +146,10 @@ std::vector<std::vector<double>> read_square_matrix(const Fields& fields, const 
                                                     std::size_t size) {
   std::vector<std::vector<double>> rows;
   const auto elements = fields.list(key);
-  WINNOW_THROW_IF_NOT(elements.size() == size, "report key '{}' must have {} rows (one per class), "
-                      "got {}", fields.path_of(key), size, elements.size());
+  WINNOW_THROW_IF_NOT(elements.size() == size,
+                      "report key '{}' must have {} rows (one per class), "
+                      "got {}",
+                      fields.path_of(key), size, elements.size());
   for (const auto& [row, row_path] : elements) {
     WINNOW_THROW_IF_NOT(row->is_array() && row->size() == size,
                         "report key '{}' must be a list of {} numbers", row_path, size);
@@ -224,8 +226,8 @@ SourceView read_source(const Fields& fields) {
   if (fields.at("confusion").is_null()) {
     out.confusion_note = fields.note("confusion");
   } else {
-    out.confusion = LabelMatrix{class_names,
-                                read_square_matrix(fields, "confusion", class_names.size())};
+    out.confusion =
+        LabelMatrix{class_names, read_square_matrix(fields, "confusion", class_names.size())};
   }
   out.agreement_with_consensus = fields.statistic("agreement_with_consensus");
   out.cohen_kappa = fields.statistic("cohen_kappa");

@@ -35,11 +35,11 @@ IdArray checked_ids(const py::array& raw, std::uint64_t num_samples, const char*
   const char kind = raw.dtype().kind();
   WINNOW_THROW_IF_NOT(kind == 'i' || kind == 'u', "{}: ids must be integers, got dtype {}", what,
                       std::string(py::str(raw.dtype())));
-  WINNOW_THROW_IF_NOT(raw.ndim() == 1, "{}: ids must be 1-D, got {} dimensions", what,
-                      raw.ndim());
+  WINNOW_THROW_IF_NOT(raw.ndim() == 1, "{}: ids must be 1-D, got {} dimensions", what, raw.ndim());
   if (kind == 'u' && raw.itemsize() == 8) {
     // uint64 above 2^63 would wrap to negative int64: check before converting.
-    const auto u = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+    const auto u =
+        py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
     const std::uint64_t* p = u.data();
     for (py::ssize_t i = 0; i < u.size(); ++i) {
       WINNOW_THROW_IF_NOT(p[i] < num_samples,
@@ -125,149 +125,161 @@ void bind_error_type(py::module_& m) {
 }
 
 void bind_constructor(PrunerClass& pruner) {
-  pruner.def(
-      py::init([](std::uint64_t num_samples, std::uint64_t num_epochs, const std::string& policy,
-                  std::uint64_t seed, float initial_score, std::uint64_t step_budget,
-                  std::uint64_t batch_size, std::uint64_t world_size, std::uint64_t rank,
-                  bool allow_negative_losses) {
-        winnow::PrunerOptions o;
-        o.num_samples = num_samples;
-        o.num_epochs = num_epochs;
-        o.policy = policy;
-        o.seed = seed;
-        o.initial_score = initial_score;
-        o.step_budget = step_budget;
-        o.batch_size = batch_size;
-        o.world_size = world_size;
-        o.rank = rank;
-        o.allow_negative_losses = allow_negative_losses;
-        return DynamicPruner(o);
-      }),
-      py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
-      py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
-      py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0, py::kw_only(),
-      py::arg("allow_negative_losses") = false,
-      "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
-      "same global plan as every rank and serves its shard (see shard_ids). update() "
-      "rejects negative losses unless allow_negative_losses is True.");
+  pruner.def(py::init([](std::uint64_t num_samples, std::uint64_t num_epochs,
+                         const std::string& policy, std::uint64_t seed, float initial_score,
+                         std::uint64_t step_budget, std::uint64_t batch_size,
+                         std::uint64_t world_size, std::uint64_t rank, bool allow_negative_losses) {
+               winnow::PrunerOptions o;
+               o.num_samples = num_samples;
+               o.num_epochs = num_epochs;
+               o.policy = policy;
+               o.seed = seed;
+               o.initial_score = initial_score;
+               o.step_budget = step_budget;
+               o.batch_size = batch_size;
+               o.world_size = world_size;
+               o.rank = rank;
+               o.allow_negative_losses = allow_negative_losses;
+               return DynamicPruner(o);
+             }),
+             py::arg("num_samples"), py::arg("num_epochs"), py::arg("policy") = "infobatch",
+             py::arg("seed") = 0, py::arg("initial_score") = 1.0f, py::arg("step_budget") = 0,
+             py::arg("batch_size") = 0, py::arg("world_size") = 1, py::arg("rank") = 0,
+             py::kw_only(), py::arg("allow_negative_losses") = false,
+             "world_size > 1 makes this pruner rank `rank` of a data-parallel run: it builds the "
+             "same global plan as every rank and serves its shard (see shard_ids). update() "
+             "rejects negative losses unless allow_negative_losses is True.");
 }
 
 // Building, serving and finishing an epoch's plan.
 void bind_epoch_lifecycle(PrunerClass& pruner) {
   pruner
-      .def("begin_epoch", [](DynamicPruner& p) { return p.begin_epoch().size(); },
-           "Builds the coming epoch's plan (idempotent until some of it is served); returns its "
-           "length.")
-      .def("plan_size", [](DynamicPruner& p) { return p.plan().size(); },
-           "Length of the current epoch's plan (built on first use).")
+      .def(
+          "begin_epoch", [](DynamicPruner& p) { return p.begin_epoch().size(); },
+          "Builds the coming epoch's plan (idempotent until some of it is served); returns its "
+          "length.")
+      .def(
+          "plan_size", [](DynamicPruner& p) { return p.plan().size(); },
+          "Length of the current epoch's plan (built on first use).")
       .def("plan_kind",
            [](DynamicPruner& p) { return std::string(winnow::to_string(p.plan().kind)); })
-      .def("plan_ids",
-           [](DynamicPruner& p) {
-             const winnow::EpochPlan& plan = p.plan();
-             return copy_ids(plan.ids.data(), plan.ids.size());
-           },
-           "A copy of the current plan's ids, in visiting order (int64).")
-      .def("shard_ids",
-           [](DynamicPruner& p) {
-             const std::vector<std::uint64_t>& shard = p.shard();
-             return copy_ids(shard.data(), shard.size());
-           },
-           "A copy of this rank's shard of the current plan (int64): ceil(P / W) ids, the plan "
-           "wrapped around; the plan itself when world_size is 1.")
-      .def("shard_size", [](DynamicPruner& p) { return p.shard().size(); },
-           "Length of this rank's shard of the current plan (built on first use).")
+      .def(
+          "plan_ids",
+          [](DynamicPruner& p) {
+            const winnow::EpochPlan& plan = p.plan();
+            return copy_ids(plan.ids.data(), plan.ids.size());
+          },
+          "A copy of the current plan's ids, in visiting order (int64).")
+      .def(
+          "shard_ids",
+          [](DynamicPruner& p) {
+            const std::vector<std::uint64_t>& shard = p.shard();
+            return copy_ids(shard.data(), shard.size());
+          },
+          "A copy of this rank's shard of the current plan (int64): ceil(P / W) ids, the plan "
+          "wrapped around; the plan itself when world_size is 1.")
+      .def(
+          "shard_size", [](DynamicPruner& p) { return p.shard().size(); },
+          "Length of this rank's shard of the current plan (built on first use).")
       .def("plan_hash", &DynamicPruner::plan_hash,
            "XXH64 of the current plan (ids, weight codes, palette), equal on ranks that serve "
            "the same plan.")
-      .def("plan_weights",
-           [](DynamicPruner& p) {
-             const winnow::EpochPlan& plan = p.plan();
-             FloatArray out(static_cast<py::ssize_t>(plan.size()));
-             float* w = out.mutable_data();
-             for (std::uint64_t i = 0; i < plan.size(); ++i) w[i] = plan.weight_at(i);
-             return out;
-           },
-           "The current plan's weights, position by position (float32).")
-      .def("next_batch",
-           [](DynamicPruner& p, std::uint64_t batch_size) -> py::object {
-             const auto batch = p.next_batch(batch_size);
-             if (!batch) return py::none();
-             return copy_ids(batch->ids, batch->size);
-           },
-           py::arg("batch_size"),
-           "The next ids of the current plan (int64 array), or None once it is served.")
+      .def(
+          "plan_weights",
+          [](DynamicPruner& p) {
+            const winnow::EpochPlan& plan = p.plan();
+            FloatArray out(static_cast<py::ssize_t>(plan.size()));
+            float* w = out.mutable_data();
+            for (std::uint64_t i = 0; i < plan.size(); ++i) w[i] = plan.weight_at(i);
+            return out;
+          },
+          "The current plan's weights, position by position (float32).")
+      .def(
+          "next_batch",
+          [](DynamicPruner& p, std::uint64_t batch_size) -> py::object {
+            const auto batch = p.next_batch(batch_size);
+            if (!batch) return py::none();
+            return copy_ids(batch->ids, batch->size);
+          },
+          py::arg("batch_size"),
+          "The next ids of the current plan (int64 array), or None once it is served.")
       .def("finish_epoch", &DynamicPruner::finish_epoch);
 }
 
 // Scores and weights, step by step.
 void bind_per_step(PrunerClass& pruner) {
   pruner
-      .def("update",
-           [](DynamicPruner& p, const py::array& ids, const py::array& losses) {
-             const IdArray id = checked_ids(ids, p.num_samples(), "update");
-             const FloatArray loss = checked_losses(losses, id.size(), "update");
-             p.update(as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()));
-           },
-           py::arg("ids"), py::arg("losses"),
-           "Records raw per-sample losses as scores; checks everything first (ids in range, "
-           "losses finite and, unless allowed, not negative) and changes nothing on error.")
-      .def("weights",
-           [](const DynamicPruner& p, const py::array& ids) {
-             const IdArray id = checked_ids(ids, p.num_samples(), "weights");
-             FloatArray out(id.size());
-             p.weights(as_unsigned(id), static_cast<std::size_t>(id.size()), out.mutable_data());
-             return out;
-           },
-           py::arg("ids"), "The current plan's loss weights of `ids` (float32).")
-      .def("weighted_update",
-           [](DynamicPruner& p, const py::array& ids, const py::array& losses) {
-             const IdArray id = checked_ids(ids, p.num_samples(), "update");
-             const FloatArray loss = checked_losses(losses, id.size(), "update");
-             const auto count = static_cast<std::size_t>(id.size());
-             FloatArray out(id.size());
-             p.weights(as_unsigned(id), count, out.mutable_data());
-             p.update(as_unsigned(id), loss.data(), count);
-             return out;
-           },
-           py::arg("ids"), py::arg("losses"),
-           "weights(ids) then update(ids, losses), in one call; returns the weights.")
-      .def("all_weights",
-           [](const DynamicPruner& p) {
-             FloatArray out(static_cast<py::ssize_t>(p.num_samples()));
-             float* w = out.mutable_data();
-             const winnow::WeightTable& table = p.weight_table();
-             for (std::uint64_t id = 0; id < p.num_samples(); ++id) w[id] = table[id];
-             return out;
-           },
-           "Every sample's weight under the current plan (float32, N entries).")
-      .def("scores",
-           [](const DynamicPruner& p) {
-             return FloatArray(static_cast<py::ssize_t>(p.num_samples()), p.scores().data());
-           },
-           "A copy of every sample's score (float32, N entries).")
-      .def("scores_of",
-           [](const DynamicPruner& p, const py::array& ids) {
-             const IdArray id = checked_ids(ids, p.num_samples(), "scores_of");
-             FloatArray out(id.size());
-             float* o = out.mutable_data();
-             for (py::ssize_t i = 0; i < id.size(); ++i) o[i] = p.scores()[as_unsigned(id)[i]];
-             return out;
-           },
-           py::arg("ids"))
-      .def("assign_scores",
-           [](DynamicPruner& p, const py::array& scores) {
-             const FloatArray s = checked_losses(scores, static_cast<py::ssize_t>(p.num_samples()),
-                                                 "assign_scores");
-             p.assign_scores(s.data(), static_cast<std::uint64_t>(s.size()));
-           },
-           py::arg("scores"));
+      .def(
+          "update",
+          [](DynamicPruner& p, const py::array& ids, const py::array& losses) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "update");
+            const FloatArray loss = checked_losses(losses, id.size(), "update");
+            p.update(as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("ids"), py::arg("losses"),
+          "Records raw per-sample losses as scores; checks everything first (ids in range, "
+          "losses finite and, unless allowed, not negative) and changes nothing on error.")
+      .def(
+          "weights",
+          [](const DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "weights");
+            FloatArray out(id.size());
+            p.weights(as_unsigned(id), static_cast<std::size_t>(id.size()), out.mutable_data());
+            return out;
+          },
+          py::arg("ids"), "The current plan's loss weights of `ids` (float32).")
+      .def(
+          "weighted_update",
+          [](DynamicPruner& p, const py::array& ids, const py::array& losses) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "update");
+            const FloatArray loss = checked_losses(losses, id.size(), "update");
+            const auto count = static_cast<std::size_t>(id.size());
+            FloatArray out(id.size());
+            p.weights(as_unsigned(id), count, out.mutable_data());
+            p.update(as_unsigned(id), loss.data(), count);
+            return out;
+          },
+          py::arg("ids"), py::arg("losses"),
+          "weights(ids) then update(ids, losses), in one call; returns the weights.")
+      .def(
+          "all_weights",
+          [](const DynamicPruner& p) {
+            FloatArray out(static_cast<py::ssize_t>(p.num_samples()));
+            float* w = out.mutable_data();
+            const winnow::WeightTable& table = p.weight_table();
+            for (std::uint64_t id = 0; id < p.num_samples(); ++id) w[id] = table[id];
+            return out;
+          },
+          "Every sample's weight under the current plan (float32, N entries).")
+      .def(
+          "scores",
+          [](const DynamicPruner& p) {
+            return FloatArray(static_cast<py::ssize_t>(p.num_samples()), p.scores().data());
+          },
+          "A copy of every sample's score (float32, N entries).")
+      .def(
+          "scores_of",
+          [](const DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "scores_of");
+            FloatArray out(id.size());
+            float* o = out.mutable_data();
+            for (py::ssize_t i = 0; i < id.size(); ++i) o[i] = p.scores()[as_unsigned(id)[i]];
+            return out;
+          },
+          py::arg("ids"))
+      .def(
+          "assign_scores",
+          [](DynamicPruner& p, const py::array& scores) {
+            const FloatArray s =
+                checked_losses(scores, static_cast<py::ssize_t>(p.num_samples()), "assign_scores");
+            p.assign_scores(s.data(), static_cast<std::uint64_t>(s.size()));
+          },
+          py::arg("scores"));
 }
 
 // Sizes, options and statistics.
 void bind_read_only_state(PrunerClass& pruner) {
-  pruner
-      .def("steps_this_epoch", &DynamicPruner::steps_this_epoch, py::arg("batch_size"))
+  pruner.def("steps_this_epoch", &DynamicPruner::steps_this_epoch, py::arg("batch_size"))
       .def("total_planned_steps", &DynamicPruner::total_planned_steps, py::arg("batch_size"))
       // read-only state
       .def_property_readonly("num_samples", &DynamicPruner::num_samples)
@@ -287,60 +299,61 @@ void bind_read_only_state(PrunerClass& pruner) {
       .def_property_readonly("state_bytes", &DynamicPruner::state_bytes)
       .def("policy_spec", &DynamicPruner::policy_spec,
            "The policy spec with every parameter spelled out, delta included.")
-      .def("history",
-           [](const DynamicPruner& p) {
-             py::list out;
-             for (const winnow::EpochStats& e : p.history()) out.append(stats_dict(e));
-             return out;
-           },
-           "Statistics of every finished epoch, as dicts.")
-      .def("totals",
-           [](const DynamicPruner& p) {
-             const winnow::RunStats t = p.totals();
-             py::dict d;
-             d["epochs"] = t.epochs;
-             d["forward_samples"] = t.forward_samples;
-             d["full_forward_samples"] = t.full_forward_samples;
-             d["saved_fraction"] = t.saved_fraction();
-             return d;
-           });
+      .def(
+          "history",
+          [](const DynamicPruner& p) {
+            py::list out;
+            for (const winnow::EpochStats& e : p.history()) out.append(stats_dict(e));
+            return out;
+          },
+          "Statistics of every finished epoch, as dicts.")
+      .def("totals", [](const DynamicPruner& p) {
+        const winnow::RunStats t = p.totals();
+        py::dict d;
+        d["epochs"] = t.epochs;
+        d["forward_samples"] = t.forward_samples;
+        d["full_forward_samples"] = t.full_forward_samples;
+        d["saved_fraction"] = t.saved_fraction();
+        return d;
+      });
 }
 
 // Scores kept elsewhere (a device).
 void bind_score_sync(PrunerClass& pruner) {
   pruner
-      .def("set_score_sync",
-           [](DynamicPruner& p, py::object hook) {
-             if (hook.is_none()) {
-               p.set_score_sync(nullptr);
-               return;
-             }
-             // The hook takes no argument: it calls assign_scores on its own
-             // reference to this pruner.
-             py::function f = hook;
-             p.set_score_sync([f](DynamicPruner&) {
-               py::gil_scoped_acquire gil;
-               f();
-             });
-           },
-           py::arg("hook"),
-           "Registers a callable run before every plan and on sync_scores() (None removes it).")
+      .def(
+          "set_score_sync",
+          [](DynamicPruner& p, py::object hook) {
+            if (hook.is_none()) {
+              p.set_score_sync(nullptr);
+              return;
+            }
+            // The hook takes no argument: it calls assign_scores on its own
+            // reference to this pruner.
+            py::function f = hook;
+            p.set_score_sync([f](DynamicPruner&) {
+              py::gil_scoped_acquire gil;
+              f();
+            });
+          },
+          py::arg("hook"),
+          "Registers a callable run before every plan and on sync_scores() (None removes it).")
       .def_property_readonly("has_score_sync", &DynamicPruner::has_score_sync)
       .def("sync_scores", &DynamicPruner::sync_scores);
 }
 
 // The whole state as bytes or a file.
 void bind_persistence(PrunerClass& pruner) {
-  pruner
-      .def("to_bytes", &to_bytes, "The whole state (write_pruner format, checksummed).")
+  pruner.def("to_bytes", &to_bytes, "The whole state (write_pruner format, checksummed).")
       .def_static("from_bytes", &from_bytes, py::arg("data"), py::arg("source") = "bytes",
                   "A pruner restored from to_bytes() output; corrupt data raises winnow.Error.")
-      .def("restore",
-           [](DynamicPruner& p, const py::bytes& data, const std::string& source) {
-             p.restore(from_bytes(data, source));
-           },
-           py::arg("data"), py::arg("source") = "bytes",
-           "Takes over the state in `data`, keeping this pruner's score-sync hook.")
+      .def(
+          "restore",
+          [](DynamicPruner& p, const py::bytes& data, const std::string& source) {
+            p.restore(from_bytes(data, source));
+          },
+          py::arg("data"), py::arg("source") = "bytes",
+          "Takes over the state in `data`, keeping this pruner's score-sync hook.")
       .def("save", &DynamicPruner::save, py::arg("path"))
       .def_static("load", &DynamicPruner::load, py::arg("path"));
 }
@@ -352,8 +365,9 @@ PYBIND11_MODULE(_winnow, m) {
 
   bind_error_type(m);
 
-  m.def("policy_names", [] { return winnow::PolicyRegistry::instance().names(); },
-        "Names of the registered pruning policies.");
+  m.def(
+      "policy_names", [] { return winnow::PolicyRegistry::instance().names(); },
+      "Names of the registered pruning policies.");
 
   PrunerClass pruner(m, "DynamicPruner",
                      "One pruning run: scores, epoch plans, batches, weights, statistics.");

@@ -19,9 +19,8 @@ at::Tensor all_gather(c10d::ProcessGroup& group, const at::Tensor& local) {
   return at::cat(output[0]);
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_file,
-                                                       int world_size, int rank,
-                                                       const std::string& hostname) {
+c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_file, int world_size,
+                                                       int rank, const std::string& hostname) {
   WINNOW_THROW_IF_NOT(world_size >= 1 && rank >= 0 && rank < world_size,
                       "make_gloo_group: rank {} is out of range for world size {}", rank,
                       world_size);
@@ -41,8 +40,7 @@ DistributedPrunedLoss::DistributedPrunedLoss(std::shared_ptr<DynamicPruner> prun
                           static_cast<std::uint64_t>(group_->getRank()) == pruner_->rank(),
                       "DistributedPrunedLoss: the process group is rank {} of {}, but the pruner "
                       "was set up as rank {} of {} (PrunerOptions::rank, world_size)",
-                      group_->getRank(), group_->getSize(), pruner_->rank(),
-                      pruner_->world_size());
+                      group_->getRank(), group_->getSize(), pruner_->rank(), pruner_->world_size());
   WINNOW_THROW_IF_NOT(!pruner_->has_score_sync(),
                       "DistributedPrunedLoss: this pruner records scores on a device through a "
                       "PrunedLoss; use one loss helper per pruner");
@@ -92,8 +90,8 @@ at::Tensor DistributedPrunedLoss::operator()(const at::Tensor& per_sample_loss,
                         "DistributedPrunedLoss: negative sample id {} from rank {}", all_id_ptr[i],
                         i / batch);
   }
-  pruner_->update(reinterpret_cast<const std::uint64_t*>(all_id_ptr),
-                  all_losses.data_ptr<float>(), static_cast<std::size_t>(all_ids.numel()));
+  pruner_->update(reinterpret_cast<const std::uint64_t*>(all_id_ptr), all_losses.data_ptr<float>(),
+                  static_cast<std::size_t>(all_ids.numel()));
 
   // 4. The local batch's weighted mean.
   at::Tensor weights = at::empty({batch}, at::kFloat);

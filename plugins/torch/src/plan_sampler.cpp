@@ -80,6 +80,8 @@ void PlanSampler::load(torch::serialize::InputArchive& archive) {
   pruner_->restore(std::move(restored));
 }
 
-double PlanSampler::seconds_spent() const { return static_cast<double>(*nanoseconds_) * 1e-9; }
+double PlanSampler::seconds_spent() const {
+  return static_cast<double>(*nanoseconds_) * 1e-9;
+}
 
 }  // namespace winnow

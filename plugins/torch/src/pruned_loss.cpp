@@ -11,7 +11,8 @@ void check_shapes(const at::Tensor& loss, const at::Tensor& ids) {
   WINNOW_THROW_IF_NOT(loss.dim() != 0,
                       "PrunedLoss: the loss is already reduced to a scalar; pass the "
                       "per-sample loss (reduction 'none'), shape [B]");
-  WINNOW_THROW_IF_NOT(loss.dim() == 1, "PrunedLoss: the per-sample loss must have shape [B], got {}",
+  WINNOW_THROW_IF_NOT(loss.dim() == 1,
+                      "PrunedLoss: the per-sample loss must have shape [B], got {}",
                       detail::shape_of(loss));
   WINNOW_THROW_IF_NOT(at::isFloatingType(loss.scalar_type()),
                       "PrunedLoss: the loss must be a floating-point tensor");
@@ -54,15 +55,15 @@ struct PrunedLoss::DeviceState {
   void refresh(DynamicPruner& pruner) {
     const std::uint64_t n = pruner.num_samples();
     const auto options = at::TensorOptions().dtype(at::kFloat);
-    at::Tensor host_scores =
-        at::from_blob(const_cast<float*>(pruner.scores().data()), {static_cast<std::int64_t>(n)},
-                      options);
+    at::Tensor host_scores = at::from_blob(const_cast<float*>(pruner.scores().data()),
+                                           {static_cast<std::int64_t>(n)}, options);
     scores = host_scores.to(device, /*non_blocking=*/false, /*copy=*/true);
     at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, options);
     float* w = host_weights.data_ptr<float>();
     for (std::uint64_t id = 0; id < n; ++id) w[id] = pruner.weight_table()[id];
     weights = host_weights.to(device);
-    if (!invalid.defined()) invalid = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
+    if (!invalid.defined())
+      invalid = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
     generation = pruner.plan_generation();
   }
 
@@ -74,9 +75,10 @@ struct PrunedLoss::DeviceState {
     const std::int64_t bad = invalid.item<std::int64_t>();
     if (bad > 0) {
       invalid.zero_();
-      WINNOW_THROW("PrunedLoss: {} observations reported on {} since the last plan had an id "
-                   "out of range or a non-finite or negative loss; they were skipped",
-                   bad, device.str());
+      WINNOW_THROW(
+          "PrunedLoss: {} observations reported on {} since the last plan had an id "
+          "out of range or a non-finite or negative loss; they were skipped",
+          bad, device.str());
     }
   }
 };
@@ -84,10 +86,12 @@ struct PrunedLoss::DeviceState {
 PrunedLoss::PrunedLoss(std::shared_ptr<DynamicPruner> pruner, at::Device device, Mode mode)
     : pruner_(std::move(pruner)) {
   WINNOW_THROW_IF_NOT(pruner_ != nullptr, "PrunedLoss: the pruner is null");
-  const bool on_device = mode == Mode::DeviceTables || (mode == Mode::Automatic && !device.is_cpu());
+  const bool on_device =
+      mode == Mode::DeviceTables || (mode == Mode::Automatic && !device.is_cpu());
   WINNOW_THROW_IF_NOT(on_device || device.is_cpu(),
                       "PrunedLoss: the host-table mode records scores on the CPU; use it with "
-                      "device cpu, not {}", device.str());
+                      "device cpu, not {}",
+                      device.str());
   if (!on_device) return;
   WINNOW_THROW_IF_NOT(!pruner_->has_score_sync(),
                       "PrunedLoss: this pruner already records scores on a device through another "
@@ -112,7 +116,9 @@ PrunedLoss::~PrunedLoss() {
 PrunedLoss::PrunedLoss(PrunedLoss&&) noexcept = default;
 PrunedLoss& PrunedLoss::operator=(PrunedLoss&&) noexcept = default;
 
-at::Device PrunedLoss::device() const { return state_ ? state_->device : at::Device(at::kCPU); }
+at::Device PrunedLoss::device() const {
+  return state_ ? state_->device : at::Device(at::kCPU);
+}
 
 at::Tensor PrunedLoss::operator()(const at::Tensor& per_sample_loss, const at::Tensor& ids) {
   check_shapes(per_sample_loss, ids);

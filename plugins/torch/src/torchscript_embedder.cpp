@@ -15,8 +15,8 @@ namespace winnow {
 namespace {
 
 using curation::ContentKind;
-using curation::embed::EmbedderOptions;
 using curation::ManifestRecord;
+using curation::embed::EmbedderOptions;
 
 class TorchScriptEmbedder : public curation::embed::Embedder {
  public:
@@ -28,8 +28,8 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
       WINNOW_THROW("torchscript embedder: cannot load '{}': {}", path_, first_line(e.what()));
     }
     module_.eval();
-    const torch::Tensor out = forward(torch::zeros({1, 1, static_cast<long>(height_),
-                                                        static_cast<long>(width_)}));
+    const torch::Tensor out =
+        forward(torch::zeros({1, 1, static_cast<long>(height_), static_cast<long>(width_)}));
     WINNOW_THROW_IF_NOT(out.dim() == 2 && out.size(0) == 1 && out.size(1) > 0,
                         "torchscript embedder '{}': a [1, 1, {}, {}] input must give [1, D] "
                         "vectors, got shape {}",
@@ -49,8 +49,8 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
                         record.key, record.pixels.size(), width_, height_);
     torch::Tensor image =
         torch::from_blob(const_cast<std::uint8_t*>(record.pixels.data()),
-                           {1, 1, static_cast<long>(height_), static_cast<long>(width_)},
-                           torch::kUInt8)
+                         {1, 1, static_cast<long>(height_), static_cast<long>(width_)},
+                         torch::kUInt8)
             .to(torch::kFloat32)
             .div_(255.0f);
     const torch::Tensor v = forward(image).contiguous();
@@ -77,8 +77,8 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
     } catch (const std::exception& e) {
       WINNOW_THROW("torchscript embedder '{}': forward failed: {}", path_, first_line(e.what()));
     }
-    WINNOW_THROW_IF_NOT(result.isTensor(), "torchscript embedder '{}': forward must return a tensor",
-                        path_);
+    WINNOW_THROW_IF_NOT(result.isTensor(),
+                        "torchscript embedder '{}': forward must return a tensor", path_);
     return result.toTensor().to(torch::kFloat32);
   }
 
@@ -91,8 +91,8 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
 
 }  // namespace
 
-std::unique_ptr<curation::embed::Embedder> make_torchscript_embedder(const std::string& spec,
-                                                              const EmbedderOptions& options) {
+std::unique_ptr<curation::embed::Embedder> make_torchscript_embedder(
+    const std::string& spec, const EmbedderOptions& options) {
   std::size_t width = options.width != 0 ? options.width : 28;
   std::size_t height = options.height != 0 ? options.height : 28;
   std::string path;
@@ -121,7 +121,8 @@ std::unique_ptr<curation::embed::Embedder> make_torchscript_embedder(const std::
 
 void register_torchscript_embedder() {
   static std::once_flag once;
-  std::call_once(once, [] { curation::embed::register_embedder("torchscript", make_torchscript_embedder); });
+  std::call_once(
+      once, [] { curation::embed::register_embedder("torchscript", make_torchscript_embedder); });
 }
 
 }  // namespace winnow

@@ -19,8 +19,7 @@ PolicyFactory factory_of() {
 }  // namespace
 
 void register_builtin_policies(PolicyRegistry& registry) {
-  registry.add("full", "no pruning: every sample every epoch, weight 1",
-               factory_of<FullPolicy>());
+  registry.add("full", "no pruning: every sample every epoch, weight 1", factory_of<FullPolicy>());
   registry.add("infobatch",
                "InfoBatch: skip below-mean samples with probability r, weight kept ones 1/(1-r)",
                factory_of<InfoBatchPolicy>());

@@ -25,7 +25,8 @@ PolicySpec EpsilonGreedyPolicy::spec() const {
 void EpsilonGreedyPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   const std::uint64_t n = scores.size();
   const std::uint64_t keep = n - detail::floor_count(n, prune_);
-  const auto greedy = static_cast<std::uint64_t>(std::llround((1.0 - epsilon_) * static_cast<double>(keep)));
+  const auto greedy =
+      static_cast<std::uint64_t>(std::llround((1.0 - epsilon_) * static_cast<double>(keep)));
   detail::TopK top(scores.data(), n, greedy);
   detail::ExactSubset explore(keep - greedy, n - greedy);
   const detail::PlanStaging staging = detail::start_plan(plan);

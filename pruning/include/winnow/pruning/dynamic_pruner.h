@@ -31,10 +31,10 @@ struct PrunerOptions {
   std::string policy = "infobatch";  // spec; "delta" is the schedule's, the rest the policy's
   std::uint64_t seed = 0;
   float initial_score = 1.0f;
-  std::uint64_t step_budget = 0;     // > 0: fixed-step mode
-  std::uint64_t batch_size = 0;      // required in fixed-step mode
-  std::uint64_t world_size = 1;      // data-parallel ranks sharing one plan (>= 1)
-  std::uint64_t rank = 0;            // this pruner's rank, < world_size
+  std::uint64_t step_budget = 0;  // > 0: fixed-step mode
+  std::uint64_t batch_size = 0;   // required in fixed-step mode
+  std::uint64_t world_size = 1;   // data-parallel ranks sharing one plan (>= 1)
+  std::uint64_t rank = 0;         // this pruner's rank, < world_size
   // update() rejects losses below 0 unless this is set (losses that can be
   // negative, e.g. log-likelihood ratios); see docs/pruning.md.
   bool allow_negative_losses = false;
@@ -169,8 +169,8 @@ class DynamicPruner {
   bool epoch_finished_ = false;
   EpochPlan plan_;
   std::vector<std::uint64_t> shard_;  // this rank's shard (empty when W = 1)
-  std::uint64_t cursor_ = 0;        // positions of this rank's shard served
-  std::uint64_t steps_served_ = 0;  // batches served in the whole run
+  std::uint64_t cursor_ = 0;          // positions of this rank's shard served
+  std::uint64_t steps_served_ = 0;    // batches served in the whole run
   std::vector<EpochStats> history_;
   ScoreSync score_sync_;
   std::uint64_t plan_generation_ = 0;

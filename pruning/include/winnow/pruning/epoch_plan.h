@@ -23,11 +23,11 @@ const char* to_string(PlanKind kind);
 struct EpochPlan {
   std::uint64_t epoch = 0;
   PlanKind kind = PlanKind::Full;
-  std::uint64_t num_samples = 0;          // N, the size of the full data set
-  std::vector<std::uint64_t> ids;         // visiting order, no repeats
-  std::vector<std::uint8_t> weight_codes; // empty: every weight is 1
-  std::vector<float> palette{1.0f};       // palette[0] is always 1
-  std::uint64_t candidates = 0;           // samples the policy considered for pruning
+  std::uint64_t num_samples = 0;           // N, the size of the full data set
+  std::vector<std::uint64_t> ids;          // visiting order, no repeats
+  std::vector<std::uint8_t> weight_codes;  // empty: every weight is 1
+  std::vector<float> palette{1.0f};        // palette[0] is always 1
+  std::uint64_t candidates = 0;            // samples the policy considered for pruning
   // Optional: the weight code of every sample id (N bytes), which the
   // built-in policies produce on the way; WeightTable takes it instead of
   // scattering weight_codes by id (a random write per planned sample).

@@ -46,13 +46,14 @@ std::unique_ptr<Policy> make_policy(const std::string& spec, std::uint64_t num_s
 }  // namespace winnow
 
 #define WINNOW_REGISTER_POLICY_CONCAT_(a, b) a##b
-#define WINNOW_REGISTER_POLICY_NAME_(line) WINNOW_REGISTER_POLICY_CONCAT_(winnow_policy_registration_, line)
+#define WINNOW_REGISTER_POLICY_NAME_(line) \
+  WINNOW_REGISTER_POLICY_CONCAT_(winnow_policy_registration_, line)
 // Registers a policy class constructible as Class(const PolicySpec&, uint64_t).
-#define WINNOW_REGISTER_POLICY(Class, name, summary)                                \
-  static const bool WINNOW_REGISTER_POLICY_NAME_(__LINE__) = [] {                    \
-    ::winnow::PolicyRegistry::instance().add(                                        \
-        name, summary, [](const ::winnow::PolicySpec& spec, std::uint64_t n) {       \
-          return std::unique_ptr<::winnow::Policy>(new Class(spec, n));              \
-        });                                                                          \
-    return true;                                                                     \
+#define WINNOW_REGISTER_POLICY(Class, name, summary)                           \
+  static const bool WINNOW_REGISTER_POLICY_NAME_(__LINE__) = [] {              \
+    ::winnow::PolicyRegistry::instance().add(                                  \
+        name, summary, [](const ::winnow::PolicySpec& spec, std::uint64_t n) { \
+          return std::unique_ptr<::winnow::Policy>(new Class(spec, n));        \
+        });                                                                    \
+    return true;                                                               \
   }()

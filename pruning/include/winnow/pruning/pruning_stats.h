@@ -20,23 +20,21 @@ struct EpochStats {
   std::uint64_t full_forward_samples = 0;  // N
   std::uint64_t candidates = 0;            // samples the policy could have pruned
   double saved_fraction() const {
-    return full_forward_samples == 0
-               ? 0.0
-               : 1.0 - static_cast<double>(forward_samples) /
-                           static_cast<double>(full_forward_samples);
+    return full_forward_samples == 0 ? 0.0
+                                     : 1.0 - static_cast<double>(forward_samples) /
+                                                 static_cast<double>(full_forward_samples);
   }
 };
 
 struct RunStats {
-  std::uint64_t epochs = 0;                // finished epochs (passes)
+  std::uint64_t epochs = 0;  // finished epochs (passes)
   std::uint64_t forward_samples = 0;
   std::uint64_t full_forward_samples = 0;  // epoch mode: N per finished epoch;
                                            // fixed-step mode: N * num_epochs
   double saved_fraction() const {
-    return full_forward_samples == 0
-               ? 0.0
-               : 1.0 - static_cast<double>(forward_samples) /
-                           static_cast<double>(full_forward_samples);
+    return full_forward_samples == 0 ? 0.0
+                                     : 1.0 - static_cast<double>(forward_samples) /
+                                                 static_cast<double>(full_forward_samples);
   }
 };
 

@@ -17,8 +17,8 @@ class ScoreTable {
   // lies strictly below the mean, so the first epoch always trains on all data.
   // Negative losses are rejected unless `allow_negative` is set: one huge
   // negative value would drag the mean the policies threshold on.
-  explicit ScoreTable(std::uint64_t num_samples, float initial_score = 1.0f,
-                      float momentum = 0.0f, bool allow_negative = false);
+  explicit ScoreTable(std::uint64_t num_samples, float initial_score = 1.0f, float momentum = 0.0f,
+                      bool allow_negative = false);
 
   std::uint64_t size() const { return scores_.size(); }
   float operator[](std::uint64_t id) const { return scores_[id]; }

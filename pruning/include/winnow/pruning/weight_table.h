@@ -16,9 +16,7 @@ class WeightTable {
  public:
   explicit WeightTable(std::uint64_t num_samples) : num_samples_(num_samples) {}
 
-  float operator[](std::uint64_t id) const {
-    return codes_.empty() ? 1.0f : palette_[codes_[id]];
-  }
+  float operator[](std::uint64_t id) const { return codes_.empty() ? 1.0f : palette_[codes_[id]]; }
 
   // Takes the weights of `plan`; samples the plan skips get weight 1.
   void assign(const EpochPlan& plan);

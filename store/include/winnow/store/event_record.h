@@ -10,9 +10,9 @@
 namespace winnow::store {
 
 // Event kinds the store writes.
-inline constexpr const char* kEventIngest = "ingest";          // a sample's first decision
-inline constexpr const char* kEventRevisit = "revisit";        // a later status change
-inline constexpr const char* kEventRelabel = "relabel";        // a new label (e.g. a consensus)
+inline constexpr const char* kEventIngest = "ingest";    // a sample's first decision
+inline constexpr const char* kEventRevisit = "revisit";  // a later status change
+inline constexpr const char* kEventRelabel = "relabel";  // a new label (e.g. a consensus)
 inline constexpr const char* kEventBatchStarted = "batch_started";
 inline constexpr const char* kEventBatchDone = "batch_done";
 inline constexpr const char* kEventBatchFailed = "batch_failed";

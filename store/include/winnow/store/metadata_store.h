@@ -56,9 +56,9 @@ class MetadataStore {
 
   // --- reports -------------------------------------------------------------
   StatusCounts count_by_status();
-  bool has_samples();  // any sample at all, whatever its status
+  bool has_samples();                                     // any sample at all, whatever its status
   std::map<std::string, StatusCounts> count_by_source();  // "" = unknown source
-  std::vector<AcceptedSample> accepted_samples();          // ordered by id
+  std::vector<AcceptedSample> accepted_samples();         // ordered by id
   // Calls `visit` for every sample (or those with `only` status) in id order,
   // from one consistent snapshot. `visit` must not write to this store.
   void for_each_sample(const std::function<void(const SampleRecord&)>& visit,
@@ -118,8 +118,7 @@ class MetadataStore {
   std::int64_t insert_one(const NewSample& sample, const std::string& now,
                           SampleStatements& statements, ContributorIds& fresh);
   std::int64_t contributor_id(int kind, const std::string& name, ContributorIds& fresh);
-  void set_scores(const char* update_sql, const char* what,
-                  const std::vector<SampleScore>& scores);
+  void set_scores(const char* update_sql, const char* what, const std::vector<SampleScore>& scores);
   BatchRecord require_batch(std::int64_t batch_id);
   void append_batch_event(std::int64_t batch_id, const char* kind, std::string_view reason,
                           const std::string& now);

@@ -58,8 +58,7 @@ class AcceptedVectorReader {
   // Appends up to `limit` rows to `ids` and `vectors` (dim floats each);
   // returns how many. Once it returns 0 the reader stays done. Throws when a
   // stored embedding does not have dim floats.
-  std::size_t read(std::size_t limit, std::vector<std::int64_t>& ids,
-                   std::vector<float>& vectors);
+  std::size_t read(std::size_t limit, std::vector<std::int64_t>& ids, std::vector<float>& vectors);
 
  private:
   Database& db_;

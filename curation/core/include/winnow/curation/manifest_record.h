@@ -32,16 +32,16 @@ struct ManifestRecord {
   std::size_t line = 0;  // 1-based line in the manifest (0 when not from one)
   std::string key;
   ContentKind kind = ContentKind::text;
-  std::string path;                   // kind == path (as written in the manifest)
-  std::string resolved_path;          // kind == path: the file actually read
-  std::string text;                   // kind == text
-  std::vector<std::uint8_t> pixels;   // kind == pixels, row-major grey levels
-  std::size_t width = 0;              // kind == pixels; 0 when not given
-  std::size_t height = 0;             // kind == pixels; 0 when not given
+  std::string path;                  // kind == path (as written in the manifest)
+  std::string resolved_path;         // kind == path: the file actually read
+  std::string text;                  // kind == text
+  std::vector<std::uint8_t> pixels;  // kind == pixels, row-major grey levels
+  std::size_t width = 0;             // kind == pixels; 0 when not given
+  std::size_t height = 0;            // kind == pixels; 0 when not given
   std::optional<std::string> label;
   std::string source;
   std::vector<Annotation> annotations;
-  std::vector<float> embedding;       // empty when the manifest gave none
+  std::vector<float> embedding;  // empty when the manifest gave none
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.
   std::string content_hash;
 };

@@ -10,7 +10,6 @@ namespace winnow::curation {
 
 // `text` with control bytes and invalid UTF-8 written as \xNN (valid UTF-8
 // is kept as is); at most max_bytes of output, then "...".
-std::string printable_text(std::string_view text,
-                           std::size_t max_bytes = std::string_view::npos);
+std::string printable_text(std::string_view text, std::size_t max_bytes = std::string_view::npos);
 
 }  // namespace winnow::curation

@@ -21,8 +21,8 @@ namespace winnow {
 // A Gloo process group of `world_size` ranks rendezvousing through a
 // c10d::FileStore at `init_file` (a path every rank can reach; remove it
 // before a new run), over the loopback or `hostname`'s address.
-c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_file,
-                                                       int world_size, int rank,
+c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const std::string& init_file, int world_size,
+                                                       int rank,
                                                        const std::string& hostname = "127.0.0.1");
 
 // All-gathers a 1-D tensor of the same length from every rank of `group` and

@@ -25,7 +25,7 @@ struct IndexedBatch {
 // the fast path for data sets that fit in memory.
 class IndexedTensorDataset
     : public torch::data::datasets::BatchDataset<IndexedTensorDataset, IndexedBatch,
-                                                   std::vector<std::size_t>> {
+                                                 std::vector<std::size_t>> {
  public:
   IndexedTensorDataset(at::Tensor data, at::Tensor targets);
   IndexedBatch get_batch(std::vector<std::size_t> ids) override;
@@ -44,7 +44,7 @@ at::Tensor ids_to_tensor(const std::vector<std::size_t>& ids, std::size_t size);
 template <typename Inner>
 class IndexedDataset
     : public torch::data::datasets::BatchDataset<IndexedDataset<Inner>, IndexedBatch,
-                                                   std::vector<std::size_t>> {
+                                                 std::vector<std::size_t>> {
  public:
   explicit IndexedDataset(Inner inner) : inner_(std::move(inner)) {}
 

@@ -26,15 +26,15 @@
 namespace winnow::curation::daemon {
 
 struct MaintenanceDaemonOptions {
-  std::string db;                          // an initialised dataset (winnow init)
-  std::filesystem::path inbox;             // watched folder
-  std::filesystem::path heartbeat_file;    // empty: <db>.serve.json
-  std::chrono::milliseconds poll{500};     // inbox scan and heartbeat interval
-  bool once = false;  // handle what is waiting (and interrupted), then return
+  std::string db;                        // an initialised dataset (winnow init)
+  std::filesystem::path inbox;           // watched folder
+  std::filesystem::path heartbeat_file;  // empty: <db>.serve.json
+  std::chrono::milliseconds poll{500};   // inbox scan and heartbeat interval
+  bool once = false;                     // handle what is waiting (and interrupted), then return
   // Folders that `path` records may name files beneath; empty: the inbox.
   std::vector<std::filesystem::path> content_roots;
   std::uint64_t max_content_bytes = ingest::ManifestReaderOptions::kDefaultMaxContentBytes;
-  int max_interruptions = 5;  // then the manifest is quarantined in failed/
+  int max_interruptions = 5;                    // then the manifest is quarantined in failed/
   std::chrono::milliseconds retry_first{1000};  // back-off after a busy/io error,
   std::chrono::milliseconds retry_max{60000};   // doubled per retry up to this
 };

@@ -26,7 +26,7 @@ struct NearDuplicateMatch {
   double candidate_similarity = 0.0;  // its index cosine
   int candidates_checked = 0;         // candidates the verifier ran on
   // Thresholds used, reported with the decision.
-  double threshold = 0.0;             // verifier threshold
+  double threshold = 0.0;  // verifier threshold
   double min_candidate_similarity = 0.0;
   int candidates = 0;
 };

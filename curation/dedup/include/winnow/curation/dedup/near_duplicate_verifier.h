@@ -48,8 +48,8 @@ class ImageNearDuplicateVerifier final : public NearDuplicateVerifier {
 };
 
 struct TextVerifierOptions {
-  int shingle = 5;          // codepoints per shingle
-  double threshold = 0.8;   // Jaccard
+  int shingle = 5;         // codepoints per shingle
+  double threshold = 0.8;  // Jaccard
 };
 
 class TextNearDuplicateVerifier final : public NearDuplicateVerifier {

@@ -60,7 +60,8 @@ struct EmbedderOptions {
 };
 
 // Throws winnow::Error naming the bad part of the spec.
-std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderOptions& options = {});
+std::unique_ptr<Embedder> make_embedder(const std::string& spec,
+                                        const EmbedderOptions& options = {});
 
 // A family of embedders that lives outside curation (e.g. the TorchScript one,
 // which needs LibTorch): make_embedder hands it every spec whose name (the

@@ -41,12 +41,12 @@ struct CurationConfig {
 
   std::string embedder = "pixels(width=28,height=28,fourier=6)";
   std::string index = "flat";
-  int candidates = 10;                    // near-dup candidates from the index
-  double min_candidate_similarity = 0.98; // index cosine below this: not verified
-  double candidate_margin = 2.0;          // verify only within this of the best cosine (2: all)
-  double image_threshold = 0.99;          // shifted Pearson
+  int candidates = 10;                     // near-dup candidates from the index
+  double min_candidate_similarity = 0.98;  // index cosine below this: not verified
+  double candidate_margin = 2.0;           // verify only within this of the best cosine (2: all)
+  double image_threshold = 0.99;           // shifted Pearson
   int image_max_shift = 1;
-  double text_threshold = 0.8;            // Jaccard of shingles
+  double text_threshold = 0.8;  // Jaccard of shingles
   int text_shingle = 5;
   int label_k = 15;
   double label_flag_below = 0.1;
@@ -62,8 +62,8 @@ struct CurationConfig {
 struct BatchReport {
   std::int64_t batch_id = 0;
   std::string name;
-  bool skipped = false;  // the manifest (checksum) was already done
-  store::StatusCounts counts;   // of this batch (the stored ones when skipped)
+  bool skipped = false;        // the manifest (checksum) was already done
+  store::StatusCounts counts;  // of this batch (the stored ones when skipped)
   double seconds = 0.0;
   // Set when the batch committed but its index file could not be saved (the
   // index is a cache: it is rebuilt from the store at the next open).
@@ -143,7 +143,7 @@ struct RejudgeReport {
   std::string embedder;           // the dataset's embedder afterwards
   std::string previous_embedder;  // before (equal unless re-embedded)
   std::size_t re_embedded = 0;
-  std::size_t relabelled = 0;       // consensus label differed from the stored one
+  std::size_t relabelled = 0;             // consensus label differed from the stored one
   std::size_t duplicate_annotations = 0;  // duplicates' annotations counted for their originals
   // With consensus: the neighbours' voters (by agreement), their votes and
   // expected accuracy as Dawid-Skene estimated it.
@@ -153,11 +153,11 @@ struct RejudgeReport {
     double accuracy = 0.0;
   };
   std::vector<NeighbourVoter> neighbour_voters;
-  std::size_t judged = 0;           // label quality recomputed
-  std::size_t newly_flagged = 0;    // accepted -> label_issue
-  std::size_t cleared = 0;          // label_issue -> accepted
+  std::size_t judged = 0;                   // label quality recomputed
+  std::size_t newly_flagged = 0;            // accepted -> label_issue
+  std::size_t cleared = 0;                  // label_issue -> accepted
   std::size_t kept_confident_learning = 0;  // label_issue by confident learning: untouched
-  std::size_t without_vector = 0;   // label_issue samples stored before their vectors were kept
+  std::size_t without_vector = 0;  // label_issue samples stored before their vectors were kept
   std::size_t gains_updated = 0;
   double seconds = 0.0;
 };
@@ -179,8 +179,7 @@ class IngestPipeline {
   // a store/index failure (the batch is marked failed and nothing of it is
   // kept), and BatchInterrupted when `stop` is set meanwhile.
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
-                           const EntrySource& next_entry,
-                           const std::atomic<bool>* stop = nullptr);
+                           const EntrySource& next_entry, const std::atomic<bool>* stop = nullptr);
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
                            ManifestReader& reader, const std::atomic<bool>* stop = nullptr);
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
@@ -211,8 +210,8 @@ class IngestPipeline {
   const labels::LabelNames& label_names() const { return label_names_; }
 
  private:
-  void open_index();            // and load_accepted_labels
-  void load_accepted_labels();  // accepted_labels_ from the store
+  void open_index();               // and load_accepted_labels
+  void load_accepted_labels();     // accepted_labels_ from the store
   IngestContext ingest_context();  // what an IngestBatch works on
   index::IndexFingerprint fingerprint();
   // Several processes may write one dataset (the daemon, `winnow ingest`,

@@ -63,6 +63,6 @@ struct DecisionRules {
 
 // `neighbourhood` is read only when the record got past steps 1 to 3.
 store::Decision decide(const Candidate& candidate, const Neighbourhood& neighbourhood,
-                const DecisionRules& rules);
+                       const DecisionRules& rules);
 
 }  // namespace winnow::curation::ingest

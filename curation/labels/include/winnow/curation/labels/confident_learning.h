@@ -62,17 +62,17 @@ struct ConfidentLearningResult {
   std::size_t num_samples = 0;
   int num_classes = 0;
   ConfidentLearningOptions options;
-  std::vector<double> thresholds;        // t_j, K
-  std::vector<std::int64_t> label_counts;  // n_i, K
-  ClassCounts confident_joint;           // C (diagonal forced >= 1)
-  ClassCounts calibrated_joint;          // C_cal: row i sums to n_i, all to N
-  std::vector<double> joint;             // Q = C_cal / N, K x K row-major
-  ClassCounts prune_counts;              // P (off-diagonal only; diagonal 0)
+  std::vector<double> thresholds;                // t_j, K
+  std::vector<std::int64_t> label_counts;        // n_i, K
+  ClassCounts confident_joint;                   // C (diagonal forced >= 1)
+  ClassCounts calibrated_joint;                  // C_cal: row i sums to n_i, all to N
+  std::vector<double> joint;                     // Q = C_cal / N, K x K row-major
+  ClassCounts prune_counts;                      // P (off-diagonal only; diagonal 0)
   std::int64_t num_label_issues = 0;             // off-diagonal sum of C
   std::int64_t num_label_issues_calibrated = 0;  // off-diagonal sum of C_cal
-  std::vector<bool> is_label_issue;      // N
-  std::vector<double> label_quality;     // N, in [0, 1]
-  std::vector<int> predicted_label;      // N, argmax p̂ (ties: given label, then lower index)
+  std::vector<bool> is_label_issue;              // N
+  std::vector<double> label_quality;             // N, in [0, 1]
+  std::vector<int> predicted_label;  // N, argmax p̂ (ties: given label, then lower index)
 
   std::size_t num_flagged() const;
 };

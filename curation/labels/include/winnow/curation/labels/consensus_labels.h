@@ -22,11 +22,11 @@
 namespace winnow::curation::labels {
 
 struct SampleConsensus {
-  std::int64_t label = 0;    // the store's label value
-  double posterior = 0.0;    // Dawid-Skene posterior of that label
+  std::int64_t label = 0;       // the store's label value
+  double posterior = 0.0;       // Dawid-Skene posterior of that label
   std::size_t annotations = 0;  // the sample's and its duplicates' annotations (not extra votes)
   std::size_t duplicate_annotations = 0;  // of those, its duplicates'
-  std::size_t extra_votes = 0;  // votes of extra voters it took
+  std::size_t extra_votes = 0;            // votes of extra voters it took
 };
 
 // One more annotator that is not in the store, e.g. a classifier: its label
@@ -38,8 +38,9 @@ struct ExtraVoter {
 
 struct ConsensusLabels {
   std::unordered_map<std::int64_t, SampleConsensus> by_sample;  // annotated originals only
-  std::size_t duplicate_annotations = 0;  // annotations counted for an original, not their own sample
-  std::size_t annotators = 0;  // extra voters included
+  std::size_t duplicate_annotations =
+      0;                               // annotations counted for an original, not their own sample
+  std::size_t annotators = 0;          // extra voters included
   std::vector<double> extra_accuracy;  // per extra voter: expected accuracy (Dawid-Skene)
   std::vector<std::size_t> extra_votes;  // per extra voter: votes counted
   std::size_t classes = 0;

@@ -44,12 +44,12 @@ struct DawidSkeneOptions {
 struct DawidSkeneResult {
   std::size_t classes = 0;
   std::size_t annotators = 0;
-  std::vector<double> priors;             // [c]
-  std::vector<double> confusion;          // [w][c][k]: P(label k | true class c), rows sum to 1
-  std::vector<double> expected_accuracy;  // [w]: sum_c p[c] * e_w[c][c]
-  std::vector<int> consensus;             // [item]: argmax posterior (first class on ties)
+  std::vector<double> priors;               // [c]
+  std::vector<double> confusion;            // [w][c][k]: P(label k | true class c), rows sum to 1
+  std::vector<double> expected_accuracy;    // [w]: sum_c p[c] * e_w[c][c]
+  std::vector<int> consensus;               // [item]: argmax posterior (first class on ties)
   std::vector<double> consensus_posterior;  // [item]: that posterior
-  int iterations = 0;  // EM rounds (M-step then E-step) run
+  int iterations = 0;                       // EM rounds (M-step then E-step) run
   bool converged = false;
   // Largest change of a prior or confusion entry in the last round (0 after a
   // single round, which has nothing to compare with).

@@ -17,16 +17,16 @@
 namespace winnow::curation::labels {
 
 struct ClassHealth {
-  std::size_t label = 0;                 // class index
-  std::int64_t given = 0;                // samples with given label = this class
-  std::int64_t estimated = 0;            // samples with estimated true label = this class
-  std::int64_t label_issues = 0;         // given here, estimated elsewhere
-  std::int64_t inverse_label_issues = 0; // estimated here, given elsewhere
-  std::optional<double> label_noise;     // label_issues / given
+  std::size_t label = 0;                      // class index
+  std::int64_t given = 0;                     // samples with given label = this class
+  std::int64_t estimated = 0;                 // samples with estimated true label = this class
+  std::int64_t label_issues = 0;              // given here, estimated elsewhere
+  std::int64_t inverse_label_issues = 0;      // estimated here, given elsewhere
+  std::optional<double> label_noise;          // label_issues / given
   std::optional<double> inverse_label_noise;  // inverse_label_issues / estimated
   std::optional<double> label_quality_score;  // 1 - label_noise
   std::optional<double> mean_label_quality;   // of the stored per-sample scores
-  std::string label_noise_note;          // why label_noise (and the score) is empty
+  std::string label_noise_note;               // why label_noise (and the score) is empty
   std::string inverse_label_noise_note;
   std::string mean_label_quality_note;
 };
@@ -39,13 +39,13 @@ struct ConfusedPair {
 };
 
 struct LabelHealth {
-  std::int64_t samples = 0;       // judged labelled samples (N)
-  std::int64_t label_issues = 0;  // samples whose given label differs from the estimate
+  std::int64_t samples = 0;            // judged labelled samples (N)
+  std::int64_t label_issues = 0;       // samples whose given label differs from the estimate
   std::optional<double> health_score;  // 1 - label_issues / N
   std::string health_score_note;
-  std::vector<ClassHealth> classes;  // ascending label_quality_score, undefined ones last
+  std::vector<ClassHealth> classes;          // ascending label_quality_score, undefined ones last
   std::vector<ConfusedPair> confused_pairs;  // descending count
-  std::vector<std::int64_t> counts;  // [given][estimated], K x K
+  std::vector<std::int64_t> counts;          // [given][estimated], K x K
 };
 
 // Accumulates (given, estimated) pairs one sample at a time, so a million

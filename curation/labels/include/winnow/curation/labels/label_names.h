@@ -38,7 +38,7 @@ class LabelNames {
   std::size_t size() const { return ids_.size(); }  // names recorded
 
  private:
-  std::map<std::string, std::int64_t> ids_;             // name -> id
+  std::map<std::string, std::int64_t> ids_;              // name -> id
   std::unordered_map<std::int64_t, std::string> names_;  // id -> name
 };
 

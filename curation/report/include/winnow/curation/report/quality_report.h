@@ -27,8 +27,8 @@ inline constexpr int kReportSchemaVersion = 1;
 struct QualityReportOptions {
   labels::DawidSkeneOptions dawid_skene;
   std::size_t max_confused_pairs = 20;
-  std::string generated_at;                // ISO-8601 UTC; empty: now
-  std::ostream* sample_export = nullptr;   // when set, the per-sample export goes here
+  std::string generated_at;               // ISO-8601 UTC; empty: now
+  std::ostream* sample_export = nullptr;  // when set, the per-sample export goes here
 };
 
 // Reads the store from one snapshot (a read transaction, unless the caller
