@@ -23,6 +23,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "winnow/version.h"
+
 #include "bench_support.h"
 #include "flat_block_search.h"
 
@@ -66,6 +68,7 @@ std::size_t differing_slots(const Result& a, const Result& b) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark winnow's exact flat search kernels"};
+  app.set_version_flag("--version", std::string("bench_flat_search ") + winnow::kVersion);
   std::size_t n = 55000;
   std::vector<std::size_t> dims{65, 128, 256};
   std::size_t num_queries = 2048;

@@ -19,6 +19,7 @@
 
 #include "bench_support.h"
 #include "winnow/pruning/dynamic_pruner.h"
+#include "winnow/version.h"
 
 namespace {
 
@@ -39,6 +40,7 @@ float synthetic_loss(std::uint64_t id, std::uint64_t epoch) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark winnow's pruning core on synthetic losses"};
+  app.set_version_flag("--version", std::string("bench_sampler ") + winnow::kVersion);
   std::uint64_t n = 1'000'000;
   std::uint64_t epochs = 5;
   std::uint64_t batch = 1024;

@@ -4,8 +4,8 @@
 //
 //   bench_sync --ranks 2,4 --batches 128,1024 --steps 300
 //       W ranks as W threads of this process, for each W in --ranks;
-//   for r in 0 1; do taskset -c $r bench_sync --world-size 2 --rank $r --init /tmp/bs \
-//       --batches 128,1024 > rank$r.json & done; wait
+//   for r in 0 1; do taskset -c $r bench_sync --world-size 2 --rank $r --init /tmp/bs
+//       --batches 128,1024 > rank$r.json & done; wait     (one shell line)
 //       one rank per process (as in training), each pinned to its own core
 //       by taskset; rank 0 prints the results. Remove --init's file first.
 //
@@ -31,6 +31,7 @@
 
 #include "bench_support.h"
 #include "winnow/torch/distributed_pruned_loss.h"
+#include "winnow/version.h"
 
 namespace {
 
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
   int rank = 0;
   std::string init;
   CLI::App app{"Per-step cost of DistributedPrunedLoss's all-gathers (Gloo, loopback)"};
+  app.set_version_flag("--version", std::string("bench_sync ") + winnow::kVersion);
   app.add_option("--ranks", ranks, "world sizes (ranks as threads)")->delimiter(',');
   app.add_option("--batches", batches, "batch sizes per rank")->delimiter(',');
   app.add_option("--steps", settings.steps, "timed steps per configuration");

@@ -1,5 +1,7 @@
 #include "cli_json.h"
 
+#include "winnow/version.h"
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,15 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
             {"counts", counts_json(r.counts)},
             {"seconds", r.seconds}};
   if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
+  // Why the rejected ones were: the top reasons, each with a count and an example.
+  if (!r.rejections.empty()) {
+    j["rejections"] = curation::ingest::rejections_json(r.rejections);
+    if (r.rejections.size() > 5 || r.other_rejections > 0) {
+      std::int64_t shown = 0;
+      for (const auto& g : j["rejections"]) shown += g["count"].get<std::int64_t>();
+      j["rejections_not_shown"] = r.counts[store::SampleStatus::rejected] - shown;
+    }
+  }
   return j;
 }
 
@@ -46,6 +57,12 @@ json status_json(curation::ingest::IngestPipeline& pipeline) {
     sources[name.empty() ? "(unknown)" : name] = counts_json(c);
   }
   j["sources"] = sources;
+  const auto version_or_null = [](const std::optional<std::string>& v) {
+    return v ? json(*v) : json(nullptr);
+  };
+  j["winnow"] = {{"version", kVersion},
+                 {"database_created_by", version_or_null(store.created_by())},
+                 {"database_written_by", version_or_null(store.written_by())}};
   const curation::ingest::IndexInfo info = pipeline.index_info();
   j["index"] = {{"type", info.type},
                 {"config", info.config},

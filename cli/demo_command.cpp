@@ -44,6 +44,7 @@ Command add_demo_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
       "demo", "the main job: curate noisy Fashion-MNIST batches, then compare training runs");
+  cmd->footer("Example: winnow demo --workdir /tmp/demo --quick");
   cmd->add_option("--workdir", o->workdir,
                   "folder for the data, databases and results (the job's own files are replaced)")
       ->required();

@@ -1,4 +1,5 @@
-// winnow export --db D [--status S] [--format jsonl|csv]
+// winnow export --db D [--status S] [--format jsonl|csv] [--details]: every sample
+// with its status and the reason for it (and the decision's details).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -64,6 +65,7 @@ std::string csv_field(const std::string& s) {
 Command add_export_command(CLI::App& parent) {
   struct Options {
     std::string db, only, format = "jsonl";
+    bool details = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("export", "print every sample (or one status) as JSONL or CSV");
@@ -71,47 +73,59 @@ Command add_export_command(CLI::App& parent) {
   cmd->add_option("--status", o->only,
                   "accepted|duplicate_exact|duplicate_near|label_issue|rejected");
   cmd->add_option("--format", o->format, "jsonl or csv")->capture_default_str();
-  return {cmd, [o] {
-            std::optional<store::SampleStatus> filter;
-            if (!o->only.empty()) filter = store::parse_sample_status(o->only);
-            WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
-                                "--format '{}' is not jsonl or csv", o->format);
-            curation::ingest::IngestPipeline pipeline(o->db);
-            const bool csv = o->format == "csv";
-            if (csv) {
-              std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
-                           "gain,batch_id,created_at\n";
-            }
-            auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
-            using nlohmann::json;
-            pipeline.store().for_each_sample(
-                [&](const store::SampleRecord& s) {
-                  const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
-                  if (csv) {
-                    std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
-                              << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
-                              << to_string(s.status) << ',' << opt(s.duplicate_of) << ','
-                              << opt(s.label_quality) << ',' << opt(s.gain) << ','
-                              << opt(s.batch_id) << ',' << s.created_at << '\n';
-                    return;
-                  }
-                  json j = {
-                      {"id", s.id},
-                      {"key", s.external_key},
-                      {"content_hash", s.content_hash},
-                      {"label", s.label ? json(label) : json(nullptr)},
-                      {"source", s.source},
-                      {"status", std::string(to_string(s.status))},
-                      {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
-                      {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
-                      {"gain", s.gain ? json(*s.gain) : json(nullptr)},
-                      {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
-                      {"created_at", s.created_at}};
-                  std::cout << json_text(j) << '\n';
-                },
-                filter);
-            return 0;
-          }};
+  cmd->add_flag("--details", o->details,
+                "also the decision's details (thresholds, similarities, neighbour counts) as "
+                "a JSON object (in CSV: its JSON text)");
+  cmd->footer("Example: winnow export --db data.db --status rejected --format csv");
+  return {
+      cmd, [o] {
+        std::optional<store::SampleStatus> filter;
+        if (!o->only.empty()) filter = store::parse_sample_status(o->only);
+        WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
+                            "--format '{}' is not jsonl or csv", o->format);
+        curation::ingest::IngestPipeline pipeline(o->db);
+        const bool csv = o->format == "csv";
+        if (csv) {
+          std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
+                       "gain,batch_id,created_at,reason"
+                    << (o->details ? ",details" : "") << "\n";
+        }
+        auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
+        using nlohmann::json;
+        pipeline.store().for_each_sample_with_decision(
+            [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
+              const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
+              if (csv) {
+                std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
+                          << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
+                          << to_string(s.status) << ',' << opt(s.duplicate_of) << ','
+                          << opt(s.label_quality) << ',' << opt(s.gain) << ',' << opt(s.batch_id)
+                          << ',' << s.created_at << ',' << csv_field(d.reason);
+                if (o->details) std::cout << ',' << csv_field(d.details_json);
+                std::cout << '\n';
+                return;
+              }
+              json j = {{"id", s.id},
+                        {"key", s.external_key},
+                        {"content_hash", s.content_hash},
+                        {"label", s.label ? json(label) : json(nullptr)},
+                        {"source", s.source},
+                        {"status", std::string(to_string(s.status))},
+                        {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
+                        {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
+                        {"gain", s.gain ? json(*s.gain) : json(nullptr)},
+                        {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
+                        {"created_at", s.created_at},
+                        {"reason", d.reason}};
+              if (o->details) {
+                j["details"] = d.details_json.empty() ? json(nullptr)
+                                                      : json::parse(d.details_json, nullptr, false);
+              }
+              std::cout << json_text(j) << '\n';
+            },
+            filter);
+        return 0;
+      }};
 }
 
 }  // namespace winnow::cli

@@ -206,6 +206,7 @@ Command add_ingest_command(CLI::App& parent) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("ingest", "ingest JSON Lines manifests, one batch each");
+  cmd->footer("Example: winnow ingest --db data.db batch-1.jsonl batch-2.jsonl");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_option("--pred-probs", o->pred_probs,
                   "JSON Lines {\"key\":..,\"pred_probs\":[..]} of out-of-sample probabilities: "
@@ -270,6 +271,10 @@ Command add_import_idx_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   auto* cmd =
       parent.add_subcommand("import-idx", "ingest an IDX image set (MNIST format) as a batch");
+  cmd->footer(
+      "Example: winnow import-idx --db data.db "
+      "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "
+      "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_option("images", o->images, "IDX images file (.gz or plain)")->required();
   cmd->add_option("labels", o->labels, "IDX labels file (.gz or plain)")->required();

@@ -18,6 +18,7 @@ Command add_init_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   curation::ingest::CurationConfig& config = o->config;
   auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
+  cmd->footer("Example: winnow init --db data.db --embedder 'hashed-ngrams(n=3,dim=256)'");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_option(
          "--embedder", config.embedder,

@@ -31,6 +31,7 @@ Command add_rejudge_command(CLI::App& parent) {
       "rejudge",
       "re-judge stored samples against today's dataset: gains, and with --labels or "
       "--embedder label quality");
+  cmd->footer("Example: winnow rejudge --db data.db --labels");
   cmd->alias("regain");  // the subcommand's first name; scripts keep working
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_flag("--labels", o->labels,

@@ -38,6 +38,7 @@ Command add_report_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
       "report", "quality report: sources/annotators (worst first), classes, agreement, batches");
+  cmd->footer("Example: winnow report --db data.db --format html --out report.html");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_option("--format", o->format, "json, html or md")->capture_default_str();
   cmd->add_option("--out", o->out, "write the report here instead of standard output");

@@ -48,6 +48,7 @@ Command add_serve_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
       "serve", "watch an inbox folder and ingest each manifest dropped there exactly once");
+  cmd->footer("Example: winnow serve --db data.db --inbox inbox/ --http-port 8080");
   cmd->add_option("--db", o->daemon.db, "database file (winnow init)")->required();
   cmd->add_option("--inbox", o->daemon.inbox,
                   "folder to watch; manifests (*.jsonl) must appear by rename")

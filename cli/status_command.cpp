@@ -16,6 +16,7 @@ Command add_status_command(CLI::App& parent) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("status", "counts per status and source, index, last batch");
+  cmd->footer("Example: winnow status --db data.db --json");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_flag("--json", o->json, "print JSON");
   return {cmd, [o] {
@@ -37,6 +38,12 @@ Command add_status_command(CLI::App& parent) {
               std::cout << "last batch: #" << b["id"] << " " << b["file"].get<std::string>() << " ("
                         << b["state"].get<std::string>() << ")\n";
             }
+            const auto& w = j["winnow"];
+            const auto recorded = [](const nlohmann::json& v) {
+              return v.is_null() ? std::string("(not recorded)") : v.get<std::string>();
+            };
+            std::cout << "winnow: created by " << recorded(w["database_created_by"])
+                      << ", last written by " << recorded(w["database_written_by"]) << "\n";
             return 0;
           }};
 }

@@ -13,6 +13,7 @@
 #include "winnow/error.h"
 #ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
 #include "winnow/torch/torchscript_embedder.h"
+#include "winnow/version.h"
 #endif
 
 namespace {
@@ -41,6 +42,7 @@ int run(int argc, char** argv) {
   winnow::register_torchscript_embedder();  // --embedder torchscript:PATH
 #endif
   CLI::App app{"winnow: curate a labelled data set (SQLite store + vector index)"};
+  app.set_version_flag("--version", std::string("winnow ") + winnow::kVersion);
   app.require_subcommand(1);
   const std::vector<Command> commands = {
       add_init_command(app),   add_ingest_command(app), add_import_idx_command(app),

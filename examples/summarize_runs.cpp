@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "winnow/version.h"
+
 namespace {
 
 struct Group {
@@ -47,6 +49,7 @@ double stddev(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Summarise train_fashion_mnist --json results"};
+  app.set_version_flag("--version", std::string("summarize_runs ") + winnow::kVersion);
   std::vector<std::string> files;
   bool markdown = false;
   app.add_flag("--markdown", markdown, "print a Markdown table");

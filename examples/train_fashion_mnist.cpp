@@ -35,6 +35,7 @@
 #include "winnow/torch/pruned_loss.h"
 #ifdef WINNOW_TORCH_HAS_DISTRIBUTED
 #include "winnow/torch/distributed_pruned_loss.h"
+#include "winnow/version.h"
 #endif
 
 namespace {
@@ -357,6 +358,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Train a Fashion-MNIST classifier with winnow's dynamic data pruning"};
+  app.set_version_flag("--version", std::string("train_fashion_mnist ") + winnow::kVersion);
   app.add_option("--model", o.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}));
   app.add_option("--policy", o.policy,
                  "full, infobatch, infobatch-quantile, uniform, ucb, epsilon-greedy, or a full "

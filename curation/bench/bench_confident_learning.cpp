@@ -30,6 +30,7 @@
 #include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/index/vector_index_factory.h"
+#include "winnow/version.h"
 
 using namespace winnow::curation;
 using namespace winnow::curation::labels;
@@ -281,6 +282,7 @@ int run(const BenchOptions& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"confident learning vs planted flips on Fashion-MNIST train"};
+  app.set_version_flag("--version", std::string("bench_confident_learning ") + winnow::kVersion);
   BenchOptions options;
   add_options(app, options);
   CLI11_PARSE(app, argc, argv);

@@ -17,6 +17,7 @@
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/index/vector_index_factory.h"
+#include "winnow/version.h"
 
 using namespace winnow::curation;
 using namespace winnow::curation::dedup;
@@ -177,6 +178,7 @@ int run(const BenchOptions& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"throughput of the curation building blocks"};
+  app.set_version_flag("--version", std::string("bench_curation_throughput ") + winnow::kVersion);
   BenchOptions options;
   add_options(app, options);
   CLI11_PARSE(app, argc, argv);

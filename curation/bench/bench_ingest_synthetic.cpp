@@ -23,6 +23,7 @@
 
 #include "bench_util.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/version.h"
 
 using namespace winnow::curation;
 using namespace winnow::curation::ingest;
@@ -102,6 +103,7 @@ double file_mb(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{"ingest pipeline throughput and memory on synthetic 128-d vectors"};
+  app.set_version_flag("--version", std::string("bench_ingest_synthetic ") + winnow::kVersion);
   std::size_t n = 1000000;
   std::size_t batches = 20;
   std::size_t clusters = 50;

@@ -18,6 +18,7 @@
 #include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/index/vector_index_factory.h"
+#include "winnow/version.h"
 
 using namespace winnow::curation;
 using namespace winnow::curation::labels;
@@ -25,6 +26,7 @@ using namespace winnow::curation::bench;
 
 int main(int argc, char** argv) {
   CLI::App app{"kNN label quality vs planted flips on Fashion-MNIST train"};
+  app.set_version_flag("--version", std::string("bench_label_quality ") + winnow::kVersion);
   std::string images = kFashionDir + "/train-images-idx3-ubyte.gz";
   std::string labels_path = kFashionDir + "/train-labels-idx1-ubyte.gz";
   std::string embedder_spec = "pixels(dim=128)";

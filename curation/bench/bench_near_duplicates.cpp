@@ -36,6 +36,7 @@
 #include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/index/vector_index_factory.h"
+#include "winnow/version.h"
 
 using namespace winnow::curation;
 using namespace winnow::curation::dedup;
@@ -355,6 +356,7 @@ int run(const BenchOptions& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"near-duplicate recall / false positives on Fashion-MNIST test images"};
+  app.set_version_flag("--version", std::string("bench_near_duplicates ") + winnow::kVersion);
   BenchOptions options;
   add_options(app, options);
   CLI11_PARSE(app, argc, argv);

@@ -24,6 +24,7 @@
 #include "bench_util.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/store/metadata_store.h"
+#include "winnow/version.h"
 
 using namespace winnow;
 using namespace winnow::store;
@@ -106,6 +107,7 @@ double build_store(MetadataStore& store, std::size_t samples, std::size_t per_sa
 
 int main(int argc, char** argv) {
   CLI::App app{"quality report over a synthetic store of N samples"};
+  app.set_version_flag("--version", std::string("bench_report ") + winnow::kVersion);
   std::string db = "/tmp/winnow-bench-report.db";
   std::string json_path;
   std::size_t samples = 1'000'000;

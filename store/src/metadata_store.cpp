@@ -7,6 +7,7 @@
 #include "winnow/error.h"
 #include "winnow/store/statement.h"
 #include "winnow/store/transaction.h"
+#include "winnow/version.h"
 
 namespace winnow::store {
 namespace {
@@ -29,6 +30,15 @@ constexpr const char* kFindSampleByHash =
 constexpr const char* kEachSample =
     WINNOW_SAMPLE_COLUMNS "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id";
 #undef WINNOW_SAMPLE_COLUMNS
+// Each sample with the reason and details of its latest decision event (the one
+// that gave it its status); the correlated lookup uses the events_sample index.
+constexpr const char* kEachSampleWithDecision =
+    "SELECT s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, "
+    "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at, e.reason, e.details "
+    "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
+    "LEFT JOIN events e ON e.id = (SELECT max(x.id) FROM events x "
+    "WHERE x.sample_id = s.id AND x.decision IS NOT NULL) "
+    "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id";
 
 // No RETURNING: SQLite runs RETURNING as a trigger, which makes the insert a
 // multi-write statement with its own statement journal; inside the nested
@@ -435,6 +445,21 @@ void MetadataStore::for_each_sample(const std::function<void(const SampleRecord&
   }
 }
 
+void MetadataStore::for_each_sample_with_decision(
+    const std::function<void(const SampleRecord&, const DecisionText&)>& visit,
+    std::optional<SampleStatus> only) {
+  Statement query(db_, kEachSampleWithDecision);
+  std::optional<std::string_view> status;
+  if (only) status = to_string(*only);
+  query.bind_all(status);
+  DecisionText decision;
+  while (query.step()) {
+    decision.reason = query.column_text(12);
+    decision.details_json = query.column_text(13);
+    visit(read_sample(query), decision);
+  }
+}
+
 std::vector<EventRecord> MetadataStore::events_of(std::int64_t sample_id) {
   StatementScope query(db_.cached(std::string(kEventColumns) + "WHERE sample_id = ?1 ORDER BY id"));
   query->bind_all(sample_id);
@@ -656,6 +681,13 @@ void MetadataStore::set_meta(std::string_view key, std::string_view value) {
          "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
       .bind_all(key, value)
       .run();
+  transaction.commit();
+}
+
+void MetadataStore::record_writer(bool creating) {
+  Transaction transaction(db_);
+  if (creating) set_meta(kCreatedByKey, kVersion);
+  set_meta(kWrittenByKey, kVersion);
   transaction.commit();
 }
 

@@ -231,6 +231,63 @@ TEST_CASE("winnow CLI: init, ingest, status --json, export, exit codes", "[inges
   CHECK(run_cli(dir, "status --help").rc == 0);
 }
 
+TEST_CASE("winnow CLI: rejection reasons in ingest's summary and in export, versions",
+          "[ingest][cli]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("why.db");
+  // Under the default pixels embedder a text record cannot be embedded; three
+  // records have no content; one line is not JSON.
+  std::string pixels = "[";
+  for (int i = 0; i < 28 * 28; ++i)
+    pixels += std::to_string(i % 251) + (i + 1 < 28 * 28 ? "," : "]");
+  const std::string m = write_file(
+      dir.file("m.jsonl"),
+      {R"({"key":"p1","label":"1","pixels":)" + pixels + "}", R"({"key":"t1","text":"some words"})",
+       R"({"key":"t2","text":"other words"})", R"({"key":"n1","label":"a"})",
+       R"({"key":"n2","label":"b"})", R"({"key":"n3"})", "{oops"});
+  REQUIRE(run_cli(dir, "init --db " + db).rc == 0);
+  const Run ingest = run_cli(dir, "ingest --db " + db + " " + m);
+  REQUIRE(ingest.rc == 0);
+  const json summary = json::parse(ingest.out);
+  CHECK(summary["counts"]["rejected"] == 6);
+  const json& reasons = summary["rejections"];
+  REQUIRE(reasons.size() == 3);
+  // Most frequent first; like reasons (other keys, other lines) are one group.
+  CHECK(reasons[0]["count"] == 3);
+  CHECK(reasons[0]["example_key"] == "n1");
+  CHECK(reasons[0]["reason"].get<std::string>().find("no content") != std::string::npos);
+  CHECK(reasons[1]["count"] == 2);
+  CHECK(reasons[1]["example_key"] == "t1");
+  CHECK(reasons[1]["reason"].get<std::string>().find("cannot embed") != std::string::npos);
+  CHECK(reasons[2]["count"] == 1);
+  CHECK(reasons[2]["example_line"] == 7);
+  CHECK(reasons[2]["reason"].get<std::string>().find("invalid JSON") != std::string::npos);
+
+  // export: the reason of every sample, and with --details the decision's details.
+  const Run csv = run_cli(dir, "export --db " + db + " --format csv --status rejected");
+  REQUIRE(csv.rc == 0);
+  CHECK(csv.out.rfind("id,key,content_hash,label,source,status,duplicate_of,label_quality,gain,"
+                      "batch_id,created_at,reason\n",
+                      0) == 0);
+  CHECK(csv.out.find("no content") != std::string::npos);
+  const Run details = run_cli(dir, "export --db " + db + " --details --status accepted");
+  REQUIRE(details.rc == 0);
+  const json accepted = json::parse(details.out.substr(0, details.out.find('\n')));
+  CHECK(accepted["key"] == "p1");
+  CHECK(!accepted["reason"].get<std::string>().empty());
+  CHECK(accepted["details"].is_object());
+
+  // Which winnow made and last wrote the database; --version on the program.
+  const Run status = run_cli(dir, "status --db " + db + " --json");
+  REQUIRE(status.rc == 0);
+  const json versions = json::parse(status.out)["winnow"];
+  CHECK(versions["database_created_by"] == versions["version"]);
+  CHECK(versions["database_written_by"] == versions["version"]);
+  const Run version = run_cli(dir, "--version");
+  CHECK(version.rc == 0);
+  CHECK(version.out == "winnow " + versions["version"].get<std::string>() + "\n");
+}
+
 namespace {
 
 // A text dataset (a cheap embedder) in `dir`, opened.

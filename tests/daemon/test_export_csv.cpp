@@ -113,11 +113,13 @@ TEST_CASE(
   REQUIRE(csv.wait() == 0);
   const auto rows = parse_csv(csv.out());
   REQUIRE(rows.size() == samples.size() + 1);
-  REQUIRE(rows[0].size() == 11);
+  REQUIRE(rows[0].size() == 12);
   CHECK(rows[0][1] == "key");
+  CHECK(rows[0][11] == "reason");
   std::map<std::string, std::pair<std::string, std::string>> got;
   for (std::size_t r = 1; r < rows.size(); ++r) {
-    REQUIRE(rows[r].size() == 11);  // quoting kept every cell in its column
+    REQUIRE(rows[r].size() == 12);  // quoting kept every cell in its column
+    CHECK(!rows[r][11].empty());    // every sample has the reason for its status
     got[rows[r][1]] = {rows[r][3], rows[r][4]};
     // Columns the store writes (not user text) are never prefixed.
     CHECK(rows[r][5] == "accepted");

@@ -44,7 +44,8 @@ void DaemonStatus::set_state(const std::string& state, const std::string& curren
 }
 
 void DaemonStatus::record_outcome(const std::string& outcome, const std::string& file,
-                                  std::int64_t samples, double seconds, const std::string& error) {
+                                  std::int64_t samples, double seconds, const std::string& error,
+                                  const json& summary) {
   std::lock_guard<std::mutex> lock(mutex_);
   state_["manifests"][outcome] = state_["manifests"][outcome].get<std::int64_t>() + 1;
   state_["samples_ingested"] = state_["samples_ingested"].get<std::int64_t>() + samples;
@@ -54,6 +55,7 @@ void DaemonStatus::record_outcome(const std::string& outcome, const std::string&
                {"seconds", seconds},
                {"finished_at", iso8601_utc(std::chrono::system_clock::now())}};
   if (!error.empty()) last["error"] = error;
+  for (const auto& [key, value] : summary.items()) last[key] = value;
   state_["last"] = std::move(last);
 }
 

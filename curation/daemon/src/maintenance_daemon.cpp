@@ -13,6 +13,7 @@
 #include "winnow/curation/printable_text.h"
 #include "winnow/clock.h"
 #include "winnow/error.h"
+#include "winnow/store/sample_status.h"
 
 namespace winnow::curation::daemon {
 
@@ -161,13 +162,21 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
     const ingest::BatchReport report = pipeline_.ingest_batch(name, checksum, reader, &stop_);
     inbox_.mark_processed(claimed);
     retries_.erase(claimed.filename());
+    // The "last" entry says what the batch brought and why records were refused.
+    nlohmann::json summary = {{"counts", nlohmann::json::object()}};
+    for (store::SampleStatus st : store::kAllSampleStatuses) {
+      summary["counts"][std::string(store::to_string(st))] = report.counts[st];
+    }
+    if (!report.rejections.empty())
+      summary["rejections"] = ingest::rejections_json(report.rejections);
     status_.record_outcome(report.skipped ? "skipped" : "ingested", name,
                            report.skipped ? 0 : report.counts.total(), seconds_since(t0),
                            report.index_save_error.empty()
                                ? ""
                                : "warning: committed, but the index file was not saved (it is "
                                  "rebuilt at the next start): " +
-                                     report.index_save_error);
+                                     report.index_save_error,
+                           summary);
   } catch (const ingest::BatchInterrupted& e) {
     // Rolled back; the manifest stays in processing/ and is redone first.
     status_.record_outcome("interrupted", name, 0, seconds_since(t0), e.what());

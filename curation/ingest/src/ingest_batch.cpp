@@ -156,6 +156,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     }
   }
   s.decision = decide(candidate, neighbourhood_facts, rules_);
+  note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
   if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
     p.record = &rec;
@@ -179,6 +180,7 @@ void IngestBatch::reject_entry(const Rejection& rejection) {
   candidate.line = rejection.line;
   candidate.rejection = rejection.reason;
   s.decision = decide(candidate, {}, rules_);
+  note_rejection(s, candidate);
   remember_key(s.external_key);
   items_.push_back(std::move(p));
 }
@@ -198,6 +200,12 @@ void IngestBatch::take_labels(const ManifestRecord& record, store::NewSample& sa
     for (const auto& [label, count] : votes) {
       if (count > best) best = count, sample.label = label;
     }
+  }
+}
+
+void IngestBatch::note_rejection(const store::NewSample& sample, const Candidate& candidate) {
+  if (sample.decision.status == store::SampleStatus::rejected) {
+    rejections_.add(sample.decision.reason, candidate.key, candidate.line);
   }
 }
 

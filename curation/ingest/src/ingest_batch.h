@@ -22,6 +22,7 @@
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/labels/label_names.h"
 #include "winnow/curation/ingest/record_decision.h"
+#include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/store/vector_table.h"
 
 #include "accepted_labels.h"
@@ -50,6 +51,8 @@ class IngestBatch {
   // Decides and writes every entry of `next_entry`; throws BatchInterrupted
   // (naming `name`) when `stop` is set between two entries.
   void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
+  // The batch's rejections by reason, once run() returned.
+  const RejectionSummary& rejections() const { return rejections_; }
 
  private:
   struct Pending;
@@ -61,6 +64,7 @@ class IngestBatch {
   void reject_entry(const Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
   void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
+  void note_rejection(const store::NewSample& sample, const Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
   index::SearchResults nearest(int row, const float* vector);
   Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn,
@@ -81,6 +85,7 @@ class IngestBatch {
   std::size_t dim_;
   int neighbours_k_;  // searched per record: enough for near dups, label quality and gain
   DecisionRules rules_;
+  RejectionSummary rejections_;
   labels::LabelQuality label_quality_;
   dedup::NearDuplicateFinder image_finder_;
   dedup::NearDuplicateFinder text_finder_;

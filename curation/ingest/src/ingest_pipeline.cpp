@@ -141,6 +141,7 @@ void IngestPipeline::init(const std::string& db_path, const CurationConfig& conf
   store.set_meta(CurationConfig::kMetaKey, config.to_json());
   store.set_meta(kIndexFileKey, std::filesystem::path(db_path).filename().string() + ".index");
   store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
+  store.record_writer(/*creating=*/!existing);
 }
 
 IngestPipeline::IngestPipeline(const std::string& db_path)
@@ -292,9 +293,13 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     store::Transaction tx(store_->database());
     sync_with_store();
     const std::size_t names_before = label_names_.size();
-    IngestBatch(ingest_context(), batch.id).run(next_entry, name, stop);
+    IngestBatch ingest(ingest_context(), batch.id);
+    ingest.run(next_entry, name, stop);
+    report.rejections = ingest.rejections().groups();
+    report.other_rejections = ingest.rejections().other_count();
     if (label_names_.size() != names_before) label_names_.write(*store_);
     batch = store_->finish_batch(batch.id);
+    store_->record_writer();
     const std::int64_t revision = next_revision();
     // Taken inside the transaction: after the commit another writer may
     // already have added samples this index does not hold.

@@ -182,6 +182,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
     store_->set_label_qualities(qualities);
     const std::int64_t revision = next_revision();
     fp = fingerprint();
+    store_->record_writer();
     tx.commit();
     revision_ = revision;
   }

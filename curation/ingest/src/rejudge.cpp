@@ -656,6 +656,7 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     const std::int64_t revision = next_revision();
     const index::IndexFingerprint fp = fingerprint();
     std::filesystem::remove(index_path_);
+    store_->record_writer();
     tx.commit();
 
     revision_ = revision;

@@ -20,10 +20,7 @@
 #include "winnow/curation/labels/label_health.h"
 #include "winnow/error.h"
 #include "winnow/store/database.h"
-
-#ifndef WINNOW_VERSION_STRING
-#define WINNOW_VERSION_STRING "unknown"
-#endif
+#include "winnow/version.h"
 
 namespace winnow::curation::report {
 
@@ -151,8 +148,18 @@ class ReportBuilder {
     json report = {
         {"schema_version", kReportSchemaVersion},
         {"generated_at", options_.generated_at.empty() ? utc_now() : options_.generated_at},
-        {"winnow_version", WINNOW_VERSION_STRING},
+        {"winnow_version", kVersion},
         {"database", store_.database().path()}};
+    // Which winnow made and last wrote the database; null (with a note) when the
+    // database predates that record.
+    const auto put_version = [&](const char* key, const std::optional<std::string>& version) {
+      report[key] = version ? json(*version) : json(nullptr);
+      if (!version)
+        report[std::string(key) + "_note"] =
+            "not recorded: written before winnow recorded its version";
+    };
+    put_version("database_created_by", store_.created_by());
+    put_version("database_written_by", store_.written_by());
     report["dataset"] = dataset_json();
     report["sources"] = sources_json();
     report["classes"] = classes_json();

@@ -540,10 +540,10 @@ std::string render_report_html(const nlohmann::json& json) {
   out += fmt::format("<title>Annotation quality report: {}</title>\n", escape(view.database));
   out += fmt::format("<style>{}</style>\n</head>\n<body>\n<main>\n", kStyle);
   out += fmt::format(
-      "<header><h1>Annotation quality report</h1>\n<div class=\"meta\">{} · "
+      "<header><h1>Annotation quality report</h1>\n<div class=\"meta\">{} ({}) · "
       "generated {} · winnow {} · report schema {}</div></header>\n",
-      escape(view.database), escape(view.generated_at), escape(view.winnow_version),
-      view.schema_version);
+      escape(view.database), escape(report::database_versions_text(view)),
+      escape(view.generated_at), escape(view.winnow_version), view.schema_version);
   out += headline_html(view);
 
   out +=

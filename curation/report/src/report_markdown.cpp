@@ -77,9 +77,9 @@ void write_table(std::string& out, const Table& table, const std::string& headin
 std::string render_report_markdown(const nlohmann::json& json) {
   const report::ReportView view = report::read_report_view(json);
   std::string out = "# Annotation quality report\n\n";
-  out += fmt::format("Database {} · generated {} by winnow {} (report schema {}).\n\n",
-                     escape(view.database), escape(view.generated_at), escape(view.winnow_version),
-                     view.schema_version);
+  out += fmt::format("Database {} ({}) · generated {} by winnow {} (report schema {}).\n\n",
+                     escape(view.database), escape(report::database_versions_text(view)),
+                     escape(view.generated_at), escape(view.winnow_version), view.schema_version);
 
   write_table(out, report::dataset_table(view), "##", false);
   write_table(out, report::class_distribution_table(view), "##", true);

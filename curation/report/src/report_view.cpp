@@ -52,6 +52,12 @@ class Fields {
 
   std::string text(const std::string& key) const { return text_at(at(key), path_of(key)); }
 
+  // A key added after schema version 1 first shipped: absent reads as null.
+  std::optional<std::string> later_optional_text(const std::string& key) const {
+    if (object_.find(key) == object_.end()) return std::nullopt;
+    return optional_text(key);
+  }
+
   std::optional<std::string> optional_text(const std::string& key) const {
     const json& value = at(key);
     if (value.is_null()) {
@@ -278,6 +284,8 @@ ReportView read_report_view(const nlohmann::json& report) {
                       out.schema_version);
   out.generated_at = top.text("generated_at");
   out.winnow_version = top.text("winnow_version");
+  out.database_created_by = top.later_optional_text("database_created_by");
+  out.database_written_by = top.later_optional_text("database_written_by");
   out.database = top.text("database");
   out.dataset = read_dataset(top.object("dataset"));
   for (const auto& [element, path] : top.list("sources")) {
@@ -293,6 +301,13 @@ ReportView read_report_view(const nlohmann::json& report) {
     out.batches.push_back(read_batch(Fields(*element, path)));
   }
   return out;
+}
+
+std::string database_versions_text(const ReportView& view) {
+  if (!view.database_created_by && !view.database_written_by) return "winnow versions not recorded";
+  return fmt::format("created by winnow {}, last written by winnow {}",
+                     view.database_created_by.value_or("(not recorded)"),
+                     view.database_written_by.value_or("(not recorded)"));
 }
 
 }  // namespace winnow::curation::report

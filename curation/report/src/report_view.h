@@ -132,6 +132,8 @@ struct ReportView {
   std::int64_t schema_version = 0;
   std::string generated_at;
   std::string winnow_version;
+  // The winnow versions that created the database and last wrote it (none: not recorded).
+  std::optional<std::string> database_created_by, database_written_by;
   std::string database;
   DatasetView dataset;
   std::vector<SourceView> sources;  // worst first, as in the JSON
@@ -141,5 +143,9 @@ struct ReportView {
 };
 
 ReportView read_report_view(const nlohmann::json& report);
+
+// "created by winnow A, last written by winnow B" (or "winnow versions not
+// recorded" for a database older than the record).
+std::string database_versions_text(const ReportView& view);
 
 }  // namespace winnow::curation::report

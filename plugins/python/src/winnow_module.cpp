@@ -20,6 +20,7 @@
 #include "winnow/pruning/dynamic_pruner.h"
 #include "winnow/pruning/policy_registry.h"
 #include "winnow/pruning/pruner_io.h"
+#include "winnow/version.h"
 
 namespace py = pybind11;
 
@@ -362,6 +363,7 @@ void bind_persistence(PrunerClass& pruner) {
 
 PYBIND11_MODULE(_winnow, m) {
   m.doc() = "winnow's pruning core (DynamicPruner) for Python; use the `winnow` package";
+  m.attr("__version__") = winnow::kVersion;  // the C++ build's version: one number for both
 
   bind_error_type(m);
 

@@ -18,11 +18,10 @@ winnow's C++ core, reached through the `_winnow` extension; this package is
 the thin torch layer over it.
 """
 
-from ._winnow import DynamicPruner, Error, policy_names
+from ._winnow import DynamicPruner, Error, __version__, policy_names
 from .data import IndexedDataset
 from .sampler import Sampler, policy_spec
 
 Error.__module__ = "winnow"  # shown as winnow.Error; a ValueError
 
 __all__ = ["DynamicPruner", "Error", "IndexedDataset", "Sampler", "policy_names", "policy_spec"]
-__version__ = "0.1.0"

@@ -63,6 +63,16 @@ class MetadataStore {
   // from one consistent snapshot. `visit` must not write to this store.
   void for_each_sample(const std::function<void(const SampleRecord&)>& visit,
                        std::optional<SampleStatus> only = std::nullopt);
+  // The reason and details (JSON text, "" when none) of the decision that gave
+  // a sample its status: its latest ingest or revisit event.
+  struct DecisionText {
+    std::string reason;
+    std::string details_json;
+  };
+  // for_each_sample, with each sample's DecisionText.
+  void for_each_sample_with_decision(
+      const std::function<void(const SampleRecord&, const DecisionText&)>& visit,
+      std::optional<SampleStatus> only = std::nullopt);
   std::vector<EventRecord> events_of(std::int64_t sample_id);
   std::vector<EventRecord> events_of_batch(std::int64_t batch_id);
 
@@ -109,6 +119,16 @@ class MetadataStore {
   // --- key/value metadata (index file, embedder config, ...) ---------------
   void set_meta(std::string_view key, std::string_view value);
   std::optional<std::string> get_meta(std::string_view key);
+
+  // --- which winnow wrote this database (meta winnow.created_by, winnow.written_by)
+  static constexpr const char* kCreatedByKey = "winnow.created_by";
+  static constexpr const char* kWrittenByKey = "winnow.written_by";
+  // Records this build's version (winnow/version.h) as the last writer, and as
+  // the creator when `creating`; called inside each writing transaction.
+  void record_writer(bool creating = false);
+  // The recorded versions; empty when not recorded (a database older than the record).
+  std::optional<std::string> created_by() { return get_meta(kCreatedByKey); }
+  std::optional<std::string> written_by() { return get_meta(kWrittenByKey); }
 
  private:
   // Contributor name -> id, one map per kind (source, annotator).

@@ -20,9 +20,11 @@ class DaemonStatus {
   // The loop's state: "starting", "idle", "processing", "stopping" or "stopped".
   void set_state(const std::string& state, const std::string& current_file = "");
   // A manifest was handled: outcome "ingested", "skipped" (already ingested)
-  // or "failed"; samples = records it brought in; seconds = time taken.
+  // or "failed"; samples = records it brought in; seconds = time taken;
+  // `summary` (an object: counts, rejections) is merged into the "last" entry.
   void record_outcome(const std::string& outcome, const std::string& file, std::int64_t samples,
-                      double seconds, const std::string& error = "");
+                      double seconds, const std::string& error = "",
+                      const nlohmann::json& summary = nlohmann::json::object());
   // The dataset as of the last committed batch (winnow status --json's form).
   void set_dataset(nlohmann::json dataset);
   // Extra fields shown as they are (e.g. the HTTP address).

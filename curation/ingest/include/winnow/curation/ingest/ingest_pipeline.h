@@ -23,6 +23,7 @@
 #include "winnow/curation/labels/label_names.h"
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/curation/ingest/manifest_reader.h"
+#include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
 #include "winnow/error.h"
@@ -64,6 +65,10 @@ struct BatchReport {
   std::string name;
   bool skipped = false;        // the manifest (checksum) was already done
   store::StatusCounts counts;  // of this batch (the stored ones when skipped)
+  // Why records were rejected: groups of like reasons, most frequent first
+  // (empty when skipped); rejections past RejectionSummary::kMaxGroups groups.
+  std::vector<RejectionGroup> rejections;
+  std::int64_t other_rejections = 0;
   double seconds = 0.0;
   // Set when the batch committed but its index file could not be saved (the
   // index is a cache: it is rebuilt from the store at the next open).
