@@ -142,7 +142,10 @@ bool Database::in_transaction() const {
 }
 
 void Database::fail(int rc, std::string_view action) const {
-  const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  fail(rc, action, db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+}
+
+void Database::fail(int rc, std::string_view action, std::string_view message) const {
   throw Error(fmt::format("{}: {} failed: {} ({})", path_, action, message, sqlite3_errstr(rc)),
               __func__, __FILE__, __LINE__, kind_of(rc));
 }

@@ -73,12 +73,12 @@ bool Statement::step() {
   if (rc == SQLITE_DONE) {
     return false;
   }
-  // Read the message before reset() can replace it.
+  // Read the message before reset() can replace it. The error's kind comes
+  // from the code (busy, io, corrupt, ...), so a caller can retry a lock.
   const std::string message = sqlite3_errmsg(db_.handle());
   const std::string statement = sql();
   reset();
-  WINNOW_THROW("{}: executing `{}` failed: {} ({})", db_.path(), statement, message,
-               sqlite3_errstr(rc));
+  db_.fail(rc, fmt::format("executing `{}`", statement), message);
 }
 
 bool Statement::step_or_fail() {

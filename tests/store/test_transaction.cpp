@@ -123,12 +123,23 @@ TEST_CASE("store errors carry a kind (a held write lock is busy) and commits are
   winnow::store::DatabaseOptions impatient;
   impatient.busy_timeout_ms = 0;
   winnow::store::Database writer(path, impatient);
+  holder.exec("CREATE TABLE t (x INTEGER)");
   holder.exec("BEGIN IMMEDIATE");
   try {
     writer.exec("BEGIN IMMEDIATE");
     FAIL("a second writer got the lock");
   } catch (const winnow::Error& e) {
     CHECK(e.kind() == winnow::ErrorKind::busy);
+  }
+  // A prepared statement's step: the same kind (a daemon retries it, not fails the batch).
+  winnow::store::Statement insert(writer, "INSERT INTO t (x) VALUES (1)");
+  try {
+    insert.step();
+    FAIL("an insert got the lock");
+  } catch (const winnow::Error& e) {
+    CHECK(e.kind() == winnow::ErrorKind::busy);
+    CHECK(std::string(e.what()).find("executing `INSERT INTO t (x) VALUES (1)` failed") !=
+          std::string::npos);
   }
   holder.exec("COMMIT");
   writer.exec("BEGIN IMMEDIATE");

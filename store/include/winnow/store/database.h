@@ -52,6 +52,8 @@ class Database {
   // Throws winnow::Error: "<path>: <action> failed: <sqlite message> (<code>)",
   // of kind busy (a lock), io, corrupt, invalid_input (a constraint) or internal.
   [[noreturn]] void fail(int rc, std::string_view action) const;
+  // The same with SQLite's message read earlier (before a reset could replace it).
+  [[noreturn]] void fail(int rc, std::string_view action, std::string_view message) const;
 
  private:
   void configure(const DatabaseOptions& options);
