@@ -168,6 +168,22 @@ TEST_CASE("row 1: a manifest the daemon dies on again and again is quarantined",
   CHECK(reader.count_by_status().total() == 0);
 }
 
+TEST_CASE("the heartbeat's last entry says what a batch brought and why records were rejected",
+          "[daemon]") {
+  Dataset d;
+  d.drop("mixed.jsonl", text_line("a", "first record") + R"({"text":"no key here"})" + "\n" +
+                            R"({"text":"nor here"})" + "\n");
+  REQUIRE(d.run(d.serve_once()) == 0);
+  const json last = d.heartbeat()["last"];
+  CHECK(last["outcome"] == "ingested");
+  CHECK(last["counts"]["accepted"] == 1);
+  CHECK(last["counts"]["rejected"] == 2);
+  REQUIRE(last["rejections"].size() == 1);
+  CHECK(last["rejections"][0]["count"] == 2);
+  CHECK(last["rejections"][0]["example_line"] == 2);
+  CHECK_THAT(last["rejections"][0]["reason"].get<std::string>(), Catch::Contains("'key'"));
+}
+
 TEST_CASE("row 2: non-UTF-8 manifest names are stored and printed, by serve and ingest",
           "[daemon][hardening]") {
   Dataset d;
