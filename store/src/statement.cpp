@@ -81,17 +81,6 @@ bool Statement::step() {
   db_.fail(rc, fmt::format("executing `{}`", statement), message);
 }
 
-bool Statement::step_or_fail() {
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) {
-    return true;
-  }
-  if (rc == SQLITE_DONE) {
-    return false;
-  }
-  db_.fail(rc, fmt::format("running {}", sql()));
-}
-
 void Statement::run() {
   while (step()) {
   }

@@ -39,7 +39,7 @@ BlobView embedding_blob(const float* embedding, std::size_t dim) {
 // Steps a statement that returns no rows through Database::fail, then resets it.
 void run_or_fail(Statement& statement) {
   StatementScope scope(statement);
-  while (statement.step_or_fail()) {
+  while (statement.step()) {
   }
 }
 
@@ -57,7 +57,7 @@ std::size_t AcceptedVectorReader::read(std::size_t limit, std::vector<std::int64
   std::size_t rows = 0;
   // (SQLite restarts a finished statement on the next step: stop for good.)
   while (!done_ && rows < limit) {
-    if (!query_->step_or_fail()) {
+    if (!query_->step()) {
       done_ = true;
       query_->reset();
       break;
@@ -102,7 +102,7 @@ std::optional<StoredContent> VectorTable::content_of(std::int64_t sample_id) {
   StatementScope query(
       db_.cached("SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?1"));
   query->bind_all(sample_id);
-  if (!query->step_or_fail()) return std::nullopt;
+  if (!query->step()) return std::nullopt;
   StoredContent content;
   content.kind = query->column_text(0);
   content.width = query->column_int64(1);
@@ -116,7 +116,7 @@ void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
   // Not a cached statement: `visit` may run other queries.
   Statement query(db_, kJudgedRows);
   JudgedVectorRow row;
-  while (query.step_or_fail()) {
+  while (query.step()) {
     row.sample_id = query.column_int64(0);
     row.status = parse_sample_status(query.column_text(1));
     row.label = query.column_optional_int64(2);
@@ -137,8 +137,8 @@ std::int64_t VectorTable::count_label_issues_without_row() {
       db_.cached("SELECT count(*) FROM samples s WHERE s.status = 'label_issue' AND"
                  " NOT EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = s.id)"));
   query->bind_all();
-  WINNOW_THROW_IF_NOT(query->step_or_fail(),
-                      "{}: counting label issues without vectors returned no row", db_.path());
+  WINNOW_THROW_IF_NOT(query->step(), "{}: counting label issues without vectors returned no row",
+                      db_.path());
   return query->column_int64(0);
 }
 

@@ -66,11 +66,9 @@ class Statement {
   }
 
   // Advances to the next row: true when a row is ready, false when done.
-  // Throws naming the database file, the SQL and SQLite's message.
+  // Throws naming the database file, the SQL and SQLite's message, with the
+  // kind SQLite's code gives (busy, io, corrupt, ...; Database::fail).
   bool step();
-  // As step(), but a failure goes through Database::fail ("running <sql>"),
-  // so the error's kind follows SQLite's code (busy, io, corrupt, ...).
-  bool step_or_fail();
   // Steps to completion (INSERT/UPDATE/DDL), then resets.
   void run();
   // Makes the statement ready to run again and ends its read snapshot.
