@@ -9,13 +9,6 @@ namespace winnow::cli {
 
 using nlohmann::json;
 
-json counts_json(const store::StatusCounts& c) {
-  json j = json::object();
-  for (store::SampleStatus s : store::kAllSampleStatuses) j[std::string(to_string(s))] = c[s];
-  j["total"] = c.total();
-  return j;
-}
-
 json batch_json(const store::BatchRecord& b) {
   json j = {{"id", b.id},
             {"file", b.file_name},
@@ -37,15 +30,7 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
             {"counts", counts_json(r.counts)},
             {"seconds", r.seconds}};
   if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
-  // Why the rejected ones were: the top reasons, each with a count and an example.
-  if (!r.rejections.empty()) {
-    j["rejections"] = curation::ingest::rejections_json(r.rejections);
-    if (r.rejections.size() > 5 || r.other_rejections > 0) {
-      std::int64_t shown = 0;
-      for (const auto& g : j["rejections"]) shown += g["count"].get<std::int64_t>();
-      j["rejections_not_shown"] = r.counts[store::SampleStatus::rejected] - shown;
-    }
-  }
+  curation::ingest::put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected]);
   return j;
 }
 

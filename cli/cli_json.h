@@ -5,6 +5,7 @@
 
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/json_text.h"
+#include "winnow/curation/status_counts_json.h"
 #include "winnow/store/batch_record.h"
 #include "winnow/store/sample_status.h"
 
@@ -12,8 +13,7 @@ namespace winnow::cli {
 
 using curation::json_text;  // invalid UTF-8 replaced, never thrown on
 
-// {"accepted": n, ..., "rejected": n, "total": n}
-nlohmann::json counts_json(const store::StatusCounts& counts);
+using curation::counts_json;  // {"accepted": n, ..., "rejected": n, "total": n}
 // id, file, checksum, state, attempts, counts, timestamps, error.
 nlohmann::json batch_json(const store::BatchRecord& batch);
 // One ingest result: batch, file, skipped, counts, seconds, samples_per_second.

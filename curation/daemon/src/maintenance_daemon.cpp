@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "winnow/curation/printable_text.h"
+#include "winnow/curation/status_counts_json.h"
 #include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/store/sample_status.h"
@@ -31,11 +32,7 @@ void sleep_unless(const std::atomic<bool>& flag, std::chrono::milliseconds total
 }
 
 json default_description(ingest::IngestPipeline& pipeline) {
-  json j = json::object();
-  const store::StatusCounts counts = pipeline.store().count_by_status();
-  for (store::SampleStatus s : store::kAllSampleStatuses) j[std::string(to_string(s))] = counts[s];
-  j["total"] = counts.total();
-  return j;
+  return counts_json(pipeline.store().count_by_status());
 }
 
 bool is_transient(const std::exception& e) {
@@ -163,12 +160,9 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
     inbox_.mark_processed(claimed);
     retries_.erase(claimed.filename());
     // The "last" entry says what the batch brought and why records were refused.
-    nlohmann::json summary = {{"counts", nlohmann::json::object()}};
-    for (store::SampleStatus st : store::kAllSampleStatuses) {
-      summary["counts"][std::string(store::to_string(st))] = report.counts[st];
-    }
-    if (!report.rejections.empty())
-      summary["rejections"] = ingest::rejections_json(report.rejections);
+    nlohmann::json summary = {{"counts", counts_json(report.counts)}};
+    ingest::put_rejections(summary, report.rejections,
+                           report.counts[store::SampleStatus::rejected]);
     status_.record_outcome(report.skipped ? "skipped" : "ingested", name,
                            report.skipped ? 0 : report.counts.total(), seconds_since(t0),
                            report.index_save_error.empty()

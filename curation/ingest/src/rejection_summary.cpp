@@ -45,15 +45,20 @@ std::vector<RejectionGroup> RejectionSummary::groups() const {
   return sorted;
 }
 
-nlohmann::json rejections_json(const std::vector<RejectionGroup>& groups, std::size_t top) {
-  nlohmann::json out = nlohmann::json::array();
+void put_rejections(nlohmann::json& out, const std::vector<RejectionGroup>& groups,
+                    std::int64_t rejected, std::size_t top) {
+  if (groups.empty()) return;
+  nlohmann::json shown = nlohmann::json::array();
+  std::int64_t shown_count = 0;
   for (std::size_t i = 0; i < groups.size() && i < top; ++i) {
-    out.push_back({{"reason", groups[i].reason},
-                   {"count", groups[i].count},
-                   {"example_key", groups[i].example_key},
-                   {"example_line", groups[i].example_line}});
+    shown.push_back({{"reason", groups[i].reason},
+                     {"count", groups[i].count},
+                     {"example_key", groups[i].example_key},
+                     {"example_line", groups[i].example_line}});
+    shown_count += groups[i].count;
   }
-  return out;
+  out["rejections"] = std::move(shown);
+  if (rejected > shown_count) out["rejections_not_shown"] = rejected - shown_count;
 }
 
 }  // namespace winnow::curation::ingest

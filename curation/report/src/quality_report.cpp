@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/status_counts_json.h"
 #include "winnow/curation/labels/agreement.h"
 #include "winnow/curation/labels/label_health.h"
 #include "winnow/error.h"
@@ -79,14 +80,6 @@ void put(json& j, const std::string& key, const std::optional<double>& value,
 void put_share(json& j, const std::string& key, std::int64_t part, std::int64_t whole,
                const std::string& note_if_empty) {
   put(j, key, whole > 0 ? std::optional<double>(ratio(part, whole)) : std::nullopt, note_if_empty);
-}
-
-json counts_json(const store::StatusCounts& counts) {
-  json j = json::object();
-  for (store::SampleStatus status : store::kAllSampleStatuses)
-    j[std::string(to_string(status))] = counts[status];
-  j["total"] = counts.total();
-  return j;
 }
 
 // 95% Wilson score interval of a proportion estimated from n observations.

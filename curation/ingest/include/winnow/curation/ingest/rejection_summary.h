@@ -42,7 +42,10 @@ class RejectionSummary {
 // of digits by N.
 std::string rejection_pattern(std::string_view reason, std::string_view key);
 
-// [{"reason", "count", "example_key", "example_line"}...]: the first `top` groups.
-nlohmann::json rejections_json(const std::vector<RejectionGroup>& groups, std::size_t top = 5);
+// Adds to `out` "rejections": the first `top` groups as [{"reason", "count",
+// "example_key", "example_line"}...], and "rejections_not_shown": how many of the
+// batch's `rejected` records they leave out, when any. Nothing when no group.
+void put_rejections(nlohmann::json& out, const std::vector<RejectionGroup>& groups,
+                    std::int64_t rejected, std::size_t top = 5);
 
 }  // namespace winnow::curation::ingest
