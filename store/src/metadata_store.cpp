@@ -18,27 +18,30 @@ const char* contributor_kind_name(int kind) {
   return kind == kSource ? "source" : "annotator";
 }
 
-#define WINNOW_SAMPLE_COLUMNS                                                                \
-  "SELECT s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, " \
-  "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at "                         \
-  "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
+// The columns read_sample() reads, in its order, and the tables they come from.
+#define WINNOW_SAMPLE_FIELDS                                                          \
+  "s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, " \
+  "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at "
+#define WINNOW_SAMPLE_FROM "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
+#define WINNOW_SAMPLE_COLUMNS "SELECT " WINNOW_SAMPLE_FIELDS WINNOW_SAMPLE_FROM
+#define WINNOW_EACH_SAMPLE "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id"
 
 constexpr const char* kFindSampleById = WINNOW_SAMPLE_COLUMNS "WHERE s.id = ?1";
 constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external_key = ?1";
 constexpr const char* kFindSampleByHash =
     WINNOW_SAMPLE_COLUMNS "WHERE s.content_hash = ?1 ORDER BY s.id LIMIT 1";
-constexpr const char* kEachSample =
-    WINNOW_SAMPLE_COLUMNS "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id";
-#undef WINNOW_SAMPLE_COLUMNS
+constexpr const char* kEachSample = WINNOW_SAMPLE_COLUMNS WINNOW_EACH_SAMPLE;
 // Each sample with the reason and details of its latest decision event (the one
-// that gave it its status); the correlated lookup uses the events_sample index.
+// that gave it its status; columns 12 and 13); the correlated lookup uses the
+// events_sample index.
 constexpr const char* kEachSampleWithDecision =
-    "SELECT s.id, s.external_key, s.content_hash, s.label, c.name, s.status, s.duplicate_of, "
-    "s.label_quality, s.gain, s.batch_id, s.created_at, s.updated_at, e.reason, e.details "
-    "FROM samples s LEFT JOIN contributors c ON c.id = s.source_id "
+    "SELECT " WINNOW_SAMPLE_FIELDS ", e.reason, e.details " WINNOW_SAMPLE_FROM
     "LEFT JOIN events e ON e.id = (SELECT max(x.id) FROM events x "
-    "WHERE x.sample_id = s.id AND x.decision IS NOT NULL) "
-    "WHERE ?1 IS NULL OR s.status = ?1 ORDER BY s.id";
+    "WHERE x.sample_id = s.id AND x.decision IS NOT NULL) " WINNOW_EACH_SAMPLE;
+#undef WINNOW_EACH_SAMPLE
+#undef WINNOW_SAMPLE_COLUMNS
+#undef WINNOW_SAMPLE_FROM
+#undef WINNOW_SAMPLE_FIELDS
 
 // No RETURNING: SQLite runs RETURNING as a trigger, which makes the insert a
 // multi-write statement with its own statement journal; inside the nested
