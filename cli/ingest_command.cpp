@@ -233,10 +233,12 @@ Command add_ingest_command(CLI::App& parent) {
         WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
                             "--min-examples-per-class={} must be >= 0", cl.min_examples_per_class);
         curation::ingest::IngestPipeline pipeline(o->db);
+        curation::ingest::ManifestReaderOptions reading;
+        reading.image = pipeline.image_reading();
         if (o->pred_probs.empty()) {
           for (const std::string& m : o->manifests) {
             // Streamed: memory does not grow with the manifest.
-            curation::ingest::ManifestReader reader(m);
+            curation::ingest::ManifestReader reader(m, reading);
             const std::string checksum = curation::ingest::file_checksum(m);
             print_report(pipeline.ingest_batch(curation::printable_text(m), checksum, reader));
           }
@@ -247,7 +249,7 @@ Command add_ingest_command(CLI::App& parent) {
         const PredProbsFile probs = read_pred_probs(o->pred_probs);
         std::vector<std::vector<curation::ingest::ManifestEntry>> manifests;
         for (const std::string& m : o->manifests)
-          manifests.push_back(curation::ingest::read_manifest(m));
+          manifests.push_back(curation::ingest::read_manifest(m, reading));
         check_pred_probs(probs, o->pred_probs, pipeline, manifests);
         for (std::size_t i = 0; i < o->manifests.size(); ++i) {
           const std::string& m = o->manifests[i];

@@ -45,6 +45,9 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();
+  cmd->add_option("--max-image-pixels", config.max_image_pixels,
+                  "image files with more pixels (from the header) are rejected undecoded")
+      ->capture_default_str();
   return {
       cmd, [o] {
         curation::ingest::IngestPipeline::init(o->db, o->config);

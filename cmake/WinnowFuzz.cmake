@@ -1,5 +1,5 @@
 # WINNOW_FUZZ: builds the libFuzzer targets of tests/fuzz/ with clang (a
-# separate project, since the main build uses g++) and registers two short
+# separate project, since the main build uses g++) and registers three short
 # bounded fuzz runs as ctests. On by default when a clang with
 # -fsanitize=fuzzer is found; longer runs are described in tests/fuzz/README.md.
 include_guard(GLOBAL)
@@ -62,7 +62,7 @@ ExternalProject_Add(winnow_fuzz_targets
 
 # One short run per target on a copy of its seed corpus (tests/fuzz/corpus/).
 set(WINNOW_FUZZ_SECONDS 15 CACHE STRING "Seconds each fuzz target runs under ctest")
-foreach(target IN ITEMS manifest idx)
+foreach(target IN ITEMS manifest idx image)
   add_test(NAME "fuzz: ${target} (${WINNOW_FUZZ_SECONDS} s)"
     COMMAND ${CMAKE_COMMAND}
       -DFUZZER=${winnow_fuzz_dir}/fuzz_${target}

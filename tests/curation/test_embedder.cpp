@@ -98,7 +98,7 @@ TEST_CASE("pixel embeddings are unit vectors, deterministic and brightness invar
   std::fill(flat.pixels.begin(), flat.pixels.end(), 7);
   CHECK_THROWS_WITH(make_embedder("pixels", opt)->embed(flat), Catch::Contains("constant image"));
   CHECK_THROWS_WITH(make_embedder("pixels", opt)->embed(text("x")),
-                    Catch::Contains("needs pixels"));
+                    Catch::Contains("needs an image"));
 }
 
 TEST_CASE("hashed n-grams make similar texts close", "[embedder]") {

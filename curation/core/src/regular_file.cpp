@@ -138,6 +138,22 @@ std::size_t RegularFile::read(void* buffer, std::size_t n) {
   }
 }
 
+std::vector<unsigned char> read_regular_file(const std::string& path, const FileLimits& limits,
+                                             const char* what) {
+  RegularFile file(path, limits, what);
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(file.size_at_open()));
+  std::size_t got = 0;
+  while (const std::size_t n = file.read(bytes.data() + got, bytes.size() - got)) {
+    got += n;
+    if (got == bytes.size()) {
+      // The file may have grown since it was opened: read on (read() enforces max_bytes).
+      bytes.resize(bytes.size() + (std::size_t{1} << 16));
+    }
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
 RegularFileStreamBuf::RegularFileStreamBuf(RegularFile file)
     : file_(std::move(file)), buffer_(1 << 16) {
   setg(buffer_.data(), buffer_.data(), buffer_.data());

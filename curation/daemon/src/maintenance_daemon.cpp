@@ -148,6 +148,7 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
   try {
     ingest::ManifestReaderOptions reading;
     reading.content = {options_.max_content_bytes, options_.content_roots};
+    reading.image = pipeline_.image_reading();
     ingest::ManifestReader reader(claimed.string(), reading);  // refuses links and special files
     const std::string checksum = ingest::file_checksum(claimed.string());
     if (interrupted) {

@@ -223,8 +223,8 @@ class ImageSums {
 }  // namespace
 
 void image_shape(const ManifestRecord& record, std::size_t& width, std::size_t& height) {
-  WINNOW_THROW_IF_NOT(record.kind == ContentKind::pixels, "record '{}' has {} content, not pixels",
-                      record.key, to_string(record.kind));
+  WINNOW_THROW_IF_NOT(record.has_image(), "record '{}' has {} content, not an image", record.key,
+                      to_string(record.kind));
   if (record.width != 0) {
     WINNOW_THROW_IF_NOT(record.width * record.height == record.pixels.size(),
                         "record '{}': width {} x height {} does not match {} pixels", record.key,

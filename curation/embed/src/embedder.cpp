@@ -122,10 +122,18 @@ class PixelsEmbedder final : public Embedder {
     return s + ")";
   }
   std::size_t dim() const override { return dim_; }
+  ImageSize image_size() const override { return {width_, height_}; }
   void embed(const ManifestRecord& r, float* out) const override {
-    WINNOW_THROW_IF_NOT(r.kind == ContentKind::pixels,
-                        "record '{}' has {} content; the pixels embedder needs pixels", r.key,
-                        to_string(r.kind));
+    if (r.kind == ContentKind::path && !r.has_image()) {
+      WINNOW_THROW(
+          "record '{}': file '{}' is not an image (JPEG, PNG, WebP, BMP or GIF); only exact "
+          "duplicates are found for such files",
+          r.key, r.path);
+    }
+    WINNOW_THROW_IF_NOT(r.has_image(),
+                        "record '{}' has {} content; the pixels embedder needs an image (pixels or "
+                        "an image file)",
+                        r.key, to_string(r.kind));
     WINNOW_THROW_IF_NOT(r.pixels.size() == width_ * height_,
                         "record '{}' has {} pixels, the pixels embedder expects {} x {} = {}",
                         r.key, r.pixels.size(), width_, height_, width_ * height_);

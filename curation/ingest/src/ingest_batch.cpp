@@ -284,13 +284,13 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   return n;
 }
 
-// The verified near-duplicate candidates of a pixels or text record (path
-// records are deduplicated exactly only). Only candidates within
+// The verified near-duplicate candidates of an image (pixels or a decoded
+// image file) or text record (other files are deduplicated exactly only). Only candidates within
 // candidate_margin of the best index cosine are verified (a re-submitted copy
 // is almost always the top candidate).
 std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     const ManifestRecord& record, const index::SearchResults& nn) {
-  const dedup::NearDuplicateFinder* finder = record.kind == ContentKind::pixels ? &image_finder_
+  const dedup::NearDuplicateFinder* finder = record.has_image()                 ? &image_finder_
                                              : record.kind == ContentKind::text ? &text_finder_
                                                                                 : nullptr;
   if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;

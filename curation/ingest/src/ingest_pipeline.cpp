@@ -49,7 +49,8 @@ std::string CurationConfig::to_json() const {
             {"label_k", label_k},
             {"label_flag_below", label_flag_below},
             {"min_label_neighbours", min_label_neighbours},
-            {"micro_batch", micro_batch}};
+            {"micro_batch", micro_batch},
+            {"max_image_pixels", max_image_pixels}};
   return j.dump();
 }
 
@@ -78,6 +79,7 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("label_flag_below", c.label_flag_below);
   get("min_label_neighbours", c.min_label_neighbours);
   get("micro_batch", c.micro_batch);
+  get("max_image_pixels", c.max_image_pixels);
   c.validate();
   return c;
 }
@@ -98,11 +100,17 @@ void CurationConfig::validate() const {
                       min_label_neighbours);
   WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
                       "micro_batch={} must be in [1, 65536]", micro_batch);
+  WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);
   // The verifiers, embedder and index validate their own parameters.
   dedup::ImageNearDuplicateVerifier image({image_max_shift, image_threshold});
   dedup::TextNearDuplicateVerifier text({text_shingle, text_threshold});
   auto e = embed::make_embedder(embedder);
   index::make_vector_index(index, e->dim());
+}
+
+ImageReading IngestPipeline::image_reading() const {
+  const embed::Embedder::ImageSize size = embedder_->image_size();
+  return {size.width, size.height, config_.max_image_pixels};
 }
 
 // --- helpers -------------------------------------------------------------------

@@ -318,8 +318,15 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
   if (!options.hash_content) {
     return std::nullopt;
   }
+  std::vector<unsigned char> bytes;
   try {
-    rec.content_hash = dedup::record_content_hash(rec, options.content);
+    if (rec.kind == ContentKind::path) {
+      // Read once: the bytes are hashed and, for an image file, decoded.
+      bytes = read_regular_file(rec.resolved_path, options.content, "path");
+      rec.content_hash = dedup::content_hash(ContentKind::path, bytes.data(), bytes.size());
+    } else {
+      rec.content_hash = dedup::record_content_hash(rec, options.content);
+    }
   } catch (const Error& e) {
     if (rec.kind != ContentKind::path || options.content.roots.empty()) {
       return std::string(e.what());
@@ -331,6 +338,7 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
         "leading out",
         printable_text(rec.path, 240), options.content.max_bytes);
   }
+  if (rec.kind == ContentKind::path) return attach_working_image(bytes, options.image, rec);
   return std::nullopt;
 }
 

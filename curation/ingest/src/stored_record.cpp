@@ -13,7 +13,10 @@ store::StoredContent stored_content(const ManifestRecord& record) {
   std::size_t height = record.height;
   if (record.kind == ContentKind::text) {
     content.bytes = record.text;
-  } else if (record.kind == ContentKind::pixels) {
+  } else if (record.has_image()) {
+    // A decoded image file keeps its working image: later batches verify
+    // near duplicates against it without reading the file again.
+    if (record.kind == ContentKind::path) content.kind = "image";
     content.bytes.assign(record.pixels.begin(), record.pixels.end());
     if (width == 0 || height == 0) dedup::image_shape(record, width, height);
   } else {
@@ -28,8 +31,8 @@ std::optional<ManifestRecord> stored_record(std::int64_t sample_id,
                                             const store::StoredContent& content) {
   ManifestRecord record;
   record.key = std::to_string(sample_id);
-  if (content.kind == "pixels") {
-    record.kind = ContentKind::pixels;
+  if (content.kind == "pixels" || content.kind == "image") {
+    record.kind = content.kind == "pixels" ? ContentKind::pixels : ContentKind::path;
     record.width = static_cast<std::size_t>(content.width);
     record.height = static_cast<std::size_t>(content.height);
     record.pixels.assign(content.bytes.begin(), content.bytes.end());

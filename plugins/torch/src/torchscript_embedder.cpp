@@ -39,10 +39,12 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
 
   std::string spec() const override { return spec_; }
   std::size_t dim() const override { return dim_; }
+  ImageSize image_size() const override { return {width_, height_}; }
 
   void embed(const ManifestRecord& record, float* out) const override {
-    WINNOW_THROW_IF_NOT(record.kind == ContentKind::pixels,
-                        "record '{}': the torchscript embedder takes pixels records, not {}",
+    WINNOW_THROW_IF_NOT(record.has_image(),
+                        "record '{}': the torchscript embedder takes images (pixels records or "
+                        "image files), not {}",
                         record.key, curation::to_string(record.kind));
     WINNOW_THROW_IF_NOT(record.pixels.size() == width_ * height_,
                         "record '{}': {} pixels, the torchscript embedder expects {} x {}",

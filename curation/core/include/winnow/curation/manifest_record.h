@@ -2,7 +2,9 @@
 //
 // A record has a non-empty `key` and exactly one content field: `path` (a
 // file whose bytes are the content), `text` (UTF-8) or `pixels` (8-bit
-// grey levels, optionally with `width`/`height`). Optional: `label`,
+// grey levels, optionally with `width`/`height`). A `path` naming an image
+// file also carries the decoded file's grey working image in `pixels` once
+// the reader has decoded it (ManifestReaderOptions::image). Optional: `label`,
 // `source`, `annotations` (list of {annotator, label}) and `embedding`.
 // See docs/curation.md for the wire format and the rejection reasons.
 #pragma once
@@ -35,15 +37,21 @@ struct ManifestRecord {
   std::string path;                  // kind == path (as written in the manifest)
   std::string resolved_path;         // kind == path: the file actually read
   std::string text;                  // kind == text
-  std::vector<std::uint8_t> pixels;  // kind == pixels, row-major grey levels
-  std::size_t width = 0;             // kind == pixels; 0 when not given
-  std::size_t height = 0;            // kind == pixels; 0 when not given
+  // Row-major grey levels: kind == pixels, or a decoded image file's working
+  // image (kind == path; see has_image).
+  std::vector<std::uint8_t> pixels;
+  std::size_t width = 0;   // of pixels; 0 when not given
+  std::size_t height = 0;  // of pixels; 0 when not given
   std::optional<std::string> label;
   std::string source;
   std::vector<Annotation> annotations;
   std::vector<float> embedding;  // empty when the manifest gave none
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.
   std::string content_hash;
+
+  // True when the content can be compared as an image: a pixels record, or
+  // an image file the reader decoded.
+  bool has_image() const { return !pixels.empty(); }
 };
 
 }  // namespace winnow::curation

@@ -51,6 +51,11 @@ class RegularFile {
   std::uint64_t read_ = 0;
 };
 
+// The whole of `path`, opened as a RegularFile under `limits` (so at most
+// max_bytes). Throws winnow::Error as RegularFile does.
+std::vector<unsigned char> read_regular_file(const std::string& path, const FileLimits& limits,
+                                             const char* what = "file");
+
 // A std::streambuf reading a RegularFile through a fixed buffer, so that
 // std::istream readers (the manifest reader) get the same guarantees.
 class RegularFileStreamBuf : public std::streambuf {

@@ -4,7 +4,9 @@
 // any order, whitespace around tokens ignored:
 //   provided                 the manifest's `embedding` (L2-normalised copy);
 //                            dim from EmbedderOptions::input_dim or provided(dim=D)
-//   pixels(...)              grey-level images: optional average pooling of
+//   pixels(...)              grey-level images (pixels records, or image
+//                            files decoded and resized to width x height by
+//                            the reader): optional average pooling of
 //                            pool x pool blocks, centring (subtract the image's
 //                            mean), optional seeded Gaussian random projection
 //                            to `dim` dimensions, L2 normalisation. Keys:
@@ -47,6 +49,13 @@ class Embedder {
   // Canonical spec, e.g. "pixels(width=28,height=28,pool=2,dim=64,seed=1)".
   virtual std::string spec() const = 0;
   virtual std::size_t dim() const = 0;
+  // The grey working image an image embedder takes (image files are decoded
+  // and resized to it, image_resize.h); 0 x 0 for embedders of other content.
+  struct ImageSize {
+    std::size_t width = 0;
+    std::size_t height = 0;
+  };
+  virtual ImageSize image_size() const { return {}; }
   // Writes dim() floats (unit L2 norm) to `out`.
   virtual void embed(const ManifestRecord& record, float* out) const = 0;
 

@@ -53,6 +53,8 @@ struct CurationConfig {
   double label_flag_below = 0.1;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
   int micro_batch = 256;         // records embedded, searched and indexed together
+  // Image files with more pixels are rejected before decoding (docs/images.md).
+  std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
 
   std::string to_json() const;
   // Throws winnow::Error naming the bad field.
@@ -206,6 +208,9 @@ class IngestPipeline {
 
   store::MetadataStore& store() { return *store_; }
   const CurationConfig& config() const { return config_; }
+  // How a reader decodes image files for this dataset: the embedder's
+  // working image size and the config's max_image_pixels (image_file.h).
+  ImageReading image_reading() const;
   const embed::Embedder& embedder() const { return *embedder_; }
   IndexInfo index_info() const;
   const std::string& index_path() const { return index_path_; }

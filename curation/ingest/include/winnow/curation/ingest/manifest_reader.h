@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "winnow/curation/ingest/image_file.h"
 #include "winnow/curation/manifest_record.h"
 #include "winnow/curation/regular_file.h"
 
@@ -43,6 +44,10 @@ struct ManifestReaderOptions {
   // are given (winnow serve --content-root), only beneath them. With roots, a
   // refused path's reason does not say whether the file exists.
   FileLimits content{kDefaultMaxContentBytes, {}};
+  // Image files among the `path` records: decoded into a working image of
+  // this size while hashing (IngestPipeline::image_reading gives the
+  // dataset's); off by default.
+  ImageReading image;
   static constexpr std::uint64_t kDefaultMaxContentBytes = std::uint64_t{256} << 20;  // 256 MiB
 };
 
