@@ -217,7 +217,8 @@ void IngestPipeline::sync_with_store() {
 
 void IngestPipeline::open_index() {
   const std::size_t dim = embedder_->dim();
-  auto reader = std::make_shared<store::AcceptedVectorReader>(store_->database(), dim);
+  auto reader =
+      std::make_shared<store::VectorReader>(store_->database(), dim, store::SampleStatus::accepted);
   auto source = [reader](index::VectorBatch& batch) {
     return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
   };
