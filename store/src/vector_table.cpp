@@ -10,9 +10,9 @@ namespace winnow::store {
 
 namespace {
 
-constexpr const char* kAcceptedVectors =
+constexpr const char* kVectorsOfStatus =
     "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
-    " WHERE s.status = 'accepted' ORDER BY v.sample_id";
+    " WHERE s.status = ?1 ORDER BY v.sample_id";
 
 constexpr const char* kJudgedRows =
     "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
@@ -45,15 +45,17 @@ void run_or_fail(Statement& statement) {
 
 }  // namespace
 
-// --- AcceptedVectorReader --------------------------------------------------
+// --- VectorReader ----------------------------------------------------------
 
-AcceptedVectorReader::AcceptedVectorReader(Database& db, std::size_t dim)
-    : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kAcceptedVectors)) {}
+VectorReader::VectorReader(Database& db, std::size_t dim, SampleStatus status)
+    : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kVectorsOfStatus)) {
+  query_->bind_all(to_string(status));
+}
 
-AcceptedVectorReader::~AcceptedVectorReader() = default;
+VectorReader::~VectorReader() = default;
 
-std::size_t AcceptedVectorReader::read(std::size_t limit, std::vector<std::int64_t>& ids,
-                                       std::vector<float>& vectors) {
+std::size_t VectorReader::read(std::size_t limit, std::vector<std::int64_t>& ids,
+                               std::vector<float>& vectors) {
   std::size_t rows = 0;
   // (SQLite restarts a finished statement on the next step: stop for good.)
   while (!done_ && rows < limit) {

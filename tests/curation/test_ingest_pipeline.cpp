@@ -360,3 +360,72 @@ TEST_CASE("a stop request rolls the batch back and leaves the index as the store
   CHECK(again.counts[SampleStatus::accepted] == 200);
   CHECK(p.index_info().vectors == 200);
 }
+
+// The issue-19 case: with the defaults, re-submitted copies (1-pixel shift,
+// brightness within 10%, noise sigma 2 to 5) are near duplicates of their
+// originals, and so are copies of a sample flagged as a label issue, which
+// is not in the index (the flagged samples are candidates beside it): in the
+// same chunk, in a later batch, and after a reopen.
+TEST_CASE("ingest pipeline: perturbed copies are near duplicates, of flagged samples too",
+          "[ingest][near]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+
+  auto trousers = of_class("1", 41);
+  auto sneakers = of_class("7", 40);
+  REQUIRE(trousers.size() == 41);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < 40; ++i) {
+    lines.push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
+    lines.push_back(pixels_line(*sneakers[i], "s" + std::to_string(i), "7"));
+  }
+  const ManifestRecord& flagged = *trousers[40];
+  // Copies as a user makes them: every shift direction, brightness and noise varied.
+  const int kDx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+  const int kDy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+  for (int c = 0; c < 16; ++c) {
+    const double factor = 0.9 + 0.2 * c / 15.0;
+    const double sigma = 2.0 + 3.0 * (c % 4) / 3.0;
+    const auto* src =
+        c % 2 == 0 ? trousers[static_cast<std::size_t>(c)] : sneakers[static_cast<std::size_t>(c)];
+    lines.push_back(pixels_line(
+        edited_copy(*src, kDx[c % 8], kDy[c % 8], factor, sigma, static_cast<unsigned>(c)),
+        "copy-" + std::to_string(c), c % 2 == 0 ? "1" : "7"));
+  }
+  // After the copies: the first copy's match wrote the chunk so far, so the
+  // labels have their support (label_k accepted samples) and this is flagged.
+  lines.push_back(pixels_line(flagged, "mislabelled", "7"));  // label_issue
+  lines.push_back(pixels_line(edited_copy(flagged, 1, 1, 1.1, 5.0, 100), "flagged-copy-1", "7"));
+
+  IngestPipeline p(db);
+  BatchReport r = ingest_file(p, write_file(dir.file("m1.jsonl"), lines));
+  CHECK(r.counts[SampleStatus::accepted] == 80);
+  CHECK(r.counts[SampleStatus::label_issue] == 1);
+  CHECK(r.counts[SampleStatus::duplicate_near] == 17);
+  const std::int64_t flagged_id = p.store().find_by_external_key("mislabelled")->id;
+  for (int c = 0; c < 16; ++c) {
+    INFO("copy " << c);
+    const auto copy = p.store().find_by_external_key("copy-" + std::to_string(c));
+    REQUIRE(copy);
+    CHECK(copy->status == SampleStatus::duplicate_near);
+    const std::string original = (c % 2 == 0 ? "t" : "s") + std::to_string(c);
+    CHECK(copy->duplicate_of == p.store().find_by_external_key(original)->id);
+  }
+  CHECK(p.store().find_by_external_key("flagged-copy-1")->duplicate_of == flagged_id);
+
+  // A later batch of the same process, then another process.
+  const auto copy_batch = [&](IngestPipeline& pipeline, const std::string& name, unsigned seed) {
+    const std::string m =
+        write_file(dir.file(name + ".jsonl"),
+                   {pixels_line(edited_copy(flagged, -1, 0, 0.9, 3.0, seed), name, "1")});
+    CHECK(ingest_file(pipeline, m).counts[SampleStatus::duplicate_near] == 1);
+    const auto copy = pipeline.store().find_by_external_key(name);
+    REQUIRE(copy);
+    CHECK(copy->status == SampleStatus::duplicate_near);
+    CHECK(copy->duplicate_of == flagged_id);
+  };
+  copy_batch(p, "flagged-copy-2", 101);
+  IngestPipeline reopened(db);
+  copy_batch(reopened, "flagged-copy-3", 102);
+}

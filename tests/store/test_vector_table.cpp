@@ -64,7 +64,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   CHECK_FALSE(table.content_of(12345));
 
   SECTION("accepted embeddings, in id order, some at a time") {
-    AcceptedVectorReader reader(store.database(), 2);
+    VectorReader reader(store.database(), 2, SampleStatus::accepted);
     std::vector<std::int64_t> ids;
     std::vector<float> vectors;
     CHECK(reader.read(1, ids, vectors) == 1);
@@ -73,6 +73,16 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
     CHECK(reader.read(5, ids, vectors) == 0);  // stays done
     CHECK(ids == std::vector<std::int64_t>{a, b});
     CHECK(vectors == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
+  }
+
+  SECTION("label_issue embeddings are read apart from the accepted ones") {
+    VectorReader reader(store.database(), 2, SampleStatus::label_issue);
+    std::vector<std::int64_t> ids;
+    std::vector<float> vectors;
+    CHECK(reader.read(5, ids, vectors) == 1);
+    CHECK(reader.read(5, ids, vectors) == 0);
+    CHECK(ids == std::vector<std::int64_t>{issue});
+    CHECK(vectors == vi);
   }
 
   SECTION("judged rows carry status, label, embedding and content") {
@@ -99,7 +109,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   SECTION("an embedding is replaced") {
     const std::vector<float> wider = {7.0f, 8.0f, 9.0f};
     table.set_embedding(a, wider.data(), 3);
-    AcceptedVectorReader reader(store.database(), 3);
+    VectorReader reader(store.database(), 3, SampleStatus::accepted);
     std::vector<std::int64_t> ids;
     std::vector<float> vectors;
     // b still has 2 floats: reading it as 3 names the sample.

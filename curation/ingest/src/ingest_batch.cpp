@@ -113,6 +113,13 @@ void IngestBatch::embed_and_search_chunk() {
         context_.index.search(static_cast<std::size_t>(rows), chunk_vectors_.data(), neighbours_k_);
   }
   recent_.clear();
+  flagged_found_ = {};
+  flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0;
+  if (flagged_searched_) {
+    flagged_found_ = context_.flagged_index.search(
+        static_cast<std::size_t>(rows), chunk_vectors_.data(), context_.config.candidates);
+  }
+  recent_flagged_.clear();
 }
 
 // Gathers the facts of entry `e` step by step, as far as decide() needs
@@ -152,7 +159,7 @@ void IngestBatch::decide_entry(std::size_t e) {
       s.annotations.clear();
     } else if (!candidate.exact_duplicate_of) {
       vector = chunk_vectors_.data() + static_cast<std::size_t>(row) * dim_;
-      neighbourhood_facts = neighbourhood(rec, nearest(row, vector), s);
+      neighbourhood_facts = neighbourhood(rec, nearest(row, vector), row, vector, s);
     }
   }
   s.decision = decide(candidate, neighbourhood_facts, rules_);
@@ -162,7 +169,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     p.record = &rec;
     p.embedding.assign(vector, vector + dim_);
     p.accepted = status == store::SampleStatus::accepted;
-    if (p.accepted) recent_.push_back(items_.size());
+    (p.accepted ? recent_ : recent_flagged_).push_back(items_.size());
   }
   items_.push_back(std::move(p));
 }
@@ -263,16 +270,18 @@ index::SearchResults IngestBatch::nearest(int row, const float* vector) {
   return nn;
 }
 
-// Gain, near duplicates and label quality of an embedded record against its
-// neighbours `nn`; sets the sample's gain and label quality.
+// Gain, near duplicates and label quality of an embedded record (chunk row
+// `row`) against its accepted neighbours `nn`, near duplicates also against
+// the flagged samples; sets the sample's gain and label quality.
 Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
-                                         const index::SearchResults& nn, store::NewSample& sample) {
+                                         const index::SearchResults& nn, int row,
+                                         const float* vector, store::NewSample& sample) {
   Neighbourhood n;
   n.gain = information_gain(nn, 0);
   n.neighbours = static_cast<std::size_t>(
       std::count_if(nn.ids.begin(), nn.ids.end(), [](std::int64_t id) { return id >= 0; }));
   sample.gain = n.gain;
-  n.near_duplicate = near_duplicate(record, nn);
+  n.near_duplicate = near_duplicate(record, with_flagged(nn, row, vector));
   if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
   n.label_quality = label_quality_.score(nn, 0, static_cast<int>(*sample.label), label_lookup);
@@ -284,8 +293,45 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   return n;
 }
 
+// The near-duplicate candidates of chunk row `row`: its nearest accepted
+// samples `nn` merged with its nearest flagged ones (the chunk's search of
+// the flagged index and this chunk's label issues since), best first, as
+// many as `nn` holds. Without flagged samples: `nn` itself.
+index::SearchResults IngestBatch::with_flagged(const index::SearchResults& nn, int row,
+                                               const float* vector) {
+  if (!flagged_searched_ && recent_flagged_.empty()) return nn;
+  merged_.clear();
+  for (std::size_t r = 0; r < nn.k && nn.ids[r] >= 0; ++r) {
+    merged_.emplace_back(nn.similarities[r], nn.ids[r]);
+  }
+  if (flagged_searched_) {
+    for (std::size_t r = 0; r < flagged_found_.k; ++r) {
+      if (flagged_found_.id(row, r) < 0) break;
+      merged_.emplace_back(flagged_found_.similarity(row, r), flagged_found_.id(row, r));
+    }
+  }
+  for (std::size_t i : recent_flagged_) {
+    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
+                         kPendingBase + static_cast<std::int64_t>(i));
+  }
+  const std::size_t keep = std::min(merged_.size(), nn.k);
+  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  index::SearchResults candidates;
+  candidates.num_queries = 1;
+  candidates.k = nn.k;
+  candidates.ids.assign(nn.k, -1);
+  candidates.similarities.assign(nn.k, -std::numeric_limits<float>::infinity());
+  for (std::size_t r = 0; r < keep; ++r) {
+    candidates.similarities[r] = merged_[r].first;
+    candidates.ids[r] = merged_[r].second;
+  }
+  return candidates;
+}
+
 // The verified near-duplicate candidates of an image (pixels or a decoded
-// image file) or text record (other files are deduplicated exactly only). Only candidates within
+// image file) or text record (other files are deduplicated exactly only).
+// Only candidates within
 // candidate_margin of the best index cosine are verified (a re-submitted copy
 // is almost always the top candidate).
 std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
@@ -319,20 +365,22 @@ void IngestBatch::flush() {
   samples.reserve(items_.size() - flushed_);
   for (std::size_t i = flushed_; i < items_.size(); ++i) samples.push_back(items_[i].sample);
   const std::vector<std::int64_t> ids = context_.store.insert_samples(samples);
-  std::vector<std::int64_t> add_ids;
-  std::vector<float> add_vectors;
+  add_ids_.clear();
+  add_vectors_.clear();
+  flag_ids_.clear();
+  flag_vectors_.clear();
   for (std::size_t i = flushed_; i < items_.size(); ++i) {
     items_[i].id = ids[i - flushed_];
-    record_flushed(i, add_ids, add_vectors);
+    record_flushed(i);
   }
-  if (!add_ids.empty()) context_.index.add(add_ids, add_vectors);
+  if (!add_ids_.empty()) context_.index.add(add_ids_, add_vectors_);
+  if (!flag_ids_.empty()) context_.flagged_index.add(flag_ids_, flag_vectors_);
   flushed_ = items_.size();
 }
 
 // Item `i`, just given its store id: indexed by id, its vector written, and
-// (accepted) queued for the index.
-void IngestBatch::record_flushed(std::size_t i, std::vector<std::int64_t>& add_ids,
-                                 std::vector<float>& add_vectors) {
+// queued for the index (accepted) or the flagged index (label_issue).
+void IngestBatch::record_flushed(std::size_t i) {
   const Pending& p = items_[i];
   if (first_id_ < 0) first_id_ = p.id;
   WINNOW_THROW_IF_NOT(p.id >= first_id_, "{}: the store gave sample id {} after {} in one batch",
@@ -342,12 +390,15 @@ void IngestBatch::record_flushed(std::size_t i, std::vector<std::int64_t>& add_i
   item_by_id_[offset] = i;
   if (p.record == nullptr) return;
   if (p.accepted) {
-    add_ids.push_back(p.id);
-    add_vectors.insert(add_vectors.end(), p.embedding.begin(), p.embedding.end());
+    add_ids_.push_back(p.id);
+    add_vectors_.insert(add_vectors_.end(), p.embedding.begin(), p.embedding.end());
     if (p.sample.label) {
       context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
       ++context_.accepted_labels.counts[*p.sample.label];
     }
+  } else {
+    flag_ids_.push_back(p.id);
+    flag_vectors_.insert(flag_vectors_.end(), p.embedding.begin(), p.embedding.end());
   }
   vectors_.put(p.id, p.embedding.data(), p.embedding.size(), stored_content(*p.record));
 }

@@ -1,11 +1,11 @@
 // IngestBatch: the records of one ingest batch, read, decided and written
 // micro_batch at a time inside the caller's transaction
 // (IngestPipeline::ingest_batch). Per chunk: the records are embedded and the
-// index searched once for all of them; per record the facts are gathered
-// (key, exact duplicate, neighbours, near duplicates, label quality, gain)
-// and decide() (record_decision.h) turns them into a decision; the chunk's
-// samples, events and vectors are then written and accepted vectors join the
-// index.
+// index (and the flagged index) searched once for all of them; per record the
+// facts are gathered (key, exact duplicate, neighbours, near duplicates, label
+// quality, gain) and decide() (record_decision.h) turns them into a decision;
+// the chunk's samples, events and vectors are then written, accepted vectors
+// join the index and label_issue vectors the flagged index.
 #pragma once
 
 #include <atomic>
@@ -32,7 +32,11 @@ namespace winnow::curation::ingest {
 // What a batch reads and updates: the pipeline's store, index and caches.
 struct IngestContext {
   store::MetadataStore& store;
-  index::VectorIndex& index;
+  index::VectorIndex& index;  // the accepted samples
+  // The label_issue samples: near-duplicate candidates only (their labels
+  // and gains count for nothing), so that a re-submitted copy of a flagged
+  // sample is its duplicate rather than a new sample judged again.
+  index::VectorIndex& flagged_index;
   const embed::Embedder& embedder;
   const CurationConfig& config;
   const dedup::ImageNearDuplicateVerifier& image_verifier;
@@ -67,13 +71,13 @@ class IngestBatch {
   void note_rejection(const store::NewSample& sample, const Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
   index::SearchResults nearest(int row, const float* vector);
-  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn,
-                              store::NewSample& sample);
+  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn, int row,
+                              const float* vector, store::NewSample& sample);
+  index::SearchResults with_flagged(const index::SearchResults& nn, int row, const float* vector);
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
-                                                          const index::SearchResults& nn);
+                                                          const index::SearchResults& candidates);
   void flush();
-  void record_flushed(std::size_t i, std::vector<std::int64_t>& add_ids,
-                      std::vector<float>& add_vectors);
+  void record_flushed(std::size_t i);
   std::int64_t item_id(std::size_t i);
   const ManifestRecord* record_of(std::int64_t id);
   std::optional<int> label_of(std::int64_t id) const;
@@ -118,6 +122,13 @@ class IngestBatch {
   index::SearchResults found_;
   bool searched_ = false;
   std::vector<std::size_t> recent_;  // accepted items since the chunk's index search
+  // The same for the flagged index (near-duplicate candidates).
+  index::SearchResults flagged_found_;
+  bool flagged_searched_ = false;
+  std::vector<std::size_t> recent_flagged_;  // label_issue items since that search
+  // What the flush adds to the indexes.
+  std::vector<std::int64_t> add_ids_, flag_ids_;
+  std::vector<float> add_vectors_, flag_vectors_;
   std::vector<std::pair<float, std::int64_t>> merged_;
 };
 

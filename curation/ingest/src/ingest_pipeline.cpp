@@ -186,8 +186,23 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  return {*store_,          *index_,         *embedder_,   config_,
-          *image_verifier_, *text_verifier_, label_names_, *accepted_labels_};
+  return {*store_,          *index_,         flagged_index(), *embedder_,       config_,
+          *image_verifier_, *text_verifier_, label_names_,    *accepted_labels_};
+}
+
+index::VectorIndex& IngestPipeline::flagged_index() {
+  if (flagged_index_ && flagged_revision_ == revision_) return *flagged_index_;
+  const std::size_t dim = embedder_->dim();
+  flagged_index_ = index::make_vector_index(config_.index, dim);
+  store::VectorReader reader(store_->database(), dim, store::SampleStatus::label_issue);
+  index::VectorBatch batch;
+  while (reader.read(kRebuildBatch, batch.ids, batch.vectors) > 0) {
+    flagged_index_->add(batch.ids, batch.vectors);
+    batch.ids.clear();
+    batch.vectors.clear();
+  }
+  flagged_revision_ = revision_;
+  return *flagged_index_;
 }
 
 index::IndexFingerprint IngestPipeline::fingerprint() {
@@ -225,12 +240,14 @@ void IngestPipeline::sync_with_store() {
 
 void IngestPipeline::open_index() {
   const std::size_t dim = embedder_->dim();
-  auto reader = std::make_shared<store::AcceptedVectorReader>(store_->database(), dim);
+  auto reader =
+      std::make_shared<store::VectorReader>(store_->database(), dim, store::SampleStatus::accepted);
   auto source = [reader](index::VectorBatch& batch) {
     return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
   };
   auto result = index::open_or_rebuild(index_path_, config_.index, dim, fingerprint(), source);
   index_ = std::move(result.index);
+  flagged_index_.reset();
   open_info_ = index_info();
   open_info_.rebuilt = result.rebuilt;
   open_info_.rebuild_reason = result.rebuilt
@@ -314,10 +331,12 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     fp = fingerprint();
     tx.commit();
     revision_ = revision;
+    flagged_revision_ = revision;  // the batch's label issues joined it
   } catch (const std::exception& e) {
     // The transaction rolled back: the in-memory index and labels hold this
     // batch's rolled-back ids, which SQLite will hand out again. Reopen them
     // from disk, or drop the index so that the next write reopens it.
+    flagged_index_.reset();
     try {
       open_index();
     } catch (const std::exception&) {

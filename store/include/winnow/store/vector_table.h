@@ -46,14 +46,15 @@ struct AcceptedVectorCount {
   std::int64_t max_sample_id = -1;
 };
 
-// Reads the accepted samples' embeddings in id order, some at a time, from
-// one query kept open between calls.
-class AcceptedVectorReader {
+// Reads the embeddings of the samples with one status (accepted: the index;
+// label_issue: the near-duplicate candidates beside it) in id order, some at
+// a time, from one query kept open between calls.
+class VectorReader {
  public:
-  AcceptedVectorReader(Database& db, std::size_t dim);
-  ~AcceptedVectorReader();
-  AcceptedVectorReader(const AcceptedVectorReader&) = delete;
-  AcceptedVectorReader& operator=(const AcceptedVectorReader&) = delete;
+  VectorReader(Database& db, std::size_t dim, SampleStatus status);
+  ~VectorReader();
+  VectorReader(const VectorReader&) = delete;
+  VectorReader& operator=(const VectorReader&) = delete;
 
   // Appends up to `limit` rows to `ids` and `vectors` (dim floats each);
   // returns how many. Once it returns 0 the reader stays done. Throws when a

@@ -220,9 +220,10 @@ class IngestPipeline {
   const labels::LabelNames& label_names() const { return label_names_; }
 
  private:
-  void open_index();               // and load_accepted_labels
-  void load_accepted_labels();     // accepted_labels_ from the store
-  IngestContext ingest_context();  // what an IngestBatch works on
+  void open_index();                    // and load_accepted_labels
+  void load_accepted_labels();          // accepted_labels_ from the store
+  IngestContext ingest_context();       // what an IngestBatch works on
+  index::VectorIndex& flagged_index();  // rebuilt from the store when stale
   index::IndexFingerprint fingerprint();
   // Several processes may write one dataset (the daemon, `winnow ingest`,
   // `winnow regain`); each caches the config, embedder, index and labels.
@@ -241,6 +242,11 @@ class IngestPipeline {
   CurationConfig config_;
   std::unique_ptr<embed::Embedder> embedder_;
   std::unique_ptr<index::VectorIndex> index_;
+  // The label_issue samples' vectors, near-duplicate candidates beside the
+  // index (ingest_batch.h). Not saved: built from the store by the first
+  // batch of a revision this process did not write itself.
+  std::unique_ptr<index::VectorIndex> flagged_index_;
+  std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
   std::unique_ptr<dedup::ImageNearDuplicateVerifier> image_verifier_;
   std::unique_ptr<dedup::TextNearDuplicateVerifier> text_verifier_;
