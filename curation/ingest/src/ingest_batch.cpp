@@ -239,35 +239,48 @@ std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash)
   return original;
 }
 
+// Candidate lists merged from several sources into merged_ (cleared by the
+// caller): row `row` of a search, up to its first empty slot ...
+void IngestBatch::merge_found(const index::SearchResults& found, int row) {
+  for (std::size_t r = 0; r < found.k; ++r) {
+    if (found.id(row, r) < 0) break;
+    merged_.emplace_back(found.similarity(row, r), found.id(row, r));
+  }
+}
+
+// ... this chunk's queued items (not yet in an index), scored against `vector` ...
+void IngestBatch::merge_pending(const std::vector<std::size_t>& items, const float* vector) {
+  for (std::size_t i : items) {
+    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
+                         kPendingBase + static_cast<std::int64_t>(i));
+  }
+}
+
+// ... and the best `k` of them as one query's results, best first, padded with -1.
+index::SearchResults IngestBatch::best_merged(std::size_t k) {
+  const std::size_t keep = std::min(merged_.size(), k);
+  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  index::SearchResults best;
+  best.num_queries = 1;
+  best.k = k;
+  best.ids.assign(k, -1);
+  best.similarities.assign(k, -std::numeric_limits<float>::infinity());
+  for (std::size_t r = 0; r < keep; ++r) {
+    best.similarities[r] = merged_[r].first;
+    best.ids[r] = merged_[r].second;
+  }
+  return best;
+}
+
 // The record's nearest accepted samples: the chunk search (row `row`) merged
 // with this chunk's samples accepted since, best first, at most
 // neighbours_k_ of them (padded with -1).
 index::SearchResults IngestBatch::nearest(int row, const float* vector) {
   merged_.clear();
-  if (searched_) {
-    for (std::size_t r = 0; r < found_.k; ++r) {
-      if (found_.id(row, r) < 0) break;
-      merged_.emplace_back(found_.similarity(row, r), found_.id(row, r));
-    }
-  }
-  for (std::size_t i : recent_) {
-    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
-                         kPendingBase + static_cast<std::int64_t>(i));
-  }
-  const auto k = static_cast<std::size_t>(neighbours_k_);
-  const std::size_t keep = std::min(merged_.size(), k);
-  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
-                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  index::SearchResults nn;
-  nn.num_queries = 1;
-  nn.k = k;
-  nn.ids.assign(k, -1);
-  nn.similarities.assign(k, -std::numeric_limits<float>::infinity());
-  for (std::size_t r = 0; r < keep; ++r) {
-    nn.similarities[r] = merged_[r].first;
-    nn.ids[r] = merged_[r].second;
-  }
-  return nn;
+  if (searched_) merge_found(found_, row);
+  merge_pending(recent_, vector);
+  return best_merged(static_cast<std::size_t>(neighbours_k_));
 }
 
 // Gain, near duplicates and label quality of an embedded record (chunk row
@@ -301,32 +314,10 @@ index::SearchResults IngestBatch::with_flagged(const index::SearchResults& nn, i
                                                const float* vector) {
   if (!flagged_searched_ && recent_flagged_.empty()) return nn;
   merged_.clear();
-  for (std::size_t r = 0; r < nn.k && nn.ids[r] >= 0; ++r) {
-    merged_.emplace_back(nn.similarities[r], nn.ids[r]);
-  }
-  if (flagged_searched_) {
-    for (std::size_t r = 0; r < flagged_found_.k; ++r) {
-      if (flagged_found_.id(row, r) < 0) break;
-      merged_.emplace_back(flagged_found_.similarity(row, r), flagged_found_.id(row, r));
-    }
-  }
-  for (std::size_t i : recent_flagged_) {
-    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
-                         kPendingBase + static_cast<std::int64_t>(i));
-  }
-  const std::size_t keep = std::min(merged_.size(), nn.k);
-  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
-                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  index::SearchResults candidates;
-  candidates.num_queries = 1;
-  candidates.k = nn.k;
-  candidates.ids.assign(nn.k, -1);
-  candidates.similarities.assign(nn.k, -std::numeric_limits<float>::infinity());
-  for (std::size_t r = 0; r < keep; ++r) {
-    candidates.similarities[r] = merged_[r].first;
-    candidates.ids[r] = merged_[r].second;
-  }
-  return candidates;
+  merge_found(nn, 0);
+  if (flagged_searched_) merge_found(flagged_found_, row);
+  merge_pending(recent_flagged_, vector);
+  return best_merged(nn.k);
 }
 
 // The verified near-duplicate candidates of an image (pixels or a decoded

@@ -71,6 +71,9 @@ class IngestBatch {
   void note_rejection(const store::NewSample& sample, const Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
   index::SearchResults nearest(int row, const float* vector);
+  void merge_found(const index::SearchResults& found, int row);
+  void merge_pending(const std::vector<std::size_t>& items, const float* vector);
+  index::SearchResults best_merged(std::size_t k);
   Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn, int row,
                               const float* vector, store::NewSample& sample);
   index::SearchResults with_flagged(const index::SearchResults& nn, int row, const float* vector);
