@@ -11,9 +11,9 @@
 
 #include "command.h"
 #include "winnow/error.h"
+#include "winnow/version.h"
 #ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
 #include "winnow/torch/torchscript_embedder.h"
-#include "winnow/version.h"
 #endif
 
 namespace {
