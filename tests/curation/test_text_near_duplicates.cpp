@@ -139,3 +139,23 @@ TEST_CASE("the text gate is stored, and an older config without it still loads",
   CHECK_THROWS_WITH(CurationConfig::from_json(bad.dump()),
                     Catch::Contains("text_min_candidate_similarity=1.5"));
 }
+
+TEST_CASE("regain with a new embedder sets the text gate, and only with one", "[rejudge][text]") {
+  winnow::test::TempDir dir;
+  CurationConfig config;
+  config.embedder = "hashed-ngrams(n=3,dim=256)";
+  std::int64_t original = -1;
+  ingest_and_find_copy(dir, config, original);
+  IngestPipeline p(dir.file("text.db"));
+  RejudgeOptions without_embedder;
+  without_embedder.text_min_candidate_similarity = 0.7;
+  CHECK_THROWS_WITH(p.rejudge(without_embedder), Catch::Contains("--embedder"));
+  RejudgeOptions options;
+  options.embedder = "hashed-ngrams(n=3,dim=128)";
+  options.text_min_candidate_similarity = 0.7;
+  p.rejudge(options);
+  CHECK(p.config().text_min_candidate_similarity == 0.7);
+  CHECK(p.config().min_candidate_similarity == 0.98);  // the pixels gate: unchanged
+  IngestPipeline reopened(dir.file("text.db"));
+  CHECK(reopened.config().text_min_candidate_similarity == 0.7);
+}
