@@ -28,7 +28,10 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--candidates", config.candidates, "near-dup candidates")->capture_default_str();
   cmd->add_option("--min-candidate", config.min_candidate_similarity,
-                  "index cosine below which candidates are not verified")
+                  "index cosine below which a pixels record's candidates are not verified")
+      ->capture_default_str();
+  cmd->add_option("--text-min-candidate", config.text_min_candidate_similarity,
+                  "index cosine below which a text record's candidates are not verified")
       ->capture_default_str();
   cmd->add_option("--candidate-margin", config.candidate_margin,
                   "verify only candidates within this of the best index cosine (2: all)")

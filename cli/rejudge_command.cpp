@@ -23,6 +23,7 @@ Command add_rejudge_command(CLI::App& parent) {
     bool consensus = false;
     std::string embedder;
     std::optional<double> min_candidate;
+    std::optional<double> text_min_candidate;
     std::optional<double> flag_below;
     double consensus_flag_below = curation::ingest::RejudgeOptions{}.consensus_flag_below;
   };
@@ -55,8 +56,11 @@ Command add_rejudge_command(CLI::App& parent) {
                   "torchscript:model.pt), rebuild the index, re-judge labels, and make it the "
                   "dataset's embedder for later batches");
   cmd->add_option("--min-candidate", o->min_candidate,
-                  "with --embedder: the index cosine below which near-duplicate candidates are "
-                  "not verified, in the new embedding (default: unchanged)")
+                  "with --embedder: the index cosine below which a pixels record's near-duplicate "
+                  "candidates are not verified, in the new embedding (default: unchanged)")
+      ->needs("--embedder");
+  cmd->add_option("--text-min-candidate", o->text_min_candidate,
+                  "with --embedder: the same for text records (default: unchanged)")
       ->needs("--embedder");
   return {cmd, [o] {
             curation::ingest::IngestPipeline pipeline(o->db);
@@ -67,6 +71,7 @@ Command add_rejudge_command(CLI::App& parent) {
             options.consensus_flag_below = o->consensus_flag_below;
             if (!o->embedder.empty()) options.embedder = o->embedder;
             options.min_candidate_similarity = o->min_candidate;
+            options.text_min_candidate_similarity = o->text_min_candidate;
             const curation::ingest::RejudgeReport r = pipeline.rejudge(options);
             nlohmann::json out = {{"updated", r.gains_updated},
                                   {"gains_updated", r.gains_updated},
@@ -76,6 +81,8 @@ Command add_rejudge_command(CLI::App& parent) {
               out["previous_embedder"] = r.previous_embedder;
               out["re_embedded"] = r.re_embedded;
               out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
+              out["text_min_candidate_similarity"] =
+                  pipeline.config().text_min_candidate_similarity;
             }
             if (options.consensus) {
               out["relabelled"] = r.relabelled;

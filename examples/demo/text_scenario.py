@@ -129,7 +129,7 @@ def curate(options, manifests, work):
     start = time.perf_counter()
     run_winnow(options.winnow, "init", "--db", db, "--embedder", options.embedder,
                "--text-threshold", options.text_threshold,
-               "--min-candidate", options.min_candidate,
+               "--text-min-candidate", options.min_candidate,
                "--candidates", options.candidates,
                "--flag-below", options.flag_below)
     seconds["init"] = time.perf_counter() - start
@@ -361,11 +361,11 @@ def main():
                         help="folder for the manifests, database and results")
     parser.add_argument("--embedder", default="hashed-ngrams(n=3,dim=256)")
     parser.add_argument("--text-threshold", type=float, default=0.8)
-    # Tuned for this corpus (docs/demo-text.md); winnow's defaults are 0.98 and
-    # 0.1. Character-trigram vectors of unrelated e-mails are close, and many
-    # copies with Jaccard >= 0.8 have a cosine below 0.98, so candidates are
-    # taken down to 0.85. Label-issue flagging is off: a flagged message is not
-    # indexed, so its later copies would go unnoticed.
+    # The text candidate gate (init --text-min-candidate): 0.85, winnow's
+    # default for text since issue 19, was first tuned on this corpus
+    # (docs/demo-text.md); the image gate, 0.98, dropped many copies with
+    # Jaccard >= 0.8. Label-issue flagging is off (winnow's default is 0.1): a
+    # flagged message is not indexed, so its later copies would go unnoticed.
     parser.add_argument("--min-candidate", type=float, default=0.85)
     parser.add_argument("--candidates", type=int, default=10)
     parser.add_argument("--flag-below", type=float, default=0.0)

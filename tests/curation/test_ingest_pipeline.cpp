@@ -338,10 +338,16 @@ TEST_CASE("a stop request rolls the batch back and leaves the index as the store
   const auto pipeline = text_pipeline(dir, 16);
   IngestPipeline& p = *pipeline;
   std::vector<std::string> lines;
-  for (int i = 0; i < 200; ++i) {
-    lines.push_back(json{{"key", "k" + std::to_string(i)},
-                         {"text", "a distinct text " + std::to_string(i * 7919)}}
-                        .dump());
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    // Three unrelated 20-digit numbers: no two texts share enough 5-codepoint
+    // shingles to be near duplicates (texts like "a distinct text N" are).
+    const auto digits = [](std::uint64_t x) {
+      return std::to_string((x + 1) * 0x9E3779B97F4A7C15ull);
+    };
+    lines.push_back(
+        json{{"key", "k" + std::to_string(i)},
+             {"text", digits(3 * i) + " " + digits(3 * i + 1) + " " + digits(3 * i + 2)}}
+            .dump());
   }
   const std::string path = write_file(dir.file("m.jsonl"), lines);
   ManifestReader reader(path);

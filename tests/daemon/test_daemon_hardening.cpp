@@ -256,8 +256,12 @@ TEST_CASE("row 5: a manifest written in place is taken only once it holds still"
   const auto daemon = d.serve("2000");
   {
     std::ofstream out(d.inbox / "inplace.jsonl");
+    // Texts far apart: "text of line N" and "text of line M" are near duplicates.
+    const char* const texts[] = {"alpha centauri", "binary search", "copper wire",  "dune sand",
+                                 "echo chamber",   "fjord water",   "granite slab", "hollow log",
+                                 "iris blossom",   "jasper stone"};
     for (int i = 0; i < 10; ++i) {  // a line every 100 ms, well inside one poll interval
-      out << text_line("line" + std::to_string(i), "text of line " + std::to_string(i));
+      out << text_line("line" + std::to_string(i), texts[i]);
       out.flush();
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -20,10 +20,14 @@ namespace {
 constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
 
-dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config) {
+// The candidate gate depends on the content kind: index cosines of the
+// pixels and the text embedders are on different scales.
+dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config, ContentKind kind) {
   dedup::NearDuplicateFinderOptions options;
   options.candidates = config.candidates;
-  options.min_candidate_similarity = config.min_candidate_similarity;
+  options.min_candidate_similarity = kind == ContentKind::text
+                                         ? config.text_min_candidate_similarity
+                                         : config.min_candidate_similarity;
   return options;
 }
 
@@ -48,8 +52,10 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       neighbours_k_(std::max({context.config.candidates, context.config.label_k, kGainNeighbours})),
       rules_(DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
-      image_finder_(context.index, context.image_verifier, finder_options(context.config)),
-      text_finder_(context.index, context.text_verifier, finder_options(context.config)),
+      image_finder_(context.index, context.image_verifier,
+                    finder_options(context.config, ContentKind::pixels)),
+      text_finder_(context.index, context.text_verifier,
+                   finder_options(context.config, ContentKind::text)),
       vectors_(context.store.database()),
       earlier_samples_(context.store.has_samples()) {}
 

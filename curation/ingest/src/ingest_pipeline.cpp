@@ -46,6 +46,7 @@ std::string CurationConfig::to_json() const {
             {"image_max_shift", image_max_shift},
             {"text_threshold", text_threshold},
             {"text_shingle", text_shingle},
+            {"text_min_candidate_similarity", text_min_candidate_similarity},
             {"label_k", label_k},
             {"label_flag_below", label_flag_below},
             {"min_label_neighbours", min_label_neighbours},
@@ -75,6 +76,9 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("image_max_shift", c.image_max_shift);
   get("text_threshold", c.text_threshold);
   get("text_shingle", c.text_shingle);
+  c.text_min_candidate_similarity =
+      std::min(c.min_candidate_similarity, kDefaultTextMinCandidateSimilarity);
+  get("text_min_candidate_similarity", c.text_min_candidate_similarity);
   get("label_k", c.label_k);
   get("label_flag_below", c.label_flag_below);
   get("min_label_neighbours", c.min_label_neighbours);
@@ -90,6 +94,9 @@ void CurationConfig::validate() const {
   WINNOW_THROW_IF_NOT(std::isfinite(min_candidate_similarity) && min_candidate_similarity <= 1.0,
                       "min_candidate_similarity={} must be finite and <= 1",
                       min_candidate_similarity);
+  WINNOW_THROW_IF_NOT(
+      std::isfinite(text_min_candidate_similarity) && text_min_candidate_similarity <= 1.0,
+      "text_min_candidate_similarity={} must be finite and <= 1", text_min_candidate_similarity);
   WINNOW_THROW_IF_NOT(std::isfinite(candidate_margin) && candidate_margin >= 0.0,
                       "candidate_margin={} must be finite and >= 0", candidate_margin);
   WINNOW_THROW_IF_NOT(label_k >= 1 && label_k <= 1000, "label_k={} must be in [1, 1000]", label_k);

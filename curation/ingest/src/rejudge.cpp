@@ -547,12 +547,17 @@ void write_vectors(store::Database& db, const StoredSamples& stored) {
   }
 }
 
-// `config` with the new embedder (and, when given, its
-// min_candidate_similarity); throws when the result is not a valid config.
+// `config` with the new embedder (and, when given, its candidate gates);
+// throws when the result is not a valid config.
 CurationConfig config_with_embedder(CurationConfig config, const std::string& embedder,
-                                    const std::optional<double>& min_candidate_similarity) {
+                                    const RejudgeOptions& options) {
   config.embedder = embedder;
-  if (min_candidate_similarity) config.min_candidate_similarity = *min_candidate_similarity;
+  if (options.min_candidate_similarity) {
+    config.min_candidate_similarity = *options.min_candidate_similarity;
+  }
+  if (options.text_min_candidate_similarity) {
+    config.text_min_candidate_similarity = *options.text_min_candidate_similarity;
+  }
   config.validate();
   return config;
 }
@@ -591,8 +596,9 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
   const bool reembed = options.embedder.has_value();
   const bool relabel = options.labels || options.consensus || reembed;
   WINNOW_THROW_IF_NOT(
-      reembed || !options.min_candidate_similarity,
-      "regain: a new min_candidate_similarity goes with a new embedder (--embedder)");
+      reembed || (!options.min_candidate_similarity && !options.text_min_candidate_similarity),
+      "regain: a new min_candidate_similarity or text_min_candidate_similarity goes with a new "
+      "embedder (--embedder)");
 
   try {
     store::Transaction tx(store_->database());
@@ -644,7 +650,7 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     CurationConfig new_config = config_;
     if (reembed) {
       write_vectors(store_->database(), stored);
-      new_config = config_with_embedder(config_, report.embedder, options.min_candidate_similarity);
+      new_config = config_with_embedder(config_, report.embedder, options);
       store_->set_meta(CurationConfig::kMetaKey, new_config.to_json());
     }
     report.relabelled =

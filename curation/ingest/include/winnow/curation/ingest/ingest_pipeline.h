@@ -49,6 +49,14 @@ struct CurationConfig {
   int image_max_shift = 1;
   double text_threshold = 0.8;  // Jaccard of shingles
   int text_shingle = 5;
+  // The index cosine below which a text record's candidates are not
+  // verified: min_candidate_similarity is the gate of pixels records, tuned
+  // for the pixels embedder. 0.85 measured for hashed-ngrams(n=3,dim=256) on
+  // man-page prose (docs/curation.md, "Text near duplicates"). A stored
+  // config without it gets min(min_candidate_similarity, 0.85): never
+  // stricter than the gate such a database used for text until then.
+  static constexpr double kDefaultTextMinCandidateSimilarity = 0.85;
+  double text_min_candidate_similarity = kDefaultTextMinCandidateSimilarity;
   int label_k = 15;
   double label_flag_below = 0.1;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
@@ -124,6 +132,8 @@ struct RejudgeOptions {
   // not verified (config min_candidate_similarity), since cosines mean
   // something else in the new embedding. Unset: kept.
   std::optional<double> min_candidate_similarity;
+  // The same for text records (config text_min_candidate_similarity).
+  std::optional<double> text_min_candidate_similarity;
   // Re-judge the label quality of every stored accepted and label_issue
   // sample against today's accepted neighbours (leave-one-out): accepted ->
   // label_issue when flagged, kNN label_issue -> accepted when no longer
