@@ -26,22 +26,6 @@ using namespace winnow::image::test;
 
 namespace {
 
-// Up to `n` regular (not linked) PNG files of the clip-art set, in name order.
-std::vector<fs::path> clip_art(std::size_t n) {
-  const fs::path root = "/usr/share/openclipart/png/animals";
-  std::vector<fs::path> files;
-  if (!fs::is_directory(root)) return files;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".png" &&
-        entry.file_size() < 200000) {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  if (files.size() > n) files.resize(n);
-  return files;
-}
-
 std::string path_line(const std::string& key, const fs::path& path) {
   return nlohmann::json{{"key", key}, {"path", path.string()}, {"label", "animal"}}.dump();
 }
