@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "winnow/image/image_quality.h"
+
 namespace winnow::curation {
 
 // What a record's content is.
@@ -30,13 +32,21 @@ struct Annotation {
   std::string label;
 };
 
+// What decoding an image file measured of its quality (image_file.cpp); the
+// issues are judged from it at ingest (image_issues.h).
+struct ImageMeasurement {
+  std::size_t width = 0;  // of the file, from its header
+  std::size_t height = 0;
+  image::ImageQualityScores scores;
+};
+
 struct ManifestRecord {
   std::size_t line = 0;  // 1-based line in the manifest (0 when not from one)
   std::string key;
   ContentKind kind = ContentKind::text;
-  std::string path;                  // kind == path (as written in the manifest)
-  std::string resolved_path;         // kind == path: the file actually read
-  std::string text;                  // kind == text
+  std::string path;           // kind == path (as written in the manifest)
+  std::string resolved_path;  // kind == path: the file actually read
+  std::string text;           // kind == text
   // Row-major grey levels: kind == pixels, or a decoded image file's working
   // image (kind == path; see has_image).
   std::vector<std::uint8_t> pixels;
@@ -46,6 +56,8 @@ struct ManifestRecord {
   std::string source;
   std::vector<Annotation> annotations;
   std::vector<float> embedding;  // empty when the manifest gave none
+  // Set when the reader decoded the `path` record's file as an image.
+  std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.
   std::string content_hash;
 
