@@ -14,9 +14,11 @@ Prints JSON: recall per kind of copy, and the share of untouched originals
 flagged near duplicate (of another original: the set has its own
 near-identical drawings).
 """
-import argparse, glob, hashlib, io, json, os, random, subprocess, sys, tempfile, time
+import argparse, io, json, os, random, subprocess, sys, tempfile, time
 
 from PIL import Image, ImageEnhance
+
+from clip_art import distinct_clip_art
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -32,18 +34,10 @@ def main():
     rng = random.Random(a.seed)
     work = a.work or tempfile.mkdtemp(prefix="winnow-imgbench-")
     os.makedirs(work, exist_ok=True)
-    files = sorted(f for f in glob.glob("/usr/share/openclipart/png/**/*.png", recursive=True)
-                   if not os.path.islink(f) and os.path.getsize(f) < 2_000_000)
-    rng.shuffle(files)
-    seen, originals = set(), []
-    for f in files:
+    originals = []
+    for f in distinct_clip_art(rng, 2_000_000):
         if len(originals) == a.originals:
             break
-        data = open(f, "rb").read()
-        h = hashlib.sha1(data).hexdigest()
-        if h in seen:
-            continue
-        seen.add(h)
         originals.append(f)
     records = []  # (key, path, kind, original index or None)
     os.makedirs(os.path.join(work, "originals"), exist_ok=True)
