@@ -27,7 +27,8 @@ planted subsets replaced. Per issue:
   untouched_rate   share of all N untouched images (A) flagged with the issue
   dataset_precision  share of B's images flagged with the issue that were
                    planted with it (natural base rate and side effects of
-                   other plants included)
+                   other plants included); flagged_by_plant says what was
+                   planted on B's flagged images
 and a sweep of recall/precision over thresholds from the exported scores.
 Prints JSON.
 """
@@ -192,8 +193,12 @@ def main():
             sweep.append({"threshold": t, "recall": rec / len(keys),
                           "precision": rec / (rec + fp) if rec + fp else None,
                           "untouched_rate": sum((score(r, issue) or 1) < t for r in A.values()) / n})
+        by_plant = {}  # B's images flagged with the issue, by what was planted on them
+        for k in flagged_b:
+            plant_name = planted_kind.get(int(k[1:]), "untouched")
+            by_plant[plant_name] = by_plant.get(plant_name, 0) + 1
         result["issues"][issue] = {
-            "planted": kind, "recall": tp / len(keys),
+            "planted": kind, "recall": tp / len(keys), "flagged_by_plant": by_plant,
             "precision": tp / (tp + fp_pair) if tp + fp_pair else None,
             "untouched_rate": untouched / n,
             "dataset_precision": (sum(k in set(keys) for k in flagged_b) / len(flagged_b))
