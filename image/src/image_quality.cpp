@@ -28,12 +28,13 @@ double sharpness(const std::vector<float>& grey, std::size_t width, std::size_t 
   double laplacian = 0.0;
   for (std::size_t y = 0; y < height; ++y) {
     const float* row = grey.data() + y * width;
+    const float* below = y + 1 < height ? row + width : nullptr;
+    const float* above = y > 0 ? row - width : nullptr;
     for (std::size_t x = 0; x < width; ++x) {
       if (x + 1 < width) gradient += double(row[x + 1] - row[x]) * (row[x + 1] - row[x]);
-      if (y + 1 < height) gradient += double(row[x + width] - row[x]) * (row[x + width] - row[x]);
-      if (x == 0 || y == 0 || x + 1 == width || y + 1 == height) continue;
-      const double l =
-          double(row[x - 1]) + row[x + 1] + row[x - width] + row[x + width] - 4.0 * row[x];
+      if (below != nullptr) gradient += double(below[x] - row[x]) * (below[x] - row[x]);
+      if (x == 0 || x + 1 == width || above == nullptr || below == nullptr) continue;
+      const double l = double(row[x - 1]) + row[x + 1] + above[x] + below[x] - 4.0 * row[x];
       laplacian += l * l;
     }
   }
