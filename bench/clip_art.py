@@ -14,3 +14,22 @@ def distinct_clip_art(rng, max_bytes):
         if h not in seen:
             seen.add(h)
             yield f
+
+
+def on_white(path, min_side, max_pixels=16_000_000):
+    """The image of `path` composited on white as RGB, or None when it cannot
+    be read, has more than max_pixels or a side under min_side."""
+    from PIL import Image
+    try:
+        with Image.open(path) as probe:
+            w, h = probe.size
+        if w * h > max_pixels or min(w, h) < min_side:
+            return None
+        im = Image.open(path)
+        im.load()
+    except Exception:
+        return None
+    rgba = im.convert("RGBA")
+    bg = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    bg.alpha_composite(rgba)
+    return bg.convert("RGB")

@@ -36,21 +36,12 @@ import argparse, json, os, random, subprocess, tempfile
 
 from PIL import Image, ImageFilter
 
-from clip_art import distinct_clip_art
+from clip_art import distinct_clip_art, on_white
 
 Image.MAX_IMAGE_PIXELS = None
 
 PLANTS = {"blur": "blurry", "darken": "dark", "brighten": "bright", "flatten": "low_information",
           "desaturate": "grayscale", "stretch": "odd_aspect_ratio"}
-
-
-def rgb(path):
-    im = Image.open(path)
-    im.load()
-    im = im.convert("RGBA")
-    bg = Image.new("RGBA", im.size, (255, 255, 255, 255))
-    bg.alpha_composite(im)
-    return bg.convert("RGB")
 
 
 def is_colour(im):
@@ -141,15 +132,8 @@ def main():
     for f in distinct_clip_art(rng, 4_000_000):
         if len(pool) == a.images:
             break
-        try:
-            with Image.open(f) as probe:
-                w, hgt = probe.size
-            if w * hgt > 16_000_000 or min(w, hgt) < 32:
-                continue
-            im = rgb(f)
-        except Exception:
-            continue
-        if not is_colour(im):
+        im = on_white(f, 32)
+        if im is None or not is_colour(im):
             continue
         path = os.path.join(work, "untouched", f"{len(pool):05d}.{ext}")
         save(im, path, a.format)

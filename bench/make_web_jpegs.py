@@ -6,7 +6,7 @@ import argparse, os, random
 
 from PIL import Image
 
-from clip_art import distinct_clip_art
+from clip_art import distinct_clip_art, on_white
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -23,20 +23,12 @@ def main():
     for f in distinct_clip_art(rng, 4_000_000):
         if n == a.count:
             break
-        try:
-            with Image.open(f) as probe:
-                w, h = probe.size
-            if w * h > 16_000_000 or min(w, h) < 100:
-                continue
-            im = Image.open(f).convert("RGBA")
-        except Exception:
+        im = on_white(f, 100)
+        if im is None:
             continue
-        bg = Image.new("RGBA", im.size, (255, 255, 255, 255))
-        bg.alpha_composite(im)
         side = rng.randint(256, 500)
         s = side / max(im.size)
-        im = bg.convert("RGB").resize((max(1, round(im.width * s)), max(1, round(im.height * s))),
-                                      Image.LANCZOS)
+        im = im.resize((max(1, round(im.width * s)), max(1, round(im.height * s))), Image.LANCZOS)
         im.save(os.path.join(a.folder, f"{n:04d}.jpg"), quality=85)
         n += 1
     print(n)
