@@ -28,6 +28,9 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
     record.pixels = image::grey_thumbnail(decoded, reading.width, reading.height);
     record.width = reading.width;
     record.height = reading.height;
+    if (reading.colour_side > 0) {
+      record.colour = image::resize_area(decoded, reading.colour_side, reading.colour_side).rgb;
+    }
   } catch (const Error& e) {
     return fmt::format("path '{}' is a {} file that cannot be decoded: {}",
                        printable_text(record.path, 240), image::to_string(format), e.what());

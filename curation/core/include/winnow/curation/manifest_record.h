@@ -34,14 +34,17 @@ struct ManifestRecord {
   std::size_t line = 0;  // 1-based line in the manifest (0 when not from one)
   std::string key;
   ContentKind kind = ContentKind::text;
-  std::string path;                  // kind == path (as written in the manifest)
-  std::string resolved_path;         // kind == path: the file actually read
-  std::string text;                  // kind == text
+  std::string path;           // kind == path (as written in the manifest)
+  std::string resolved_path;  // kind == path: the file actually read
+  std::string text;           // kind == text
   // Row-major grey levels: kind == pixels, or a decoded image file's working
   // image (kind == path; see has_image).
   std::vector<std::uint8_t> pixels;
   std::size_t width = 0;   // of pixels; 0 when not given
   std::size_t height = 0;  // of pixels; 0 when not given
+  // A decoded image file's colour working image: row-major RGB, square
+  // (ColourImageVerifierOptions::side); empty for every other record.
+  std::vector<std::uint8_t> colour;
   std::optional<std::string> label;
   std::string source;
   std::vector<Annotation> annotations;
