@@ -37,12 +37,13 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from PIL import Image, ImageEnhance, ImageFilter
+
+from winnow_cli import run_winnow  # examples/demo/winnow_cli.py
 
 CLIP_ART = Path("/usr/share/openclipart/png")
 COPY_KINDS = ["reencode", "resize75", "crop4", "brightness", "bytes", "resaved"]
@@ -190,16 +191,6 @@ def plant(options, work, rng):
 
 
 # --- winnow ------------------------------------------------------------------------------
-
-
-def run_winnow(winnow, *arguments):
-    """Runs the CLI; its stdout. Stops the demo with winnow's message on failure."""
-    command = [str(winnow), *map(str, arguments)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"image_scenario: {' '.join(command[:3])} failed ({done.returncode}):\n"
-                 f"{done.stderr.strip()}")
-    return done.stdout
 
 
 def import_folder(winnow, db, root):
