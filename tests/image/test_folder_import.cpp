@@ -222,3 +222,24 @@ TEST_CASE("folder import: the checksum names the files to import", "[image][fold
   CHECK(none.total() == 0);
   CHECK(none.already_imported() == 2);
 }
+
+TEST_CASE("folder import: names that are not valid UTF-8 or hold control bytes become \\xNN",
+          "[image][folder][ingest]") {
+  winnow::test::TempDir dir;
+  const fs::path root = dir.path() / "set";
+  write_picture(root, "caf\xe9/a.jpg", 1);     // Latin-1 folder name: the label
+  write_picture(root, "ok/new\nline.jpg", 2);  // a newline in a file name
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+  IngestPipeline pipeline(db);
+  FolderImportOptions options;
+  options.image = pipeline.image_reading();
+  FolderImporter importer(root, options, kNothingImported);
+  const BatchReport report = pipeline.ingest_batch(
+      "set", importer.checksum(), [&](ManifestEntry& e) { return importer.next(e); });
+  CHECK(report.counts[SampleStatus::accepted] == 2);
+  const auto by_key = samples_by_key(pipeline);
+  REQUIRE(by_key.count("caf\\xe9/a.jpg") == 1);
+  CHECK(pipeline.label_names().name_of(*by_key.at("caf\\xe9/a.jpg").label) == "caf\\xe9");
+  CHECK(by_key.count("ok/new\\x0aline.jpg") == 1);
+}

@@ -37,13 +37,11 @@ FolderImporter::FolderImporter(const fs::path& root, FolderImportOptions options
                            printable_text(root.string()));
   WINNOW_THROW_IF_NOT(fs::is_directory(root_, ec), "'{}' is not a folder",
                       printable_text(root.string()));
-  if (options_.source.empty()) options_.source = root_.filename().string();
+  if (options_.source.empty()) options_.source = printable_text(root_.filename().string());
   options_.content.roots = {root_};
   walk(root_, "", std::nullopt);
   // Set aside what an earlier import of this folder already brought in.
-  auto imported = [&](const FolderFile& f) {
-    return already_imported(options_.key_prefix + f.relative, options_.source);
-  };
+  auto imported = [&](const FolderFile& f) { return already_imported(key_of(f), options_.source); };
   const auto kept = std::stable_partition(files_.begin(), files_.end(),
                                           [&](const FolderFile& f) { return !imported(f); });
   already_imported_ = static_cast<std::size_t>(files_.end() - kept);
@@ -81,7 +79,7 @@ void FolderImporter::walk(const fs::path& folder, const std::string& relative,
     }
     if (S_ISDIR(st.st_mode)) {  // lstat: a link to a folder is not one
       const bool class_folder = relative.empty() && options_.labelled;
-      walk(path, rel, class_folder ? std::optional<std::string>(name) : label);
+      walk(path, rel, class_folder ? std::optional<std::string>(printable_text(name)) : label);
       continue;
     }
     files_.push_back({rel,
@@ -96,7 +94,7 @@ bool FolderImporter::next(ManifestEntry& entry) {
   if (next_ == files_.size()) return false;
   const FolderFile& file = files_[next_++];
   entry = ManifestEntry{};
-  Rejection rejection{next_, options_.key_prefix + file.relative, {}, options_.source};
+  Rejection rejection{next_, key_of(file), {}, options_.source};
   if (!file.unreadable.empty()) {
     rejection.reason =
         fmt::format("'{}' cannot be read: {}", printable_text(file.relative, 240), file.unreadable);
@@ -115,8 +113,8 @@ bool FolderImporter::next(ManifestEntry& entry) {
     if (auto refusal = load_path_content(record, options_.content, options_.image)) {
       rejection.reason = std::move(*refusal);
     }
-  } catch (const Error& e) {  // a link, a FIFO, a device, too large, gone
-    rejection.reason = e.what();
+  } catch (const Error& e) {                      // a link, a FIFO, a device, too large, gone
+    rejection.reason = printable_text(e.what());  // it quotes the path as on disk
   }
   if (!rejection.reason.empty()) {
     entry.rejection = std::move(rejection);
@@ -124,6 +122,12 @@ bool FolderImporter::next(ManifestEntry& entry) {
     entry.record = std::move(record);
   }
   return true;
+}
+
+// Keys and labels are text (stored in SQLite, printed as JSON): a name's
+// control bytes and invalid UTF-8 are written as \xNN.
+std::string FolderImporter::key_of(const FolderFile& file) const {
+  return options_.key_prefix + printable_text(file.relative);
 }
 
 std::string FolderImporter::checksum() const {

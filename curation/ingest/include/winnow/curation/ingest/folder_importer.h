@@ -6,7 +6,8 @@
 // Unlabelled: every file, at any depth, without a label. Either way:
 //   - the key is the file's path relative to the root ('/'-separated, after
 //     an optional prefix), so importing the same folder again finds the same
-//     keys;
+//     keys; in keys, labels and the default source, control bytes and
+//     invalid UTF-8 of a name are written as \xNN (printable_text.h);
 //   - the walk is sorted (byte order of names, folder by folder), so the
 //     order never depends on readdir;
 //   - names starting with '.' (files and folders: .git, .DS_Store) are
@@ -46,7 +47,7 @@ struct FolderImportOptions {
 
 // One entry of the walk: a file (or anything that is not a folder).
 struct FolderFile {
-  std::string relative;  // path under the root, '/'-separated
+  std::string relative;  // path under the root, '/'-separated, as on disk
   std::optional<std::string> label;
   std::uint64_t size = 0;     // from lstat
   std::int64_t mtime_ns = 0;  // from lstat
@@ -80,6 +81,7 @@ class FolderImporter {
  private:
   void walk(const std::filesystem::path& folder, const std::string& relative,
             const std::optional<std::string>& label);
+  std::string key_of(const FolderFile& file) const;
 
   std::filesystem::path root_;
   FolderImportOptions options_;
