@@ -40,10 +40,11 @@ import math
 import os
 import random
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from winnow_cli import run_winnow  # examples/demo/winnow_cli.py
 
 # The ingestion order: oldest collections first, so the copies found are the
 # later ones (easy-ham-2 and spam-2 were collected after easy-ham-1 and spam-1).
@@ -99,16 +100,6 @@ def write_manifests(messages, folder):
 
 
 # --- winnow ---------------------------------------------------------------------------
-
-
-def run_winnow(winnow, *arguments):
-    """Runs the CLI; its stdout. Stops the demo with winnow's message on failure."""
-    command = [str(winnow), *map(str, arguments)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"text_scenario: {' '.join(command[:3])} failed ({done.returncode}):\n"
-                 f"{done.stderr.strip()}")
-    return done.stdout
 
 
 def children_cpu_seconds():

@@ -189,6 +189,7 @@ void IngestBatch::reject_entry(const Rejection& rejection) {
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;
   set_rejected_key(s, rejection.key, rejection.line);
+  s.source = rejection.source;
   s.content_hash = fmt::format("rejected:b{}:l{}", batch_id_, rejection.line);
   Candidate candidate;
   candidate.key = rejection.key;
