@@ -80,7 +80,7 @@ bool read_label(const json& value, std::string& out) {
 
 ManifestEntry reject(std::size_t line, std::string key, std::string reason) {
   ManifestEntry entry;
-  entry.rejection = Rejection{line, std::move(key), std::move(reason)};
+  entry.rejection = Rejection{line, std::move(key), std::move(reason), {}};
   return entry;
 }
 
@@ -452,7 +452,8 @@ bool ManifestReader::next(ManifestEntry& entry) {
       entry.rejection = Rejection{line_,
                                   {},
                                   fmt::format("line is {} bytes, longer than the limit of {} bytes",
-                                              line_length_, options_.max_line_bytes)};
+                                              line_length_, options_.max_line_bytes),
+                                  {}};
       return true;
     }
     if (!line_buf_.empty() && line_buf_.back() == '\r') {
