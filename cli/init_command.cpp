@@ -66,6 +66,9 @@ Command add_init_command(CLI::App& parent) {
   cmd->add_option("--min-candidate", config.min_candidate_similarity,
                   "index cosine below which a pixels record's candidates are not verified")
       ->capture_default_str();
+  cmd->add_option("--image-file-min-candidate", config.image_file_min_candidate_similarity,
+                  "index cosine below which an image file's candidates are not verified")
+      ->capture_default_str();
   cmd->add_option("--text-min-candidate", config.text_min_candidate_similarity,
                   "index cosine below which a text record's candidates are not verified")
       ->capture_default_str();
@@ -74,7 +77,14 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--image-threshold", config.image_threshold, "shifted Pearson threshold")
       ->capture_default_str();
-  cmd->add_option("--text-threshold", config.text_threshold, "text Jaccard threshold")
+  cmd->add_option("--image-colour-threshold", config.image_colour_threshold,
+                  "image files: Pearson of the blurred colour working images (docs/images.md)")
+      ->capture_default_str();
+  cmd->add_option("--text-threshold", config.text_threshold,
+                  "text near duplicates: least shingle overlap (of the smaller text)")
+      ->capture_default_str();
+  cmd->add_option("--text-min-jaccard", config.text_min_jaccard,
+                  "text near duplicates: least shingle Jaccard (= --text-threshold: Jaccard only)")
       ->capture_default_str();
   cmd->add_option("--label-k", config.label_k, "label quality neighbours")->capture_default_str();
   cmd->add_option("--flag-below", config.label_flag_below, "label issue below this quality")

@@ -258,7 +258,7 @@ TEST_CASE("malformed manifests: bad files go to failed/ with a reason, bad lines
        "{\"key\":\"m4\",\"text\":\"t\",\"embedding\":[1e999]}\n"
        "{\"key\":\"m5\",\"path\":\"/nonexistent/file.png\"}\n"
        "{\"key\":\"g1\",\"text\":\"a key already in the dataset\"}\n" +
-           huge + "{\"key\":\"m6\",\"text\":\"fine record number six\"}\n");
+           huge + "{\"key\":\"m6\",\"text\":\"six: quite unlike the others\"}\n");
   Winnow daemon(dir.path(), {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--once"},
                 "serve");
   REQUIRE(daemon.wait() == 0);

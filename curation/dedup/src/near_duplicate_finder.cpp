@@ -47,11 +47,15 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
       continue;
     }
     const double sim = verifier_.similarity(record, *other);
+    // A verifier may compare some pairs by another measure with its own
+    // threshold: the best candidate is the one furthest above its threshold.
+    const double threshold = verifier_.threshold_for(record, *other);
     ++match.candidates_checked;
-    if (!have_best || sim > match.similarity) {
+    if (!have_best || sim - threshold > match.similarity - match.threshold) {
       have_best = true;
       match.id = id;
       match.similarity = sim;
+      match.threshold = threshold;
       match.candidate_similarity = cand_sim;
     }
   }

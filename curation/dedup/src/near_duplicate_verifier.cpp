@@ -335,10 +335,15 @@ TextNearDuplicateVerifier::TextNearDuplicateVerifier(TextVerifierOptions options
   WINNOW_THROW_IF_NOT(
       std::isfinite(options_.threshold) && options_.threshold >= 0.0 && options_.threshold <= 1.0,
       "text verifier: threshold={} must be in [0, 1]", options_.threshold);
+  WINNOW_THROW_IF_NOT(std::isfinite(options_.min_jaccard) && options_.min_jaccard >= 0.0 &&
+                          options_.min_jaccard <= options_.threshold,
+                      "text verifier: min_jaccard={} must be in [0, threshold={}]",
+                      options_.min_jaccard, options_.threshold);
 }
 
 std::string TextNearDuplicateVerifier::name() const {
-  return fmt::format("text-jaccard(shingle={})", options_.shingle);
+  return fmt::format("text-overlap(shingle={},min_jaccard={})", options_.shingle,
+                     options_.min_jaccard);
 }
 
 std::vector<std::uint64_t> TextNearDuplicateVerifier::shingles(const std::string& text, int n) {
@@ -362,12 +367,10 @@ std::vector<std::uint64_t> TextNearDuplicateVerifier::shingles(const std::string
   return out;
 }
 
-double TextNearDuplicateVerifier::jaccard(const std::vector<std::uint64_t>& a,
-                                          const std::vector<std::uint64_t>& b) {
-  if (a.empty() && b.empty()) {
-    return 1.0;
-  }
-  std::size_t inter = 0;
+namespace {
+
+std::size_t common_count(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+  std::size_t common = 0;
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     if (a[i] < b[j]) {
@@ -375,12 +378,35 @@ double TextNearDuplicateVerifier::jaccard(const std::vector<std::uint64_t>& a,
     } else if (b[j] < a[i]) {
       ++j;
     } else {
-      ++inter;
+      ++common;
       ++i;
       ++j;
     }
   }
-  return static_cast<double>(inter) / static_cast<double>(a.size() + b.size() - inter);
+  return common;
+}
+
+double jaccard_of(std::size_t common, std::size_t a, std::size_t b) {
+  if (a == 0 && b == 0) return 1.0;
+  return static_cast<double>(common) / static_cast<double>(a + b - common);
+}
+
+double overlap_of(std::size_t common, std::size_t a, std::size_t b) {
+  const std::size_t smaller = std::min(a, b);
+  if (smaller == 0) return a == b ? 1.0 : 0.0;
+  return static_cast<double>(common) / static_cast<double>(smaller);
+}
+
+}  // namespace
+
+double TextNearDuplicateVerifier::jaccard(const std::vector<std::uint64_t>& a,
+                                          const std::vector<std::uint64_t>& b) {
+  return jaccard_of(common_count(a, b), a.size(), b.size());
+}
+
+double TextNearDuplicateVerifier::overlap(const std::vector<std::uint64_t>& a,
+                                          const std::vector<std::uint64_t>& b) {
+  return overlap_of(common_count(a, b), a.size(), b.size());
 }
 
 double TextNearDuplicateVerifier::similarity(const ManifestRecord& a,
@@ -388,7 +414,12 @@ double TextNearDuplicateVerifier::similarity(const ManifestRecord& a,
   WINNOW_THROW_IF_NOT(a.kind == ContentKind::text && b.kind == ContentKind::text,
                       "text verifier: records '{}' ({}) and '{}' ({}) must both have text", a.key,
                       to_string(a.kind), b.key, to_string(b.kind));
-  return jaccard(shingles(a.text, options_.shingle), shingles(b.text, options_.shingle));
+  const std::vector<std::uint64_t> sa = shingles(a.text, options_.shingle);
+  const std::vector<std::uint64_t> sb = shingles(b.text, options_.shingle);
+  const std::size_t common = common_count(sa, sb);
+  const double jaccard = jaccard_of(common, sa.size(), sb.size());
+  if (jaccard < options_.min_jaccard) return jaccard;
+  return overlap_of(common, sa.size(), sb.size());
 }
 
 }  // namespace winnow::curation::dedup

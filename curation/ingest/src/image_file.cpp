@@ -30,6 +30,9 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
     record.pixels = image::grey_thumbnail(decoded, reading.width, reading.height);
     record.width = reading.width;
     record.height = reading.height;
+    if (reading.colour_side > 0) {
+      record.colour = image::resize_area(decoded, reading.colour_side, reading.colour_side).rgb;
+    }
     // The quality scores come from the decoded image (a JPEG perhaps at 1/2
     // to 1/8 scale: still at least 8 x the working size, more than the
     // analysis image needs); the size is the file's.

@@ -21,13 +21,12 @@ constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
 
 // The candidate gate depends on the content kind: index cosines of the
-// pixels and the text embedders are on different scales.
-dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config, ContentKind kind) {
+// pixels and the text embedders are on different scales, and an image file's
+// edited copy (a crop) has a lower cosine than a pixels record's.
+dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config, double gate) {
   dedup::NearDuplicateFinderOptions options;
   options.candidates = config.candidates;
-  options.min_candidate_similarity = kind == ContentKind::text
-                                         ? config.text_min_candidate_similarity
-                                         : config.min_candidate_similarity;
+  options.min_candidate_similarity = gate;
   return options;
 }
 
@@ -54,9 +53,12 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       rules_(DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
       image_finder_(context.index, context.image_verifier,
-                    finder_options(context.config, ContentKind::pixels)),
+                    finder_options(context.config, context.config.min_candidate_similarity)),
+      image_file_finder_(
+          context.index, context.image_verifier,
+          finder_options(context.config, context.config.image_file_min_candidate_similarity)),
       text_finder_(context.index, context.text_verifier,
-                   finder_options(context.config, ContentKind::text)),
+                   finder_options(context.config, context.config.text_min_candidate_similarity)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
       image_issues_(context.config.image_issues, image_quality_),
@@ -214,6 +216,7 @@ void IngestBatch::reject_entry(const Rejection& rejection) {
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;
   set_rejected_key(s, rejection.key, rejection.line);
+  s.source = rejection.source;
   s.content_hash = fmt::format("rejected:b{}:l{}", batch_id_, rejection.line);
   Candidate candidate;
   candidate.key = rejection.key;
@@ -360,7 +363,8 @@ index::SearchResults IngestBatch::with_flagged(const index::SearchResults& nn, i
 // is almost always the top candidate).
 std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     const ManifestRecord& record, const index::SearchResults& nn) {
-  const dedup::NearDuplicateFinder* finder = record.has_image()                 ? &image_finder_
+  const dedup::NearDuplicateFinder* finder = !record.colour.empty() ? &image_file_finder_
+                                             : record.has_image()   ? &image_finder_
                                              : record.kind == ContentKind::text ? &text_finder_
                                                                                 : nullptr;
   if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;

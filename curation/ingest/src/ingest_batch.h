@@ -43,7 +43,7 @@ struct IngestContext {
   index::VectorIndex& flagged_index;
   const embed::Embedder& embedder;
   const CurationConfig& config;
-  const dedup::ImageNearDuplicateVerifier& image_verifier;
+  const dedup::NearDuplicateVerifier& image_verifier;  // colour, else grey
   const dedup::TextNearDuplicateVerifier& text_verifier;
   labels::LabelNames& label_names;
   AcceptedLabelCache& accepted_labels;
@@ -99,7 +99,8 @@ class IngestBatch {
   DecisionRules rules_;
   RejectionSummary rejections_;
   labels::LabelQuality label_quality_;
-  dedup::NearDuplicateFinder image_finder_;
+  dedup::NearDuplicateFinder image_finder_;       // pixels records
+  dedup::NearDuplicateFinder image_file_finder_;  // decoded image files (in colour)
   dedup::NearDuplicateFinder text_finder_;
   store::VectorTable vectors_;
   store::ImageQualityTable image_quality_;

@@ -32,6 +32,13 @@ constexpr const char* kRevisionKey = "curation.revision";
 // Rows read from the store per call while the index is rebuilt.
 constexpr std::size_t kRebuildBatch = 4096;
 
+dedup::ColourImageVerifierOptions colour_verifier_options(const CurationConfig& config) {
+  dedup::ColourImageVerifierOptions options;
+  options.threshold = config.image_colour_threshold;
+  options.max_shift = config.image_max_shift;
+  return options;
+}
+
 }  // namespace
 
 // --- config ------------------------------------------------------------------
@@ -44,7 +51,10 @@ std::string CurationConfig::to_json() const {
             {"candidate_margin", candidate_margin},
             {"image_threshold", image_threshold},
             {"image_max_shift", image_max_shift},
+            {"image_colour_threshold", image_colour_threshold},
+            {"image_file_min_candidate_similarity", image_file_min_candidate_similarity},
             {"text_threshold", text_threshold},
+            {"text_min_jaccard", text_min_jaccard},
             {"text_shingle", text_shingle},
             {"text_min_candidate_similarity", text_min_candidate_similarity},
             {"label_k", label_k},
@@ -75,10 +85,14 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("candidate_margin", c.candidate_margin);
   get("image_threshold", c.image_threshold);
   get("image_max_shift", c.image_max_shift);
+  get("image_colour_threshold", c.image_colour_threshold);
+  get("image_file_min_candidate_similarity", c.image_file_min_candidate_similarity);
   get("text_threshold", c.text_threshold);
+  c.text_min_jaccard = c.text_threshold;
+  get("text_min_jaccard", c.text_min_jaccard);
   get("text_shingle", c.text_shingle);
   c.text_min_candidate_similarity =
-      std::min(c.min_candidate_similarity, kDefaultTextMinCandidateSimilarity);
+      std::min(c.min_candidate_similarity, kJaccardOnlyTextMinCandidateSimilarity);
   get("text_min_candidate_similarity", c.text_min_candidate_similarity);
   get("label_k", c.label_k);
   get("label_flag_below", c.label_flag_below);
@@ -97,6 +111,10 @@ void CurationConfig::validate() const {
   WINNOW_THROW_IF_NOT(std::isfinite(min_candidate_similarity) && min_candidate_similarity <= 1.0,
                       "min_candidate_similarity={} must be finite and <= 1",
                       min_candidate_similarity);
+  WINNOW_THROW_IF_NOT(std::isfinite(image_file_min_candidate_similarity) &&
+                          image_file_min_candidate_similarity <= 1.0,
+                      "image_file_min_candidate_similarity={} must be finite and <= 1",
+                      image_file_min_candidate_similarity);
   WINNOW_THROW_IF_NOT(
       std::isfinite(text_min_candidate_similarity) && text_min_candidate_similarity <= 1.0,
       "text_min_candidate_similarity={} must be finite and <= 1", text_min_candidate_similarity);
@@ -113,15 +131,17 @@ void CurationConfig::validate() const {
   WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);
   image_issues.validate();
   // The verifiers, embedder and index validate their own parameters.
-  dedup::ImageNearDuplicateVerifier image({image_max_shift, image_threshold});
-  dedup::TextNearDuplicateVerifier text({text_shingle, text_threshold});
+  dedup::ColourImageNearDuplicateVerifier image(colour_verifier_options(*this),
+                                                {image_max_shift, image_threshold});
+  dedup::TextNearDuplicateVerifier text({text_shingle, text_threshold, text_min_jaccard});
   auto e = embed::make_embedder(embedder);
   index::make_vector_index(index, e->dim());
 }
 
 ImageReading IngestPipeline::image_reading() const {
   const embed::Embedder::ImageSize size = embedder_->image_size();
-  return {size.width, size.height, config_.max_image_pixels};
+  return {size.width, size.height, config_.max_image_pixels,
+          dedup::ColourImageVerifierOptions{}.side};
 }
 
 // --- helpers -------------------------------------------------------------------
@@ -185,10 +205,11 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
   index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
   embedder_ = embed::make_embedder(config_.embedder);
-  image_verifier_ = std::make_unique<dedup::ImageNearDuplicateVerifier>(
+  image_verifier_ = std::make_unique<dedup::ColourImageNearDuplicateVerifier>(
+      colour_verifier_options(config_),
       dedup::ImageVerifierOptions{config_.image_max_shift, config_.image_threshold});
-  text_verifier_ = std::make_unique<dedup::TextNearDuplicateVerifier>(
-      dedup::TextVerifierOptions{config_.text_shingle, config_.text_threshold});
+  text_verifier_ = std::make_unique<dedup::TextNearDuplicateVerifier>(dedup::TextVerifierOptions{
+      config_.text_shingle, config_.text_threshold, config_.text_min_jaccard});
   label_names_ = labels::LabelNames::read(*store_);
   revision_ = stored_revision();
   open_index();

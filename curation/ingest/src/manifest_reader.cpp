@@ -80,7 +80,7 @@ bool read_label(const json& value, std::string& out) {
 
 ManifestEntry reject(std::size_t line, std::string key, std::string reason) {
   ManifestEntry entry;
-  entry.rejection = Rejection{line, std::move(key), std::move(reason)};
+  entry.rejection = Rejection{line, std::move(key), std::move(reason), {}};
   return entry;
 }
 
@@ -318,15 +318,10 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
   if (!options.hash_content) {
     return std::nullopt;
   }
-  std::vector<unsigned char> bytes;
   try {
-    if (rec.kind == ContentKind::path) {
-      // Read once: the bytes are hashed and, for an image file, decoded.
-      bytes = read_regular_file(rec.resolved_path, options.content, "path");
-      rec.content_hash = dedup::content_hash(ContentKind::path, bytes.data(), bytes.size());
-    } else {
-      rec.content_hash = dedup::record_content_hash(rec, options.content);
-    }
+    if (rec.kind == ContentKind::path)
+      return load_path_content(rec, options.content, options.image);
+    rec.content_hash = dedup::record_content_hash(rec, options.content);
   } catch (const Error& e) {
     if (rec.kind != ContentKind::path || options.content.roots.empty()) {
       return std::string(e.what());
@@ -338,7 +333,6 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
         "leading out",
         printable_text(rec.path, 240), options.content.max_bytes);
   }
-  if (rec.kind == ContentKind::path) return attach_working_image(bytes, options.image, rec);
   return std::nullopt;
 }
 
@@ -361,6 +355,14 @@ Refusal read_record_fields(const json& doc, const ManifestReaderOptions& options
 }
 
 }  // namespace
+
+std::optional<std::string> load_path_content(ManifestRecord& record, const FileLimits& limits,
+                                             const ImageReading& image) {
+  // Read once: the bytes are hashed and, for an image file, decoded.
+  const std::vector<unsigned char> bytes = read_regular_file(record.resolved_path, limits, "path");
+  record.content_hash = dedup::content_hash(ContentKind::path, bytes.data(), bytes.size());
+  return attach_working_image(bytes, image, record);
+}
 
 ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number,
                                   const ManifestReaderOptions& options) {
@@ -450,7 +452,8 @@ bool ManifestReader::next(ManifestEntry& entry) {
       entry.rejection = Rejection{line_,
                                   {},
                                   fmt::format("line is {} bytes, longer than the limit of {} bytes",
-                                              line_length_, options_.max_line_bytes)};
+                                              line_length_, options_.max_line_bytes),
+                                  {}};
       return true;
     }
     if (!line_buf_.empty() && line_buf_.back() == '\r') {

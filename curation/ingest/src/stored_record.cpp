@@ -1,5 +1,7 @@
 #include "stored_record.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
@@ -16,8 +18,13 @@ store::StoredContent stored_content(const ManifestRecord& record) {
   } else if (record.has_image()) {
     // A decoded image file keeps its working image: later batches verify
     // near duplicates against it without reading the file again.
-    if (record.kind == ContentKind::path) content.kind = "image";
+    // With a colour working image, kind "image-colour": the grey pixels, then
+    // the colour image's RGB bytes.
+    if (record.kind == ContentKind::path) {
+      content.kind = record.colour.empty() ? "image" : "image-colour";
+    }
     content.bytes.assign(record.pixels.begin(), record.pixels.end());
+    content.bytes.append(record.colour.begin(), record.colour.end());
     if (width == 0 || height == 0) dedup::image_shape(record, width, height);
   } else {
     content.bytes = record.resolved_path;
@@ -31,11 +38,18 @@ std::optional<ManifestRecord> stored_record(std::int64_t sample_id,
                                             const store::StoredContent& content) {
   ManifestRecord record;
   record.key = std::to_string(sample_id);
-  if (content.kind == "pixels" || content.kind == "image") {
+  if (content.kind == "pixels" || content.kind == "image" || content.kind == "image-colour") {
     record.kind = content.kind == "pixels" ? ContentKind::pixels : ContentKind::path;
     record.width = static_cast<std::size_t>(content.width);
     record.height = static_cast<std::size_t>(content.height);
-    record.pixels.assign(content.bytes.begin(), content.bytes.end());
+    std::size_t grey = content.bytes.size();
+    if (content.kind == "image-colour") {
+      grey = std::min(grey, record.width * record.height);
+      record.colour.assign(content.bytes.begin() + static_cast<std::ptrdiff_t>(grey),
+                           content.bytes.end());
+    }
+    record.pixels.assign(content.bytes.begin(),
+                         content.bytes.begin() + static_cast<std::ptrdiff_t>(grey));
   } else if (content.kind == "text") {
     record.kind = ContentKind::text;
     record.text = content.bytes;

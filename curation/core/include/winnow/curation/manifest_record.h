@@ -52,6 +52,9 @@ struct ManifestRecord {
   std::vector<std::uint8_t> pixels;
   std::size_t width = 0;   // of pixels; 0 when not given
   std::size_t height = 0;  // of pixels; 0 when not given
+  // A decoded image file's colour working image: row-major RGB, square
+  // (ColourImageVerifierOptions::side); empty for every other record.
+  std::vector<std::uint8_t> colour;
   std::optional<std::string> label;
   std::string source;
   std::vector<Annotation> annotations;

@@ -2,7 +2,7 @@
 // index proposes candidates by embedding cosine; a verifier compares the
 // contents with a measure that survives typical re-submission edits. Images:
 // max over small shifts of the Pearson correlation of the pixels; text:
-// Jaccard of codepoint shingles.
+// overlap of codepoint shingles, with a Jaccard floor.
 // Details: docs/curation.md#near-duplicate-verifiers
 #pragma once
 
@@ -22,6 +22,11 @@ class NearDuplicateVerifier {
   virtual std::string name() const = 0;
   // Pairs with similarity() >= threshold() are near duplicates.
   virtual double threshold() const = 0;
+  // The threshold for one pair, where a verifier compares some pairs by
+  // another measure (ColourImageNearDuplicateVerifier); threshold() otherwise.
+  virtual double threshold_for(const ManifestRecord& /*a*/, const ManifestRecord& /*b*/) const {
+    return threshold();
+  }
   // Similarity of two records' contents in [-1, 1] (images) or [0, 1] (text).
   // Throws winnow::Error naming the keys when the records cannot be compared.
   virtual double similarity(const ManifestRecord& a, const ManifestRecord& b) const = 0;
@@ -47,9 +52,18 @@ class ImageNearDuplicateVerifier final : public NearDuplicateVerifier {
   ImageVerifierOptions options_;
 };
 
+// Two texts are near duplicates when the smaller shares at least `threshold`
+// of its shingles with the other (the overlap coefficient |A&B| / min(|A|,|B|))
+// and their Jaccard is at least `min_jaccard`. The overlap survives a sentence
+// appended to or cut from a paragraph, which Jaccard alone does not; the
+// Jaccard floor keeps a short text from matching a long one that merely
+// contains it. With min_jaccard == threshold the rule is Jaccard >= threshold
+// (the overlap is never below the Jaccard). Measured on man-page prose:
+// docs/curation.md, "Text near duplicates".
 struct TextVerifierOptions {
-  int shingle = 5;         // codepoints per shingle
-  double threshold = 0.8;  // Jaccard
+  int shingle = 5;           // codepoints per shingle
+  double threshold = 0.8;    // overlap coefficient
+  double min_jaccard = 0.5;  // Jaccard floor
 };
 
 class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
@@ -57,11 +71,15 @@ class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
   explicit TextNearDuplicateVerifier(TextVerifierOptions options = {});
   std::string name() const override;
   double threshold() const override { return options_.threshold; }
+  // The overlap coefficient when the Jaccard reaches min_jaccard, else the
+  // Jaccard (then below threshold, since min_jaccard <= threshold).
   double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
 
   // Sorted, unique shingle hashes of a text.
   static std::vector<std::uint64_t> shingles(const std::string& text, int n);
   static double jaccard(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
+  // |a & b| / min(|a|, |b|) (1 when either is empty and the other too).
+  static double overlap(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
 
  private:
   TextVerifierOptions options_;

@@ -24,13 +24,16 @@ struct ImageReading {
   std::size_t height = 0;
   // Images with more pixels (from the header, before decoding) are refused.
   std::uint64_t max_pixels = image::DecodeOptions::kDefaultMaxPixels;
+  // The colour working image (record.colour): colour_side x colour_side RGB,
+  // compared by the near-duplicate verifier; 0: none.
+  std::size_t colour_side = 0;
 
   bool enabled() const { return width > 0 && height > 0; }
 };
 
 // When `bytes` are an image file (by signature) and reading is enabled, sets
-// the record's working image (pixels, width, height) and image_quality, and
-// returns nothing.
+// the record's working images (pixels, width, height; colour) and its
+// image_quality, and returns nothing.
 // Returns the reason when the file looks like an image but cannot be decoded
 // (truncated, corrupt, over max_pixels, zero size). Other files are left as
 // they are: the embedder says they are not images.

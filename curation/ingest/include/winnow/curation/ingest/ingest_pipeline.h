@@ -26,6 +26,7 @@
 #include "winnow/curation/ingest/manifest_reader.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/curation/dedup/near_duplicate_finder.h"
+#include "winnow/curation/dedup/colour_image_verifier.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index.h"
@@ -48,15 +49,31 @@ struct CurationConfig {
   double candidate_margin = 2.0;           // verify only within this of the best cosine (2: all)
   double image_threshold = 0.99;           // shifted Pearson
   int image_max_shift = 1;
-  double text_threshold = 0.8;  // Jaccard of shingles
+  // Decoded image files are compared on colour working images
+  // (dedup::ColourImageNearDuplicateVerifier; docs/images.md).
+  double image_colour_threshold = 0.96;
+  // The candidate gate of decoded image files (index cosine of the grey
+  // working image's embedding): lower than min_candidate_similarity, since a
+  // crop of a few percent moves the embedding more than a pixels record's
+  // shift or noise does. Measured: docs/images.md.
+  double image_file_min_candidate_similarity = 0.9;
+  // Text near duplicates: shingle overlap >= text_threshold with a Jaccard
+  // of at least text_min_jaccard (dedup::TextVerifierOptions). A stored
+  // config without text_min_jaccard gets text_threshold: the Jaccard-only
+  // rule such a database was curated with.
+  double text_threshold = 0.8;
+  double text_min_jaccard = 0.5;
   int text_shingle = 5;
   // The index cosine below which a text record's candidates are not
   // verified: min_candidate_similarity is the gate of pixels records, tuned
-  // for the pixels embedder. 0.85 measured for hashed-ngrams(n=3,dim=256) on
-  // man-page prose (docs/curation.md, "Text near duplicates"). A stored
-  // config without it gets min(min_candidate_similarity, 0.85): never
-  // stricter than the gate such a database used for text until then.
-  static constexpr double kDefaultTextMinCandidateSimilarity = 0.85;
+  // for the pixels embedder. 0.7 measured for hashed-ngrams(n=3,dim=256) on
+  // man-page prose with the overlap rule above (docs/curation.md, "Text near
+  // duplicates"). A stored config without it (written before text had its
+  // own gate, and so with the Jaccard-only rule) gets
+  // min(min_candidate_similarity, 0.85), 0.85 being the gate measured for
+  // that rule: never stricter than the gate such a database used until then.
+  static constexpr double kDefaultTextMinCandidateSimilarity = 0.7;
+  static constexpr double kJaccardOnlyTextMinCandidateSimilarity = 0.85;
   double text_min_candidate_similarity = kDefaultTextMinCandidateSimilarity;
   int label_k = 15;
   double label_flag_below = 0.1;
@@ -262,7 +279,7 @@ class IngestPipeline {
   std::unique_ptr<index::VectorIndex> flagged_index_;
   std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
-  std::unique_ptr<dedup::ImageNearDuplicateVerifier> image_verifier_;
+  std::unique_ptr<dedup::ColourImageNearDuplicateVerifier> image_verifier_;
   std::unique_ptr<dedup::TextNearDuplicateVerifier> text_verifier_;
   labels::LabelNames label_names_;
   std::unique_ptr<AcceptedLabelCache> accepted_labels_;  // of the accepted samples

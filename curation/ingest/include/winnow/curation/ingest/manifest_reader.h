@@ -28,6 +28,7 @@ struct Rejection {
   std::size_t line = 0;  // 1-based
   std::string key;       // empty when the key could not be read
   std::string reason;
+  std::string source;  // the rejected sample's source, when known (import-folder); else empty
 };
 
 struct ManifestReaderOptions {
@@ -57,6 +58,14 @@ struct ManifestEntry {
   std::optional<Rejection> rejection;
   bool ok() const { return record.has_value(); }
 };
+
+// The file of a `path` record (record.resolved_path), read once under
+// `limits`: sets its content hash and, for an image file, its working image
+// (attach_working_image). Returns the reason when the file is an image that
+// cannot be decoded; throws winnow::Error (RegularFile's message: missing, a
+// symbolic link, a FIFO, too large, outside the roots) when it cannot be read.
+std::optional<std::string> load_path_content(ManifestRecord& record, const FileLimits& limits,
+                                             const ImageReading& image);
 
 // Parses one manifest line (without its newline). Never throws for bad
 // input; reads the file of a `path` record when options.hash_content.

@@ -1,0 +1,15 @@
+"""The `winnow` CLI as the demo scenarios run it (text_scenario.py, image_scenario.py)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_winnow(winnow, *arguments):
+    """Runs the CLI; its stdout. Stops the scenario with winnow's message on failure."""
+    command = [str(winnow), *map(str, arguments)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{Path(sys.argv[0]).stem}: {' '.join(command[:3])} failed ({done.returncode}):\n"
+                 f"{done.stderr.strip()}")
+    return done.stdout
