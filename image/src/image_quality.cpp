@@ -151,28 +151,41 @@ Image analysis_image(const Image& image) {
 ImageQualityScores measure_image_quality(const Image& image) {
   ImageQualityScores scores;
   if (image.width == 0 || image.height == 0) return scores;
+
+  // Tones and colour from the decoded pixels themselves: a one-pixel black
+  // outline is grey at 64 px, and line art would read as washed out.
+  std::size_t stride = 1;
+  while ((image.width / stride) * (image.height / stride) > kQualityToneSamples) ++stride;
+  Histogram luma{};
+  Histogram spread{};
+  std::size_t n = 0;
+  for (std::size_t y = 0; y < image.height; y += stride) {
+    const std::uint8_t* row = image.rgb.data() + y * image.width * 3;
+    for (std::size_t x = 0; x < image.width; x += stride, ++n) {
+      const std::uint8_t* p = row + 3 * x;
+      ++luma[(299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u];
+      ++spread[static_cast<std::size_t>(std::max({p[0], p[1], p[2]}) -
+                                        std::min({p[0], p[1], p[2]}))];
+    }
+  }
+  scores.dark = percentile(luma, n, 0.999) / 255.0;
+  scores.bright = 1.0 - percentile(luma, n, 0.001) / 255.0;
+  scores.low_information = (percentile(luma, n, 0.99) - percentile(luma, n, 0.01)) / 255.0;
+  scores.grayscale = percentile(spread, n, 0.99) / 255.0;
+
+  // Sharpness on the analysis image, whose scale does not depend on the file's.
   Image resized;
   const Image* analysis = &image;
   if (std::max(image.width, image.height) > kQualityAnalysisSide) {
     resized = analysis_image(image);
     analysis = &resized;
   }
-  const std::size_t n = analysis->width * analysis->height;
-  std::vector<float> grey(n);
-  Histogram luma{};
-  Histogram spread{};
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<float> grey(analysis->width * analysis->height);
+  for (std::size_t i = 0; i < grey.size(); ++i) {
     const std::uint8_t* p = analysis->rgb.data() + 3 * i;
-    const unsigned y = (299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u;
     grey[i] = static_cast<float>(299u * p[0] + 587u * p[1] + 114u * p[2]) / 1000.0f;
-    ++luma[y];
-    ++spread[static_cast<std::size_t>(std::max({p[0], p[1], p[2]}) - std::min({p[0], p[1], p[2]}))];
   }
   scores.blurry = sharpness(grey, analysis->width, analysis->height);
-  scores.dark = percentile(luma, n, 0.999) / 255.0;
-  scores.bright = 1.0 - percentile(luma, n, 0.001) / 255.0;
-  scores.low_information = (percentile(luma, n, 0.99) - percentile(luma, n, 0.01)) / 255.0;
-  scores.grayscale = percentile(spread, n, 0.99) / 255.0;
   return scores;
 }
 
