@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--init-arg", action="append", default=[],
+                    help="an extra `winnow init` argument (to measure other settings)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="winnow-imgthroughput-")
     os.makedirs(work, exist_ok=True)
@@ -75,7 +77,7 @@ def main():
         for f in (db, db + ".index", db + "-wal", db + "-shm"):
             if os.path.exists(f):
                 os.remove(f)
-        subprocess.run([a.winnow, "init", "--db", db], check=True, env=env,
+        subprocess.run([a.winnow, "init", "--db", db, *a.init_arg], check=True, env=env,
                        stdout=subprocess.DEVNULL)
         command = [a.winnow, "ingest", "--db", db, manifest]
         if a.threads:
