@@ -3,6 +3,7 @@
 // brightened copy found as near duplicates, a byte copy as exact, and bad
 // files rejected with a reason that says what is wrong.
 #include <catch2/catch.hpp>
+#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -25,6 +26,30 @@ using namespace winnow::image;
 using namespace winnow::image::test;
 
 namespace {
+
+// `png` with a tEXt chunk (keyword, text) inserted after its IHDR chunk.
+std::vector<std::uint8_t> with_text_chunk(const std::vector<std::uint8_t>& png,
+                                          const std::string& keyword, const std::string& text) {
+  std::vector<std::uint8_t> body = {'t', 'E', 'X', 't'};
+  body.insert(body.end(), keyword.begin(), keyword.end());
+  body.push_back(0);
+  body.insert(body.end(), text.begin(), text.end());
+  auto be32 = [](std::vector<std::uint8_t>& out, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<std::uint8_t>(v >> shift));
+  };
+  std::vector<std::uint8_t> chunk;
+  be32(chunk, static_cast<std::uint32_t>(body.size() - 4));
+  chunk.insert(chunk.end(), body.begin(), body.end());
+  be32(chunk, static_cast<std::uint32_t>(crc32(0, body.data(), static_cast<uInt>(body.size()))));
+  constexpr std::size_t kAfterIhdr = 8 + 25;  // signature, IHDR (length, type, 13 bytes, CRC)
+  std::vector<std::uint8_t> out;
+  out.reserve(png.size() + chunk.size());
+  out.insert(out.end(), png.begin(), png.begin() + kAfterIhdr);
+  out.insert(out.end(), chunk.begin(), chunk.end());
+  out.insert(out.end(), png.begin() + kAfterIhdr, png.end());
+  return out;
+}
 
 std::string path_line(const std::string& key, const fs::path& path) {
   return nlohmann::json{{"key", key}, {"path", path.string()}, {"label", "animal"}}.dump();
@@ -59,6 +84,9 @@ TEST_CASE("image files: near and exact copies found, bad files rejected with rea
   lines.push_back(path_line("brighter", dir.file("brighter.jpg")));
   write_bytes(dir.file("same_bytes.png"), png7);
   lines.push_back(path_line("same_bytes", dir.file("same_bytes.png")));
+  // The same picture with other bytes: a tEXt chunk after the IHDR chunk.
+  write_bytes(dir.file("resaved.png"), with_text_chunk(png7, "Comment", "re-saved"));
+  lines.push_back(path_line("resaved", dir.file("resaved.png")));
   // Bad files.
   write_bytes(dir.file("notes.txt"), {'h', 'e', 'l', 'l', 'o'});
   lines.push_back(path_line("not_an_image", dir.file("notes.txt")));
@@ -96,6 +124,8 @@ TEST_CASE("image files: near and exact copies found, bad files rejected with rea
   CHECK(status("brighter") == SampleStatus::duplicate_near);
   CHECK(by_key.at("brighter").first.duplicate_of == original_id(7));
   CHECK(status("same_bytes") == SampleStatus::duplicate_exact);
+  CHECK(status("resaved") == SampleStatus::duplicate_exact);
+  CHECK(by_key.at("resaved").first.duplicate_of == original_id(7));
   CHECK(status("not_an_image") == SampleStatus::rejected);
   CHECK_THAT(reason("not_an_image"), Catch::Contains("is not an image"));
   CHECK(status("truncated") == SampleStatus::rejected);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -22,7 +23,8 @@ Planes to_planes(const std::vector<std::uint8_t>& rgb, std::size_t side) {
   return planes;
 }
 
-// Separable Gaussian blur, edges clamped.
+// Separable Gaussian blur, edges clamped (each row and column padded with
+// its edge values, so the inner loop has no branch and vectorises).
 Planes blurred(const Planes& in, std::size_t side, double sigma) {
   if (sigma <= 0.0) return in;
   const int radius = static_cast<int>(std::ceil(3.0 * sigma));
@@ -33,55 +35,61 @@ Planes blurred(const Planes& in, std::size_t side, double sigma) {
     sum += kernel[k + radius];
   }
   for (float& k : kernel) k = static_cast<float>(k / sum);
-  const int s = static_cast<int>(side);
-  auto clamp = [s](int v) { return std::clamp(v, 0, s - 1); };
-  Planes tmp(in.size()), out(in.size());
   const std::size_t n = side * side;
+  const auto r = static_cast<std::size_t>(radius);
+  std::vector<float> padded(side + 2 * r);
+  // One line of `side` values, `stride` apart, blurred in place.
+  auto blur_line = [&](float* line, std::size_t stride) {
+    for (std::size_t i = 0; i < side; ++i) padded[r + i] = line[i * stride];
+    for (std::size_t i = 0; i < r; ++i) {
+      padded[i] = line[0];
+      padded[r + side + i] = line[(side - 1) * stride];
+    }
+    for (std::size_t i = 0; i < side; ++i) {
+      float v = 0.0f;
+#pragma omp simd reduction(+ : v)
+      for (std::size_t k = 0; k < kernel.size(); ++k) v += kernel[k] * padded[i + k];
+      line[i * stride] = v;
+    }
+  };
+  Planes out = in;
   for (std::size_t c = 0; c < 3; ++c) {
-    const float* src = in.data() + c * n;
-    float* mid = tmp.data() + c * n;
-    float* dst = out.data() + c * n;
-    for (int y = 0; y < s; ++y) {
-      for (int x = 0; x < s; ++x) {
-        float v = 0.0f;
-        for (int k = -radius; k <= radius; ++k) v += kernel[k + radius] * src[y * s + clamp(x + k)];
-        mid[y * s + x] = v;
-      }
-    }
-    for (int y = 0; y < s; ++y) {
-      for (int x = 0; x < s; ++x) {
-        float v = 0.0f;
-        for (int k = -radius; k <= radius; ++k) v += kernel[k + radius] * mid[clamp(y + k) * s + x];
-        dst[y * s + x] = v;
-      }
-    }
+    float* plane = out.data() + c * n;
+    for (std::size_t y = 0; y < side; ++y) blur_line(plane + y * side, 1);
+    for (std::size_t x = 0; x < side; ++x) blur_line(plane + x, side);
   }
   return out;
 }
 
 // The centre of `in` magnified by `zoom` (> 1) back to side x side, bilinear.
 Planes zoomed(const Planes& in, std::size_t side, double zoom) {
-  const std::size_t n = side * side;
+  // Where each output row (and, the image being square, column) samples the
+  // input: the two neighbours and the weight of the second.
   const double centre = static_cast<double>(side) / 2.0;
   const double last = static_cast<double>(side) - 1.0;
+  std::vector<std::size_t> lo(side), hi(side);
+  std::vector<float> weight(side);
+  for (std::size_t i = 0; i < side; ++i) {
+    const double at =
+        std::clamp(centre + (static_cast<double>(i) + 0.5 - centre) / zoom - 0.5, 0.0, last);
+    lo[i] = static_cast<std::size_t>(at);
+    hi[i] = std::min(lo[i] + 1, side - 1);
+    weight[i] = static_cast<float>(at - static_cast<double>(lo[i]));
+  }
+  const std::size_t n = side * side;
   Planes out(in.size());
-  for (std::size_t y = 0; y < side; ++y) {
-    const double sy =
-        std::clamp(centre + (static_cast<double>(y) + 0.5 - centre) / zoom - 0.5, 0.0, last);
-    const auto y0 = static_cast<std::size_t>(sy);
-    const std::size_t y1 = std::min(y0 + 1, side - 1);
-    const double fy = sy - static_cast<double>(y0);
-    for (std::size_t x = 0; x < side; ++x) {
-      const double sx =
-          std::clamp(centre + (static_cast<double>(x) + 0.5 - centre) / zoom - 0.5, 0.0, last);
-      const auto x0 = static_cast<std::size_t>(sx);
-      const std::size_t x1 = std::min(x0 + 1, side - 1);
-      const double fx = sx - static_cast<double>(x0);
-      for (std::size_t c = 0; c < 3; ++c) {
-        const float* p = in.data() + c * n;
-        const double top = p[y0 * side + x0] * (1 - fx) + p[y0 * side + x1] * fx;
-        const double bottom = p[y1 * side + x0] * (1 - fx) + p[y1 * side + x1] * fx;
-        out[c * n + y * side + x] = static_cast<float>(top * (1 - fy) + bottom * fy);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float* p = in.data() + c * n;
+    float* q = out.data() + c * n;
+    for (std::size_t y = 0; y < side; ++y) {
+      const float* top = p + lo[y] * side;
+      const float* bottom = p + hi[y] * side;
+      const float fy = weight[y];
+      for (std::size_t x = 0; x < side; ++x) {
+        const float fx = weight[x];
+        const float t = top[lo[x]] * (1 - fx) + top[hi[x]] * fx;
+        const float b = bottom[lo[x]] * (1 - fx) + bottom[hi[x]] * fx;
+        q[y * side + x] = t * (1 - fy) + b * fy;
       }
     }
   }
@@ -94,21 +102,32 @@ double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int d
   const int s = static_cast<int>(side);
   const std::size_t n = side * side;
   double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  const int x0 = std::max(0, dx);
+  const int x1 = s + std::min(0, dx);
   std::size_t count = 0;
   for (std::size_t c = 0; c < 3; ++c) {
     for (int y = std::max(0, dy); y < s + std::min(0, dy); ++y) {
       const float* pa = a.data() + c * n + static_cast<std::size_t>(y * s);
-      const float* pb = b.data() + c * n + static_cast<std::size_t>((y - dy) * s);
-      for (int x = std::max(0, dx); x < s + std::min(0, dx); ++x) {
-        const double va = pa[x];
-        const double vb = pb[x - dx];
-        sa += va;
-        sb += vb;
-        saa += va * va;
-        sbb += vb * vb;
-        sab += va * vb;
-        ++count;
+      const float* pb = b.data() + c * n + static_cast<std::size_t>((y - dy) * s) - dx;
+      // One row in float (at most 256 values of at most 255: exact enough),
+      // vectorised; the rows are summed in double.
+      float ra = 0, rb = 0, raa = 0, rbb = 0, rab = 0;
+#pragma omp simd reduction(+ : ra, rb, raa, rbb, rab)
+      for (int x = x0; x < x1; ++x) {
+        const float va = pa[x];
+        const float vb = pb[x];
+        ra += va;
+        rb += vb;
+        raa += va * va;
+        rbb += vb * vb;
+        rab += va * vb;
       }
+      sa += ra;
+      sb += rb;
+      saa += raa;
+      sbb += rbb;
+      sab += rab;
+      count += static_cast<std::size_t>(x1 - x0);
     }
   }
   if (count == 0) return 0.0;
@@ -121,6 +140,46 @@ double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int d
     return (va <= kFlat * m && vb <= kFlat * m && std::abs(sa - sb) <= 0.5 * m) ? 1.0 : 0.0;
   }
   return cov / std::sqrt(va * vb);
+}
+
+// One colour image made ready for comparisons: blurred, and its centre zooms
+// (made on first use). A record is compared with up to `candidates` others,
+// and a stored candidate with many records, so the last images prepared on
+// this thread are kept (a small FIFO, checked byte for byte).
+struct PreparedImage {
+  std::vector<std::uint8_t> rgb;
+  Planes plain;
+  std::vector<Planes> zooms;  // empty until needed
+};
+
+class PreparedImages {
+ public:
+  // Shared: an entry stays valid while in use even if it leaves the cache.
+  std::shared_ptr<PreparedImage> get(const std::vector<std::uint8_t>& rgb, std::size_t side,
+                                     double sigma) {
+    for (const auto& p : kept_) {
+      if (p->rgb == rgb && p->plain.size() == side * side * 3) return p;
+    }
+    auto p = std::make_shared<PreparedImage>();
+    p->rgb = rgb;
+    p->plain = blurred(to_planes(rgb, side), side, sigma);
+    if (kept_.size() == kKept) kept_.erase(kept_.begin());
+    kept_.push_back(p);
+    return p;
+  }
+
+ private:
+  static constexpr std::size_t kKept = 32;
+  std::vector<std::shared_ptr<PreparedImage>> kept_;
+};
+
+const std::vector<Planes>& zooms_of(PreparedImage& image, std::size_t side,
+                                    const std::vector<double>& zooms) {
+  if (image.zooms.size() != zooms.size()) {
+    image.zooms.clear();
+    for (const double zoom : zooms) image.zooms.push_back(zoomed(image.plain, side, zoom));
+  }
+  return image.zooms;
 }
 
 double best_over_shifts(const Planes& a, const Planes& b, std::size_t side, int max_shift) {
@@ -191,15 +250,18 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   WINNOW_THROW_IF_NOT(a.size() == side * side * 3 && b.size() == side * side * 3,
                       "colour image verifier: images must be {}x{} RGB ({} bytes), got {} and {}",
                       side, side, side * side * 3, a.size(), b.size());
-  const Planes pa = blurred(to_planes(a, side), side, options_.blur_sigma);
-  const Planes pb = blurred(to_planes(b, side), side, options_.blur_sigma);
-  double best = best_over_shifts(pa, pb, side, options_.max_shift);
+  thread_local PreparedImages prepared;  // per thread: no lock
+  const std::shared_ptr<PreparedImage> pa = prepared.get(a, side, options_.blur_sigma);
+  const std::shared_ptr<PreparedImage> pb = prepared.get(b, side, options_.blur_sigma);
+  double best = best_over_shifts(pa->plain, pb->plain, side, options_.max_shift);
+  if (best >= options_.threshold || zooms_.empty()) return best;
   // Zooms only when the plain comparison fails: a re-encoded or resized copy
-  // stops here, and the similarity reported is then the unzoomed one.
-  for (const double zoom : zooms_) {
-    if (best >= options_.threshold) break;
-    best = std::max(best, best_over_shifts(zoomed(pa, side, zoom), pb, side, options_.max_shift));
-    best = std::max(best, best_over_shifts(pa, zoomed(pb, side, zoom), side, options_.max_shift));
+  // stops above, and the similarity reported is then the unzoomed one.
+  const std::vector<Planes>& za = zooms_of(*pa, side, zooms_);
+  const std::vector<Planes>& zb = zooms_of(*pb, side, zooms_);
+  for (std::size_t z = 0; z < zooms_.size() && best < options_.threshold; ++z) {
+    best = std::max(best, best_over_shifts(za[z], pb->plain, side, options_.max_shift));
+    best = std::max(best, best_over_shifts(pa->plain, zb[z], side, options_.max_shift));
   }
   return best;
 }

@@ -50,6 +50,18 @@ std::string content_hash(ContentKind kind, const void* data, std::size_t size) {
   return to_hex(XXH3_128bits_withSeed(data, size, seed_of(kind)));
 }
 
+std::string decoded_image_hash(std::size_t width, std::size_t height,
+                               const std::vector<std::uint8_t>& rgb) {
+  constexpr std::uint64_t kDecodedImageSeed = 3;
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(16 + rgb.size());
+  for (const std::uint64_t v : {std::uint64_t{width}, std::uint64_t{height}}) {
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  bytes.insert(bytes.end(), rgb.begin(), rgb.end());
+  return to_hex(XXH3_128bits_withSeed(bytes.data(), bytes.size(), kDecodedImageSeed));
+}
+
 std::string file_content_hash(const std::string& path, const FileLimits& limits) {
   RegularFile file(path, limits);
   std::unique_ptr<XXH3_state_t, StateFree> state(XXH3_createState());

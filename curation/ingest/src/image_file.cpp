@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/dedup/content_hash.h"
 #include "winnow/curation/printable_text.h"
 #include "winnow/error.h"
 #include "winnow/image/image_quality.h"
@@ -30,6 +31,9 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
     record.pixels = image::grey_thumbnail(decoded, reading.width, reading.height);
     record.width = reading.width;
     record.height = reading.height;
+    // Exact duplicates by picture, not by bytes: a re-saved file is the same
+    // content (docs/images.md).
+    record.content_hash = dedup::decoded_image_hash(decoded.width, decoded.height, decoded.rgb);
     if (reading.colour_side > 0) {
       record.colour = image::resize_area(decoded, reading.colour_side, reading.colour_side).rgb;
     }

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Decode + embed + dedup throughput of image files through the `winnow` CLI
+with its defaults (docs/benchmarks.md, "Image files: throughput").
+
+Typical web-sized JPEGs: N distinct clip-art PNGs from Debian's
+openclipart-png (symbolic links skipped), composited on white and resized so
+that the longer side is uniform in [256, 500] px, saved as JPEG at quality
+80-95. `winnow init --db D` (defaults) then one `winnow ingest` of a manifest
+of all of them, timed: wall seconds and the ingest process's CPU seconds
+(user + system, from the kernel), each run several times; images/s = N /
+seconds. `--threads T` is passed to `winnow ingest` when given.
+"""
+import argparse, glob, json, os, random, resource, statistics, subprocess, tempfile, time
+
+from PIL import Image
+
+Image.MAX_IMAGE_PIXELS = None
+
+
+def make_jpegs(work, count, seed):
+    rng = random.Random(seed)
+    files = sorted(f for f in glob.glob("/usr/share/openclipart/png/**/*.png", recursive=True)
+                   if not os.path.islink(f) and os.path.getsize(f) < 2_000_000)
+    rng.shuffle(files)
+    folder = os.path.join(work, "jpeg")
+    os.makedirs(folder, exist_ok=True)
+    paths, sides = [], []
+    for f in files:
+        if len(paths) == count:
+            break
+        try:
+            with Image.open(f) as im:
+                if im.width * im.height > 64_000_000 or min(im.size) < 16:
+                    continue
+                rgba = im.convert("RGBA")
+        except Exception:
+            continue
+        bg = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        bg.alpha_composite(rgba)
+        longer = rng.randint(256, 500)
+        scale = longer / max(rgba.size)
+        size = (max(1, round(rgba.width * scale)), max(1, round(rgba.height * scale)))
+        out = os.path.join(folder, f"{len(paths):05d}.jpg")
+        bg.convert("RGB").resize(size, Image.LANCZOS).save(out, "JPEG", quality=rng.randint(80, 95))
+        paths.append(out)
+        sides.append(size)
+    return paths, sides
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--winnow", default="build/bin/winnow")
+    ap.add_argument("--images", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--init-arg", action="append", default=[],
+                    help="an extra `winnow init` argument (to measure other settings)")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="winnow-imgthroughput-")
+    os.makedirs(work, exist_ok=True)
+    manifest = os.path.join(work, "manifest.jsonl")
+    cache = os.path.join(work, f"set-{a.images}-{a.seed}.json")
+    if os.path.exists(cache):
+        paths, sides = json.load(open(cache))
+    else:
+        paths, sides = make_jpegs(work, a.images, a.seed)
+        json.dump([paths, sides], open(cache, "w"))
+    with open(manifest, "w") as out:
+        for i, p in enumerate(paths):
+            out.write(json.dumps({"key": f"img{i}", "path": p}) + "\n")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    walls, cpus = [], []
+    for run in range(a.runs):
+        db = os.path.join(work, "data.db")
+        for f in (db, db + ".index", db + "-wal", db + "-shm"):
+            if os.path.exists(f):
+                os.remove(f)
+        subprocess.run([a.winnow, "init", "--db", db, *a.init_arg], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        command = [a.winnow, "ingest", "--db", db, manifest]
+        if a.threads:
+            command[2:2] = ["--threads", str(a.threads)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        summary = json.loads(done.stdout)
+    n = len(paths)
+    print(json.dumps({
+        "images": n, "seed": a.seed, "threads": a.threads,
+        "median_side": statistics.median(max(s) for s in sides),
+        "wall_seconds": [round(w, 2) for w in walls], "cpu_seconds": [round(c, 2) for c in cpus],
+        "images_per_second_wall": round(n / min(walls), 1),
+        "images_per_cpu_second": round(n / min(cpus), 1),
+        "counts": summary["counts"],
+        "load_average": os.getloadavg(),
+    }))
+
+
+if __name__ == "__main__":
+    main()
