@@ -18,10 +18,12 @@ Prints JSON: recall per kind of copy, and the share of untouched originals
 flagged near duplicate (of another original: the set has its own
 near-identical drawings).
 """
-import argparse, glob, hashlib, io, json, os, random, subprocess, sys, tempfile, time
+import argparse, io, json, os, random, subprocess, sys, tempfile, time
 
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter
+
+from clip_art import distinct_clip_art
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -49,19 +51,11 @@ def main():
     rng = random.Random(a.seed)
     work = a.work or tempfile.mkdtemp(prefix="winnow-imgbench-")
     os.makedirs(work, exist_ok=True)
-    files = sorted(f for f in glob.glob("/usr/share/openclipart/png/**/*.png", recursive=True)
-                   if not os.path.islink(f) and os.path.getsize(f) < 2_000_000)
-    rng.shuffle(files)
-    seen, originals, thumbs = set(), [], []
+    originals, thumbs = [], []
     twins = 0
-    for f in files:
+    for f in distinct_clip_art(rng, 2_000_000):
         if len(originals) == a.originals:
             break
-        data = open(f, "rb").read()
-        h = hashlib.sha1(data).hexdigest()
-        if h in seen:
-            continue
-        seen.add(h)
         try:
             with Image.open(f) as im:
                 if im.width * im.height > 64_000_000:

@@ -1,5 +1,6 @@
 #include "cli_json.h"
 
+#include "winnow/store/image_quality_table.h"
 #include "winnow/version.h"
 
 #include <string>
@@ -34,6 +35,14 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
   return j;
 }
 
+json image_issue_counts_json(const store::ImageIssueCounts& counts) {
+  json issues = json::object();
+  for (store::ImageIssue issue : store::kAllImageIssues) {
+    issues[to_string(issue)] = counts.issues[static_cast<std::size_t>(issue)];
+  }
+  return {{"images", counts.images}, {"with_issues", counts.with_issue}, {"issues", issues}};
+}
+
 json status_json(curation::ingest::IngestPipeline& pipeline) {
   store::MetadataStore& store = pipeline.store();
   json j = counts_json(store.count_by_status());
@@ -56,6 +65,7 @@ json status_json(curation::ingest::IngestPipeline& pipeline) {
                 {"rebuilt_on_open", info.rebuilt}};
   if (info.rebuilt) j["index"]["rebuild_reason"] = info.rebuild_reason;
   j["embedder"] = pipeline.embedder().spec();
+  j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
   j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());
   return j;

@@ -7,6 +7,7 @@
 #include "winnow/curation/json_text.h"
 #include "winnow/curation/status_counts_json.h"
 #include "winnow/store/batch_record.h"
+#include "winnow/store/image_quality_table.h"
 #include "winnow/store/sample_status.h"
 
 namespace winnow::cli {
@@ -18,7 +19,11 @@ using curation::counts_json;  // {"accepted": n, ..., "rejected": n, "total": n}
 nlohmann::json batch_json(const store::BatchRecord& batch);
 // One ingest result: batch, file, skipped, counts, seconds, samples_per_second.
 nlohmann::json batch_report_json(const curation::ingest::BatchReport& report);
-// What `winnow status --json` prints: counts, sources, index, embedder, last_batch.
+// {"images": n, "with_issues": n, "issues": {"blurry": n, ...}}: decoded image
+// files and how many have each image-quality issue.
+nlohmann::json image_issue_counts_json(const store::ImageIssueCounts& counts);
+// What `winnow status --json` prints: counts, sources, index, embedder,
+// image_issues, last_batch.
 nlohmann::json status_json(curation::ingest::IngestPipeline& pipeline);
 
 }  // namespace winnow::cli

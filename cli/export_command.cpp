@@ -1,5 +1,6 @@
 // winnow export --db D [--status S] [--format jsonl|csv] [--details]: every sample
-// with its status and the reason for it (and the decision's details).
+// with its status and the reason for it (and the decision's details), and the
+// image-quality scores and issues of the samples whose file was an image.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "command.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
+#include "winnow/store/image_quality_table.h"
 
 namespace winnow::cli {
 
@@ -60,6 +62,50 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// The image-quality columns of the CSV, after the others.
+std::string image_quality_csv_header() {
+  std::string header = ",image_width,image_height,image_issues";
+  for (store::ImageIssue issue : store::kAllImageIssues) {
+    header += fmt::format(",{}_score", to_string(issue));
+  }
+  return header;
+}
+
+// The issues' names, joined by `separator`.
+std::string issue_names(const store::ImageQualityRecord& q, const char* separator) {
+  std::string names;
+  for (store::ImageIssue issue : store::kAllImageIssues) {
+    if (!q.has(issue)) continue;
+    if (!names.empty()) names += separator;
+    names += to_string(issue);
+  }
+  return names;
+}
+
+std::string image_quality_csv(const std::optional<store::ImageQualityRecord>& q) {
+  if (!q) return std::string(3 + store::kImageIssueCount, ',');
+  std::string cells = fmt::format(",{},{},{}", q->width, q->height, issue_names(*q, ";"));
+  for (store::ImageIssue issue : store::kAllImageIssues) {
+    const std::optional<double> score = q->score(issue);
+    cells += score ? fmt::format(",{}", *score) : std::string(",");
+  }
+  return cells;
+}
+
+// {"width", "height", "issues": [names], "scores": {name: score or null}}, or null.
+nlohmann::json image_quality_json(const std::optional<store::ImageQualityRecord>& q) {
+  using nlohmann::json;
+  if (!q) return nullptr;
+  json issues = json::array();
+  json scores = json::object();
+  for (store::ImageIssue issue : store::kAllImageIssues) {
+    if (q->has(issue)) issues.push_back(to_string(issue));
+    const std::optional<double> score = q->score(issue);
+    scores[to_string(issue)] = score ? json(*score) : json(nullptr);
+  }
+  return {{"width", q->width}, {"height", q->height}, {"issues", issues}, {"scores", scores}};
+}
+
 }  // namespace
 
 Command add_export_command(CLI::App& parent) {
@@ -88,12 +134,15 @@ Command add_export_command(CLI::App& parent) {
         if (csv) {
           std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
                        "gain,batch_id,created_at,reason"
-                    << (o->details ? ",details" : "") << "\n";
+                    << (o->details ? ",details" : "") << image_quality_csv_header() << "\n";
         }
         auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
         using nlohmann::json;
+        // Looked up per sample while the samples' query is open: the same snapshot.
+        store::ImageQualityTable image_quality(pipeline.store().database());
         pipeline.store().for_each_sample_with_decision(
             [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
+              const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
               const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
               if (csv) {
                 std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
@@ -102,7 +151,7 @@ Command add_export_command(CLI::App& parent) {
                           << opt(s.label_quality) << ',' << opt(s.gain) << ',' << opt(s.batch_id)
                           << ',' << s.created_at << ',' << csv_field(d.reason);
                 if (o->details) std::cout << ',' << csv_field(d.details_json);
-                std::cout << '\n';
+                std::cout << image_quality_csv(quality) << '\n';
                 return;
               }
               json j = {{"id", s.id},
@@ -116,7 +165,8 @@ Command add_export_command(CLI::App& parent) {
                         {"gain", s.gain ? json(*s.gain) : json(nullptr)},
                         {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
                         {"created_at", s.created_at},
-                        {"reason", d.reason}};
+                        {"reason", d.reason},
+                        {"image_quality", image_quality_json(quality)}};
               if (o->details) {
                 j["details"] = d.details_json.empty() ? json(nullptr)
                                                       : json::parse(d.details_json, nullptr, false);

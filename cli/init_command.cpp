@@ -1,19 +1,55 @@
 // winnow init --db D [--embedder SPEC] [--index flat|hnsw(...)] [thresholds]
+//             [--image-issues flag|reject] [--image-issue-threshold NAME=VALUE]...
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/error.h"
 
 namespace winnow::cli {
+
+namespace {
+
+// --image-issues and --image-issue-threshold NAME=VALUE into the policy
+// (checked as a stored config is: ImageIssuePolicy::from_json).
+void set_image_issues(curation::ingest::ImageIssuePolicy& policy, const std::string& action,
+                      const std::vector<std::string>& thresholds) {
+  nlohmann::json j = policy.to_json();
+  j["action"] = action;
+  for (const std::string& setting : thresholds) {
+    const std::size_t eq = setting.find('=');
+    WINNOW_THROW_IF_NOT(eq != std::string::npos && eq > 0,
+                        "--image-issue-threshold '{}' is not NAME=VALUE", setting);
+    const std::string name = setting.substr(0, eq);
+    WINNOW_THROW_IF_NOT(j["thresholds"].contains(name),
+                        "--image-issue-threshold: '{}' is not an image issue", name);
+    double value = 0.0;
+    try {
+      std::size_t used = 0;
+      value = std::stod(setting.substr(eq + 1), &used);
+      WINNOW_THROW_IF_NOT(used == setting.size() - eq - 1, "trailing characters");
+    } catch (const std::exception&) {
+      WINNOW_THROW("--image-issue-threshold '{}': '{}' is not a number", setting,
+                   setting.substr(eq + 1));
+    }
+    j["thresholds"][name] = value;
+  }
+  policy = curation::ingest::ImageIssuePolicy::from_json(j);
+}
+
+}  // namespace
 
 Command add_init_command(CLI::App& parent) {
   struct Options {
     std::string db;
     curation::ingest::CurationConfig config;
+    std::string image_issues = "flag";
+    std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
   };
   auto o = std::make_shared<Options>();
   curation::ingest::CurationConfig& config = o->config;
@@ -61,8 +97,18 @@ Command add_init_command(CLI::App& parent) {
   cmd->add_option("--max-image-pixels", config.max_image_pixels,
                   "image files with more pixels (from the header) are rejected undecoded")
       ->capture_default_str();
+  cmd->add_option("--image-issues", o->image_issues,
+                  "what an image-quality issue of an image file does: flag (record it) or "
+                  "reject the sample (docs/images.md)")
+      ->check(CLI::IsMember({"flag", "reject"}))
+      ->capture_default_str();
+  cmd->add_option("--image-issue-threshold", o->image_issue_thresholds,
+                  "NAME=VALUE: an image issue's threshold (blurry, dark, bright, "
+                  "low_information, grayscale, odd_aspect_ratio, odd_size; scores below it "
+                  "are issues); repeatable");
   return {
       cmd, [o] {
+        set_image_issues(o->config.image_issues, o->image_issues, o->image_issue_thresholds);
         curation::ingest::IngestPipeline::init(o->db, o->config);
         curation::ingest::IngestPipeline pipeline(o->db);
         std::cout << nlohmann::json{{"db", o->db},

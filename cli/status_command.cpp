@@ -33,6 +33,15 @@ Command add_status_command(CLI::App& parent) {
             const auto& index = j["index"];
             std::cout << "index: " << index["config"].get<std::string>() << ", " << index["vectors"]
                       << " vectors, " << index["file"].get<std::string>() << "\n";
+            const auto& images = j["image_issues"];
+            if (images["images"].get<std::int64_t>() > 0) {
+              std::cout << "image files: " << images["images"] << ", " << images["with_issues"]
+                        << " with image-quality issues";
+              for (const auto& [issue, count] : images["issues"].items()) {
+                if (count.get<std::int64_t>() > 0) std::cout << ", " << issue << " " << count;
+              }
+              std::cout << "\n";
+            }
             if (!j["last_batch"].is_null()) {
               const auto& b = j["last_batch"];
               std::cout << "last batch: #" << b["id"] << " " << b["file"].get<std::string>() << " ("

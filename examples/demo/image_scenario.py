@@ -206,6 +206,9 @@ def import_folder(winnow, db, root):
 def issue_names(sample):
     """The image-quality issues export gives a sample, as lower-case names, or
     None when this winnow's export has no issue field at all."""
+    if "image_quality" in sample:  # {"issues": [names], "scores": ...}; null: not an image
+        quality = sample["image_quality"]
+        return set() if quality is None else {name.lower() for name in quality["issues"]}
     for field in ("issues", "quality_issues", "image_issues"):
         if field in sample:
             value = sample[field]

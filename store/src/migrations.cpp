@@ -131,6 +131,26 @@ void create_curation_vectors(Database& db) {
       " height INTEGER NOT NULL, content BLOB NOT NULL)");
 }
 
+// Version 3: image-quality scores and issues of the samples whose file was a
+// decoded image (ImageQualityTable; docs/images.md). One score and one 0/1
+// flag per issue; a NULL score: the issue was not judged.
+void create_image_quality(Database& db) {
+  db.exec(
+      "CREATE TABLE image_quality ("
+      " sample_id INTEGER PRIMARY KEY REFERENCES samples(id),"
+      " width INTEGER NOT NULL CHECK (width > 0),"
+      " height INTEGER NOT NULL CHECK (height > 0),"
+      " blurry_score REAL, dark_score REAL, bright_score REAL, low_information_score REAL,"
+      " grayscale_score REAL, odd_aspect_ratio_score REAL, odd_size_score REAL,"
+      " blurry INTEGER NOT NULL CHECK (blurry IN (0, 1)),"
+      " dark INTEGER NOT NULL CHECK (dark IN (0, 1)),"
+      " bright INTEGER NOT NULL CHECK (bright IN (0, 1)),"
+      " low_information INTEGER NOT NULL CHECK (low_information IN (0, 1)),"
+      " grayscale INTEGER NOT NULL CHECK (grayscale IN (0, 1)),"
+      " odd_aspect_ratio INTEGER NOT NULL CHECK (odd_aspect_ratio IN (0, 1)),"
+      " odd_size INTEGER NOT NULL CHECK (odd_size IN (0, 1)))");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -141,6 +161,8 @@ const std::vector<Migration>& schema_migrations() {
        &create_initial_schema},
       {2, "curation_vectors: embeddings and contents of accepted samples",
        &create_curation_vectors},
+      {3, "image_quality: image-quality scores and issues of decoded image files",
+       &create_image_quality},
   };
   return migrations;
 }

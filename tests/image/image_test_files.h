@@ -5,7 +5,10 @@
 #include <zlib.h>
 #include <turbojpeg.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -66,6 +69,73 @@ inline std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
   if (rc == 0) out.assign(jpeg, jpeg + size);
   tjFree(jpeg);
   tjDestroy(handle);
+  return out;
+}
+
+// Up to `n` regular (not linked) PNG files under 200 kB of the clip-art set
+// (Debian's openclipart-png) in one folder, in name order.
+inline std::vector<std::filesystem::path> clip_art(std::size_t n,
+                                                   const std::string& folder = "animals") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path("/usr/share/openclipart/png") / folder;
+  std::vector<fs::path> files;
+  if (!fs::is_directory(root)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".png" &&
+        entry.file_size() < 200000) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.size() > n) files.resize(n);
+  return files;
+}
+
+// Every channel value v of `image` as f(v), rounded and clamped.
+template <typename F>
+Image mapped(Image image, F f) {
+  for (std::uint8_t& v : image.rgb) {
+    v = static_cast<std::uint8_t>(std::clamp(std::lround(f(double(v))), 0L, 255L));
+  }
+  return image;
+}
+
+// `keep` of each pixel's colour kept around its luma (0: grey).
+inline Image desaturated(Image image, double keep) {
+  for (std::size_t i = 0; i + 2 < image.rgb.size(); i += 3) {
+    const double luma = 0.299 * image.rgb[i] + 0.587 * image.rgb[i + 1] + 0.114 * image.rgb[i + 2];
+    for (std::size_t c = 0; c < 3; ++c) {
+      const double v = luma + keep * (image.rgb[i + c] - luma);
+      image.rgb[i + c] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+    }
+  }
+  return image;
+}
+
+// Three box blurs of radius r along each axis (close to a Gaussian of sigma r).
+inline Image blurred(const Image& image, std::size_t r) {
+  Image out = image;
+  const long w = static_cast<long>(image.width), h = static_cast<long>(image.height);
+  for (int pass = 0; pass < 6; ++pass) {
+    const bool horizontal = pass % 2 == 0;
+    const Image in = out;
+    for (long y = 0; y < h; ++y) {
+      for (long x = 0; x < w; ++x) {
+        for (long c = 0; c < 3; ++c) {
+          double sum = 0;
+          int n = 0;
+          for (long d = -static_cast<long>(r); d <= static_cast<long>(r); ++d) {
+            const long xx = horizontal ? x + d : x, yy = horizontal ? y : y + d;
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+            sum += in.rgb[static_cast<std::size_t>(3 * (yy * w + xx) + c)];
+            ++n;
+          }
+          out.rgb[static_cast<std::size_t>(3 * (y * w + x) + c)] =
+              static_cast<std::uint8_t>(std::lround(sum / n));
+        }
+      }
+    }
+  }
   return out;
 }
 

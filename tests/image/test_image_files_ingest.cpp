@@ -27,22 +27,6 @@ using namespace winnow::image::test;
 
 namespace {
 
-// Up to `n` regular (not linked) PNG files of the clip-art set, in name order.
-std::vector<fs::path> clip_art(std::size_t n) {
-  const fs::path root = "/usr/share/openclipart/png/animals";
-  std::vector<fs::path> files;
-  if (!fs::is_directory(root)) return files;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".png" &&
-        entry.file_size() < 200000) {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  if (files.size() > n) files.resize(n);
-  return files;
-}
-
 // `png` with a tEXt chunk (keyword, text) inserted after its IHDR chunk.
 std::vector<std::uint8_t> with_text_chunk(const std::vector<std::uint8_t>& png,
                                           const std::string& keyword, const std::string& text) {

@@ -7,6 +7,7 @@
 #include "store_test_support.h"
 #include "winnow/error.h"
 #include "winnow/store/database.h"
+#include "winnow/store/image_quality_table.h"
 #include "winnow/store/metadata_store.h"
 #include "winnow/store/migrations.h"
 #include "winnow/store/statement.h"
@@ -57,7 +58,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
   for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
-                            "meta", "curation_vectors"}) {
+                            "meta", "curation_vectors", "image_quality"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -87,7 +88,7 @@ TEST_CASE("re-opening a migrated database changes nothing", "[store][migrations]
   CHECK(again.get_meta("index.path") == std::optional<std::string>("/data/index.faiss"));
 }
 
-TEST_CASE("a version 1 database with data migrates to version 2 keeping it",
+TEST_CASE("a version 1 database with data migrates to the latest version keeping it",
           "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
@@ -109,11 +110,13 @@ TEST_CASE("a version 1 database with data migrates to version 2 keeping it",
     } else {
       store.database().exec("DROP TABLE curation_vectors");
     }
+    store.database().exec("DROP TABLE image_quality");  // migration 3's
   }
   set_user_version_raw(path, 1);
 
   MetadataStore store(path);
-  CHECK(store.database().schema_version() == 2);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  CHECK(query_int(store.database(), "SELECT count(*) FROM image_quality") == 0);
   CHECK(store.count_by_status().total() == 1);
   CHECK(store.find_sample(sample_id).has_value());
   CHECK(query_int(store.database(), "SELECT count(*) FROM curation_vectors") ==
@@ -121,6 +124,35 @@ TEST_CASE("a version 1 database with data migrates to version 2 keeping it",
   if (had_vectors_table) {
     CHECK(query_text(store.database(), "SELECT hex(content) FROM curation_vectors") == "01020304");
   }
+  CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("a version 2 database gets the image_quality table and keeps its samples",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  std::int64_t sample_id = 0;
+  {
+    // Version 2 as the build before image-quality issues left it.
+    MetadataStore store(path);
+    sample_id = store.insert_sample(test::make_sample(1));
+    store.database().exec("DROP TABLE image_quality");
+  }
+  set_user_version_raw(path, 2);
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  CHECK(store.find_sample(sample_id).has_value());
+  ImageQualityTable table(store.database());
+  CHECK(table.count().images == 0);
+  CHECK_FALSE(table.find(sample_id).has_value());
+  ImageQualityRecord record;
+  record.sample_id = sample_id;
+  record.width = 640;
+  record.height = 100;
+  record.scores[static_cast<std::size_t>(ImageIssue::odd_aspect_ratio)] = 100.0 / 640;
+  record.issues[static_cast<std::size_t>(ImageIssue::odd_aspect_ratio)] = true;
+  table.put(record);
+  CHECK(table.count().issues[static_cast<std::size_t>(ImageIssue::odd_aspect_ratio)] == 1);
   CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
 }
 

@@ -5,6 +5,7 @@
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/curation/printable_text.h"
 #include "winnow/error.h"
+#include "winnow/image/image_quality.h"
 #include "winnow/image/image_resize.h"
 
 namespace winnow::curation::ingest {
@@ -25,6 +26,7 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
   options.min_width = 8 * reading.width;
   options.min_height = 8 * reading.height;
   try {
+    const image::ImageHeader header = image::read_image_header(bytes.data(), bytes.size());
     const image::Image decoded = image::decode_image(bytes.data(), bytes.size(), options);
     record.pixels = image::grey_thumbnail(decoded, reading.width, reading.height);
     record.width = reading.width;
@@ -35,6 +37,11 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
     if (reading.colour_side > 0) {
       record.colour = image::resize_area(decoded, reading.colour_side, reading.colour_side).rgb;
     }
+    // The quality scores come from the decoded image (a JPEG perhaps at 1/2
+    // to 1/8 scale: still at least 8 x the working size, more than the
+    // analysis image needs); the size is the file's.
+    record.image_quality =
+        ImageMeasurement{header.width, header.height, image::measure_image_quality(decoded)};
   } catch (const Error& e) {
     return fmt::format("path '{}' is a {} file that cannot be decoded: {}",
                        printable_text(record.path, 240), image::to_string(format), e.what());

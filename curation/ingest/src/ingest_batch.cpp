@@ -40,6 +40,7 @@ struct IngestBatch::Pending {
   // join the index.
   const ManifestRecord* record = nullptr;
   std::vector<float> embedding;
+  std::optional<store::ImageQualityRecord> image_quality;  // a decoded image file's
   bool accepted = false;
   std::int64_t id = -1;  // store id once flushed
 };
@@ -59,6 +60,8 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       text_finder_(context.index, context.text_verifier,
                    finder_options(context.config, context.config.text_min_candidate_similarity)),
       vectors_(context.store.database()),
+      image_quality_(context.store.database()),
+      image_issues_(context.config.image_issues, image_quality_),
       earlier_samples_(context.store.has_samples()) {}
 
 IngestBatch::~IngestBatch() = default;
@@ -67,6 +70,7 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
   for (bool more = true; more;) {
     more = read_chunk(next_entry, name, stop);
+    judge_chunk_images();
     embed_and_search_chunk();
     for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
     flush();  // the chunk's samples join the store and the index
@@ -130,6 +134,21 @@ void IngestBatch::embed_and_search_chunk() {
   recent_flagged_.clear();
 }
 
+// The image-quality issues of the chunk's decoded image files, judged against
+// the dataset's images stored before this batch, the batch's earlier chunks
+// and this chunk (so the first chunk of a new dataset is its own reference).
+void IngestBatch::judge_chunk_images() {
+  chunk_image_quality_.assign(entries_.size(), std::nullopt);
+  for (const ManifestEntry& entry : entries_) {
+    if (entry.ok() && entry.record->image_quality) image_issues_.add(*entry.record->image_quality);
+  }
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (entries_[e].ok() && entries_[e].record->image_quality) {
+      chunk_image_quality_[e] = image_issues_.judge(*entries_[e].record->image_quality);
+    }
+  }
+}
+
 // Gathers the facts of entry `e` step by step, as far as decide() needs
 // them, and queues its sample.
 void IngestBatch::decide_entry(std::size_t e) {
@@ -140,6 +159,7 @@ void IngestBatch::decide_entry(std::size_t e) {
   }
   const ManifestRecord& rec = *entry.record;
   Pending p;
+  p.image_quality = chunk_image_quality_[e];
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;
   take_labels(rec, s);
@@ -162,10 +182,17 @@ void IngestBatch::decide_entry(std::size_t e) {
     remember_key(rec.key);
     candidate.exact_duplicate_of = exact_original(candidate.content_hash);
     const int row = chunk_row_[e];
-    if (!candidate.exact_duplicate_of && row < 0) {
+    if (p.image_quality && p.image_quality->any_issue() &&
+        context_.config.image_issues.action == ImageIssuePolicy::Action::reject) {
+      candidate.image_issues =
+          image_issues_reason(rec.path, *p.image_quality, context_.config.image_issues);
+    }
+    const bool decided = candidate.exact_duplicate_of || candidate.image_issues;
+    if (candidate.image_issues && !candidate.exact_duplicate_of) s.annotations.clear();
+    if (!decided && row < 0) {
       candidate.embed_error = embed_errors_[e];
       s.annotations.clear();
-    } else if (!candidate.exact_duplicate_of) {
+    } else if (!decided) {
       vector = chunk_vectors_.data() + static_cast<std::size_t>(row) * dim_;
       neighbourhood_facts = neighbourhood(rec, nearest(row, vector), row, vector, s);
     }
@@ -389,6 +416,11 @@ void IngestBatch::record_flushed(std::size_t i) {
   const auto offset = static_cast<std::size_t>(p.id - first_id_);
   if (offset >= item_by_id_.size()) item_by_id_.resize(offset + 1, kNoItem);
   item_by_id_[offset] = i;
+  if (p.image_quality) {
+    store::ImageQualityRecord quality = *p.image_quality;
+    quality.sample_id = p.id;
+    image_quality_.put(quality);
+  }
   if (p.record == nullptr) return;
   if (p.accepted) {
     add_ids_.push_back(p.id);

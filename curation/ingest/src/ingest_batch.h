@@ -4,8 +4,10 @@
 // index (and the flagged index) searched once for all of them; per record the
 // facts are gathered (key, exact duplicate, neighbours, near duplicates, label
 // quality, gain) and decide() (record_decision.h) turns them into a decision;
-// the chunk's samples, events and vectors are then written, accepted vectors
-// join the index and label_issue vectors the flagged index.
+// the chunk's samples, events, vectors and image-quality rows are then
+// written, accepted vectors join the index and label_issue vectors the
+// flagged index. Decoded image files get their image-quality issues judged
+// per chunk, against the dataset with the chunk (image_issues.h).
 #pragma once
 
 #include <atomic>
@@ -19,10 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "winnow/curation/ingest/image_issues.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/labels/label_names.h"
 #include "winnow/curation/ingest/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
+#include "winnow/store/image_quality_table.h"
 #include "winnow/store/vector_table.h"
 
 #include "accepted_labels.h"
@@ -64,6 +68,7 @@ class IngestBatch {
   bool read_chunk(const EntrySource& next_entry, const std::string& name,
                   const std::atomic<bool>* stop);
   void embed_and_search_chunk();
+  void judge_chunk_images();
   void decide_entry(std::size_t e);
   void reject_entry(const Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
@@ -98,6 +103,8 @@ class IngestBatch {
   dedup::NearDuplicateFinder image_file_finder_;  // decoded image files (in colour)
   dedup::NearDuplicateFinder text_finder_;
   store::VectorTable vectors_;
+  store::ImageQualityTable image_quality_;
+  ImageIssueJudge image_issues_;
 
   // Only one chunk of micro_batch entries is held at a time, so memory does
   // not grow with the manifest: items, keys and hashes of earlier chunks are
@@ -118,6 +125,9 @@ class IngestBatch {
   std::int64_t first_id_ = -1;
   std::vector<std::size_t> item_by_id_;
   std::unordered_map<std::int64_t, std::unique_ptr<ManifestRecord>> content_cache_;
+
+  // The image-quality rows of the chunk's decoded image files, by entry.
+  std::vector<std::optional<store::ImageQualityRecord>> chunk_image_quality_;
 
   // The chunk's embeddings and its one index search.
   std::vector<float> chunk_vectors_;

@@ -61,7 +61,8 @@ std::string CurationConfig::to_json() const {
             {"label_flag_below", label_flag_below},
             {"min_label_neighbours", min_label_neighbours},
             {"micro_batch", micro_batch},
-            {"max_image_pixels", max_image_pixels}};
+            {"max_image_pixels", max_image_pixels},
+            {"image_issues", image_issues.to_json()}};
   return j.dump();
 }
 
@@ -98,6 +99,8 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("min_label_neighbours", c.min_label_neighbours);
   get("micro_batch", c.micro_batch);
   get("max_image_pixels", c.max_image_pixels);
+  if (j.contains("image_issues"))
+    c.image_issues = ImageIssuePolicy::from_json(j.at("image_issues"));
   c.validate();
   return c;
 }
@@ -126,6 +129,7 @@ void CurationConfig::validate() const {
   WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
                       "micro_batch={} must be in [1, 65536]", micro_batch);
   WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);
+  image_issues.validate();
   // The verifiers, embedder and index validate their own parameters.
   dedup::ColourImageNearDuplicateVerifier image(colour_verifier_options(*this),
                                                 {image_max_shift, image_threshold});

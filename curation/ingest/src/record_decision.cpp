@@ -113,6 +113,7 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
             fmt::format("same content hash as sample {}", original),
             json{{"content_hash", candidate.content_hash}, {"line", candidate.line}}.dump()};
   }
+  if (candidate.image_issues) return rejected(candidate, *candidate.image_issues);
   if (candidate.embed_error) return rejected(candidate, "cannot embed: " + *candidate.embed_error);
 
   JsonObjectText details;

@@ -23,6 +23,8 @@
 #include "winnow/store/database.h"
 #include "winnow/version.h"
 
+#include "image_quality_section.h"
+
 namespace winnow::curation::report {
 
 namespace {
@@ -135,6 +137,7 @@ class ReportBuilder {
       read_samples();
       read_suggested_labels();
       read_annotations();
+      image_quality_ = image_quality_json(store_, label_names_);
     }
     order_classes();
     estimate();
@@ -158,6 +161,7 @@ class ReportBuilder {
     report["classes"] = classes_json();
     report["confused_pairs"] = confused_pairs_json();
     report["batches"] = batches_json();
+    report["image_quality"] = image_quality_;
     if (options_.sample_export != nullptr) write_sample_export(*options_.sample_export);
     return report;
   }
@@ -664,6 +668,7 @@ class ReportBuilder {
   labels::AgreementResult fleiss_;
   std::optional<std::int64_t> fleiss_raters_;
   labels::LabelHealth health_;
+  json image_quality_;  // image_quality_section.h
 };
 
 }  // namespace

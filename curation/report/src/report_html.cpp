@@ -586,6 +586,12 @@ std::string render_report_html(const nlohmann::json& json) {
   out += section(classes, table_html(classes));
   const Table batches = report::batches_table(view);
   out += section(batches, table_html(batches));
+  if (view.image_quality && view.image_quality->dataset.images > 0) {
+    const Table by_source = report::image_issues_by_source_table(view);
+    out += section(by_source, table_html(by_source));
+    const Table by_class = report::image_issues_by_class_table(view);
+    out += section(by_class, table_html(by_class));
+  }
   out +=
       "<footer>Definitions of every figure: docs/report-schema.md in the winnow "
       "repository. Hover a column header for its meaning.</footer>\n";

@@ -93,6 +93,10 @@ std::string render_report_markdown(const nlohmann::json& json) {
   write_table(out, report::class_confusion_table(view), "##", false);
   write_table(out, report::confused_pairs_table(view), "##", true);
   write_table(out, report::batches_table(view), "##", true);
+  if (view.image_quality && view.image_quality->dataset.images > 0) {
+    write_table(out, report::image_issues_by_source_table(view), "##", true);
+    write_table(out, report::image_issues_by_class_table(view), "##", true);
+  }
   return out;
 }
 

@@ -327,3 +327,60 @@ Table batches_table(const ReportView& report) {
 }
 
 }  // namespace winnow::curation::report
+
+namespace winnow::curation::report {
+
+namespace {
+
+// What each image-quality issue means, one line (docs/images.md has the scores).
+std::string image_issue_meaning(const std::string& issue) {
+  if (issue == "blurry") return "share of its images with little edge sharpness";
+  if (issue == "dark") return "share of its images whose brightest tones are dim";
+  if (issue == "bright") return "share of its images whose darkest tones are light";
+  if (issue == "low_information") return "share of its nearly uniform images";
+  if (issue == "grayscale") return "share of its grey images (judged in a colour set only)";
+  if (issue == "odd_aspect_ratio") return "share of its images far from square";
+  if (issue == "odd_size") return "share of its images far from the dataset's median size";
+  return "share of its images with this issue";
+}
+
+// Rows = groups (worst first), columns = the dataset's issues, worst first.
+Table image_issues_table(const ReportView& report, bool by_source) {
+  const ImageQualityView& quality = *report.image_quality;
+  const ImageQualityGroupView& all = quality.dataset;
+  Table table{by_source ? "table-image-issues-sources" : "table-image-issues-classes",
+              by_source ? "Image-quality issues per source" : "Image-quality issues per class",
+              fmt::format("{} of {} decoded image files have an image-quality issue ({}); rows "
+                          "worst first, issues worst first.",
+                          format_count(all.with_issues), format_count(all.images),
+                          format_percent(all.share_with_issues)),
+              {{by_source ? "Source" : "Class",
+                by_source ? "the source named by its records" : "the sample's label"},
+               {"Images", "its decoded image files, whatever their status"},
+               {"Any issue", "share of its images with at least one issue"}},
+              {}};
+  for (const ImageIssueShare& issue : all.issues) {
+    table.columns.push_back({issue.issue, image_issue_meaning(issue.issue)});
+  }
+  for (const ImageQualityGroupView& group : by_source ? quality.sources : quality.classes) {
+    std::vector<Cell> row{text_cell(group.name), count_cell(group.images),
+                          Cell{format_percent(group.share_with_issues), "", true}};
+    for (const ImageIssueShare& issue : all.issues) {
+      row.push_back(Cell{format_percent(group.share_of(issue.issue)), "", true});
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+}  // namespace
+
+Table image_issues_by_source_table(const ReportView& report) {
+  return image_issues_table(report, true);
+}
+
+Table image_issues_by_class_table(const ReportView& report) {
+  return image_issues_table(report, false);
+}
+
+}  // namespace winnow::curation::report

@@ -51,5 +51,8 @@ Table classes_table(const ReportView& report);
 Table class_confusion_table(const ReportView& report);
 Table confused_pairs_table(const ReportView& report);
 Table batches_table(const ReportView& report);
+// Image-quality issues per source / per class; both require report.image_quality.
+Table image_issues_by_source_table(const ReportView& report);
+Table image_issues_by_class_table(const ReportView& report);
 
 }  // namespace winnow::curation::report

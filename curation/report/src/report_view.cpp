@@ -273,7 +273,39 @@ BatchView read_batch(const Fields& fields) {
   return out;
 }
 
+ImageQualityGroupView read_image_quality_group(const Fields& fields, bool named) {
+  ImageQualityGroupView out;
+  if (named) out.name = fields.text("name");
+  out.images = fields.count("images");
+  out.with_issues = fields.count("with_issues");
+  out.share_with_issues = fields.number("share_with_issues");
+  for (const auto& [element, path] : fields.list("issues")) {
+    const Fields issue(*element, path);
+    out.issues.push_back({issue.text("issue"), issue.count("count"), issue.number("share")});
+  }
+  return out;
+}
+
+ImageQualityView read_image_quality(const Fields& fields) {
+  ImageQualityView out;
+  out.dataset = read_image_quality_group(fields, false);
+  for (const auto& [element, path] : fields.list("sources")) {
+    out.sources.push_back(read_image_quality_group(Fields(*element, path), true));
+  }
+  for (const auto& [element, path] : fields.list("classes")) {
+    out.classes.push_back(read_image_quality_group(Fields(*element, path), true));
+  }
+  return out;
+}
+
 }  // namespace
+
+double ImageQualityGroupView::share_of(const std::string& issue) const {
+  for (const ImageIssueShare& s : issues) {
+    if (s.issue == issue) return s.share;
+  }
+  return 0.0;
+}
 
 ReportView read_report_view(const nlohmann::json& report) {
   const Fields top(report, "");
@@ -299,6 +331,10 @@ ReportView read_report_view(const nlohmann::json& report) {
   }
   for (const auto& [element, path] : top.list("batches")) {
     out.batches.push_back(read_batch(Fields(*element, path)));
+  }
+  // A key added after schema version 1 first shipped: absent reads as none.
+  if (report.contains("image_quality")) {
+    out.image_quality = read_image_quality(top.object("image_quality"));
   }
   return out;
 }

@@ -128,6 +128,32 @@ struct BatchView {
   StatusCounts cumulative;
 };
 
+// One issue's share among a group's decoded image files.
+struct ImageIssueShare {
+  std::string issue;  // "blurry", ...
+  std::int64_t count = 0;
+  double share = 0.0;
+};
+
+// The images of the dataset, a source or a class (`name`), and their issues,
+// worst first.
+struct ImageQualityGroupView {
+  std::string name;
+  std::int64_t images = 0;
+  std::int64_t with_issues = 0;
+  double share_with_issues = 0.0;
+  std::vector<ImageIssueShare> issues;
+
+  // The share of `issue` (0 when the group does not list it).
+  double share_of(const std::string& issue) const;
+};
+
+struct ImageQualityView {
+  ImageQualityGroupView dataset;               // name empty
+  std::vector<ImageQualityGroupView> sources;  // worst first, as in the JSON
+  std::vector<ImageQualityGroupView> classes;
+};
+
 struct ReportView {
   std::int64_t schema_version = 0;
   std::string generated_at;
@@ -140,6 +166,8 @@ struct ReportView {
   std::vector<ClassView> classes;
   std::vector<ConfusedPairView> confused_pairs;
   std::vector<BatchView> batches;
+  // Absent from reports written before image-quality issues existed.
+  std::optional<ImageQualityView> image_quality;
 };
 
 ReportView read_report_view(const nlohmann::json& report);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "winnow/image/image_quality.h"
+
 namespace winnow::curation {
 
 // What a record's content is.
@@ -28,6 +30,14 @@ const char* to_string(ContentKind kind);
 struct Annotation {
   std::string annotator;
   std::string label;
+};
+
+// What decoding an image file measured of its quality (image_file.cpp); the
+// issues are judged from it at ingest (image_issues.h).
+struct ImageMeasurement {
+  std::size_t width = 0;  // of the file, from its header
+  std::size_t height = 0;
+  image::ImageQualityScores scores;
 };
 
 struct ManifestRecord {
@@ -49,6 +59,8 @@ struct ManifestRecord {
   std::string source;
   std::vector<Annotation> annotations;
   std::vector<float> embedding;  // empty when the manifest gave none
+  // Set when the reader decoded the `path` record's file as an image.
+  std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.
   std::string content_hash;
 

@@ -1,7 +1,8 @@
 // Image files named by `path` records: decoded once, while the reader has
 // the file's bytes for its content hash, into the grey working image that the
 // embedder embeds and the near-duplicate verifier compares (stored with the
-// sample, so later batches compare against it without the file).
+// sample, so later batches compare against it without the file), and measured
+// for its image-quality scores (image_issues.h).
 // docs/images.md.
 #pragma once
 
@@ -31,7 +32,8 @@ struct ImageReading {
 };
 
 // When `bytes` are an image file (by signature) and reading is enabled, sets
-// the record's working images (pixels, width, height; colour) and returns nothing.
+// the record's working images (pixels, width, height; colour) and its
+// image_quality, and returns nothing.
 // Returns the reason when the file looks like an image but cannot be decoded
 // (truncated, corrupt, over max_pixels, zero size). Other files are left as
 // they are: the embedder says they are not images.

@@ -22,6 +22,7 @@
 #include "winnow/curation/embed/embedder.h"
 #include "winnow/curation/labels/label_names.h"
 #include "winnow/curation/labels/label_quality.h"
+#include "winnow/curation/ingest/image_issues.h"
 #include "winnow/curation/ingest/manifest_reader.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/curation/dedup/near_duplicate_finder.h"
@@ -80,6 +81,9 @@ struct CurationConfig {
   int micro_batch = 256;         // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
+  // Image-quality issues of decoded image files: thresholds, flag or reject
+  // (image_issues.h). A stored config without it gets the defaults (flag).
+  ImageIssuePolicy image_issues;
 
   std::string to_json() const;
   // Throws winnow::Error naming the bad field.

@@ -5,9 +5,11 @@
 // In order, the first that applies decides:
 //   1. rejection      the reader refused the record, or its key is taken
 //   2. exact dedup    an earlier sample has the same content hash
-//   3. embedding      the embedder failed -> rejected
-//   4. near dedup     a verified candidate at or above the verifier threshold
-//   5. label quality  flagged, over at least min_label_neighbours labelled
+//   3. image quality  an image file with an image-quality issue, when the
+//                     dataset rejects them (image_issues.h) -> rejected
+//   4. embedding      the embedder failed -> rejected
+//   5. near dedup     a verified candidate at or above the verifier threshold
+//   6. label quality  flagged, over at least min_label_neighbours labelled
 //                     neighbours, and the label has at least label_k accepted
 //                     samples already (a class arriving late can still get in)
 //   otherwise accepted, with its gain.
@@ -37,6 +39,9 @@ struct Candidate {
   std::optional<std::string> rejection;
   std::optional<std::int64_t> exact_duplicate_of;  // the first sample with its content hash
   std::optional<std::string> embed_error;          // the embedder's message
+  // Why the record's image is rejected for its image-quality issues (only
+  // when the dataset rejects them).
+  std::optional<std::string> image_issues;
 };
 
 // What the index says about an embedded record.
@@ -61,7 +66,7 @@ struct DecisionRules {
   static DecisionRules of(const CurationConfig& config);
 };
 
-// `neighbourhood` is read only when the record got past steps 1 to 3.
+// `neighbourhood` is read only when the record got past steps 1 to 4.
 store::Decision decide(const Candidate& candidate, const Neighbourhood& neighbourhood,
                        const DecisionRules& rules);
 

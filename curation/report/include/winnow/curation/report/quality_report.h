@@ -1,10 +1,11 @@
 // The annotation-pipeline quality report: reads one dataset's store (samples,
-// annotations, contributors, ingest batches, label-issue events) and builds
-// the JSON of docs/report-schema.md: dataset figures and agreement
+// annotations, contributors, ingest batches, label-issue events, image
+// quality) and builds the JSON of docs/report-schema.md: dataset figures and agreement
 // coefficients, Dawid-Skene accuracy and confusion per annotator (worst
-// first), the cleanlab-style class table, the most confused class pairs and
-// growth per ingest batch. Optionally writes the per-sample export (one JSON
-// line per labelled or annotated sample) in the same pass.
+// first), the cleanlab-style class table, the most confused class pairs,
+// growth per ingest batch and the image-quality issues per source and class
+// (image_quality_section.h). Optionally writes the per-sample export (one
+// JSON line per labelled or annotated sample) in the same pass.
 //
 // Degenerate datasets (no samples, no annotations, one annotator, one class)
 // still get a report: each statistic that cannot be computed is null with a
