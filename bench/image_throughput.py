@@ -3,45 +3,38 @@
 with its defaults (docs/benchmarks.md, "Image files: throughput").
 
 Typical web-sized JPEGs: N distinct clip-art PNGs from Debian's
-openclipart-png (symbolic links skipped), composited on white and resized so
+openclipart-png (bench/clip_art.py: symbolic links and byte copies skipped), composited on white and resized so
 that the longer side is uniform in [256, 500] px, saved as JPEG at quality
 80-95. `winnow init --db D` (defaults) then one `winnow ingest` of a manifest
 of all of them, timed: wall seconds and the ingest process's CPU seconds
 (user + system, from the kernel), each run several times; images/s = N /
 seconds. `--threads T` is passed to `winnow ingest` when given.
 """
-import argparse, glob, json, os, random, resource, statistics, subprocess, tempfile, time
+import argparse, json, os, random, resource, statistics, subprocess, tempfile, time
 
 from PIL import Image
+
+from clip_art import distinct_clip_art, on_white
 
 Image.MAX_IMAGE_PIXELS = None
 
 
 def make_jpegs(work, count, seed):
     rng = random.Random(seed)
-    files = sorted(f for f in glob.glob("/usr/share/openclipart/png/**/*.png", recursive=True)
-                   if not os.path.islink(f) and os.path.getsize(f) < 2_000_000)
-    rng.shuffle(files)
     folder = os.path.join(work, "jpeg")
     os.makedirs(folder, exist_ok=True)
     paths, sides = [], []
-    for f in files:
+    for f in distinct_clip_art(rng, 2_000_000):
         if len(paths) == count:
             break
-        try:
-            with Image.open(f) as im:
-                if im.width * im.height > 64_000_000 or min(im.size) < 16:
-                    continue
-                rgba = im.convert("RGBA")
-        except Exception:
+        im = on_white(f, 16)
+        if im is None:
             continue
-        bg = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        bg.alpha_composite(rgba)
         longer = rng.randint(256, 500)
-        scale = longer / max(rgba.size)
-        size = (max(1, round(rgba.width * scale)), max(1, round(rgba.height * scale)))
+        scale = longer / max(im.size)
+        size = (max(1, round(im.width * scale)), max(1, round(im.height * scale)))
         out = os.path.join(folder, f"{len(paths):05d}.jpg")
-        bg.convert("RGB").resize(size, Image.LANCZOS).save(out, "JPEG", quality=rng.randint(80, 95))
+        im.resize(size, Image.LANCZOS).save(out, "JPEG", quality=rng.randint(80, 95))
         paths.append(out)
         sides.append(size)
     return paths, sides
