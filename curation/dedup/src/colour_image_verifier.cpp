@@ -257,11 +257,28 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   if (best >= options_.threshold || zooms_.empty()) return best;
   // Zooms only when the plain comparison fails: a re-encoded or resized copy
   // stops above, and the similarity reported is then the unzoomed one.
+  // Coarse to fine: every zoom of either image unshifted, then the shifts
+  // around the best two (the blurred correlation is smooth in zoom and shift,
+  // and a crop is centred, so the best unshifted zoom is the one to refine).
   const std::vector<Planes>& za = zooms_of(*pa, side, zooms_);
   const std::vector<Planes>& zb = zooms_of(*pb, side, zooms_);
-  for (std::size_t z = 0; z < zooms_.size() && best < options_.threshold; ++z) {
-    best = std::max(best, best_over_shifts(za[z], pb->plain, side, options_.max_shift));
-    best = std::max(best, best_over_shifts(pa->plain, zb[z], side, options_.max_shift));
+  struct Zoomed {
+    double unshifted;
+    const Planes* a;
+    const Planes* b;
+  };
+  std::vector<Zoomed> tried;
+  for (std::size_t z = 0; z < zooms_.size(); ++z) {
+    tried.push_back({shifted_pearson(za[z], pb->plain, side, 0, 0), &za[z], &pb->plain});
+    tried.push_back({shifted_pearson(pa->plain, zb[z], side, 0, 0), &pa->plain, &zb[z]});
+  }
+  constexpr std::size_t kRefined = 2;
+  const std::size_t refined = std::min(kRefined, tried.size());
+  std::partial_sort(tried.begin(), tried.begin() + static_cast<std::ptrdiff_t>(refined),
+                    tried.end(),
+                    [](const Zoomed& x, const Zoomed& y) { return x.unshifted > y.unshifted; });
+  for (std::size_t i = 0; i < refined && best < options_.threshold; ++i) {
+    best = std::max(best, best_over_shifts(*tried[i].a, *tried[i].b, side, options_.max_shift));
   }
   return best;
 }
