@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "winnow/curation/dedup/colour_image_verifier.h"
@@ -119,4 +120,31 @@ TEST_CASE("colour verifier: a pair without colour is the grey verifier's", "[ima
   ColourImageVerifierOptions bad;
   bad.max_zoom = 3.0;
   CHECK_THROWS_WITH(ColourImageNearDuplicateVerifier(bad, {}), Catch::Contains("max_zoom=3"));
+}
+
+TEST_CASE("colour verifier: verifiers with different options on one thread do not share work",
+          "[image][dedup]") {
+  // Prepared images are cached per thread; each verifier must still see its
+  // own blur and zooms. Expected values come from fresh threads (empty caches).
+  const ManifestRecord a = record_of(picture());
+  const ManifestRecord crop = record_of(cropped(picture(), 12));
+  ColourImageVerifierOptions sharp;
+  sharp.blur_sigma = 0.0;
+  sharp.max_zoom = 1.06;
+  const ColourImageNearDuplicateVerifier other(sharp, {});
+  const auto alone = [&](const ColourImageNearDuplicateVerifier& v) {
+    double out = 0.0;
+    std::thread([&] { out = v.similarity(a, crop); }).join();
+    return out;
+  };
+  const double expected_default = alone(kVerifier);
+  const double expected_other = alone(other);
+  REQUIRE(expected_default != Approx(expected_other));
+  double in_turn_other = 0.0, in_turn_default = 0.0;
+  std::thread([&] {
+    in_turn_other = other.similarity(a, crop);
+    in_turn_default = kVerifier.similarity(a, crop);
+  }).join();
+  CHECK(in_turn_other == Approx(expected_other));
+  CHECK(in_turn_default == Approx(expected_default));
 }

@@ -146,10 +146,14 @@ double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int d
 // (made on first use). A record is compared with up to `candidates` others,
 // and a stored candidate with many records, so the last images prepared on
 // this thread are kept (a small FIFO, checked byte for byte).
+// An entry records the parameters it was made with, so that two verifiers
+// with different options on one thread never share planes.
 struct PreparedImage {
   std::vector<std::uint8_t> rgb;
+  double sigma = 0.0;
   Planes plain;
-  std::vector<Planes> zooms;  // empty until needed
+  std::vector<double> zoom_factors;  // those `zooms` were made for
+  std::vector<Planes> zooms;         // empty until needed
 };
 
 class PreparedImages {
@@ -158,10 +162,11 @@ class PreparedImages {
   std::shared_ptr<PreparedImage> get(const std::vector<std::uint8_t>& rgb, std::size_t side,
                                      double sigma) {
     for (const auto& p : kept_) {
-      if (p->rgb == rgb && p->plain.size() == side * side * 3) return p;
+      if (p->sigma == sigma && p->rgb == rgb) return p;
     }
     auto p = std::make_shared<PreparedImage>();
     p->rgb = rgb;
+    p->sigma = sigma;
     p->plain = blurred(to_planes(rgb, side), side, sigma);
     if (kept_.size() == kKept) kept_.erase(kept_.begin());
     kept_.push_back(p);
@@ -175,9 +180,10 @@ class PreparedImages {
 
 const std::vector<Planes>& zooms_of(PreparedImage& image, std::size_t side,
                                     const std::vector<double>& zooms) {
-  if (image.zooms.size() != zooms.size()) {
+  if (image.zoom_factors != zooms) {
     image.zooms.clear();
     for (const double zoom : zooms) image.zooms.push_back(zoomed(image.plain, side, zoom));
+    image.zoom_factors = zooms;
   }
   return image.zooms;
 }
