@@ -15,6 +15,9 @@ struct Command {
   std::function<int()> run;  // runs it; returns the exit code
 };
 
+// --threads on the subcommands that ingest (IngestPipeline::set_threads).
+void add_threads_option(CLI::App& command, int& threads);
+
 Command add_init_command(CLI::App& parent);
 Command add_ingest_command(CLI::App& parent);
 Command add_import_idx_command(CLI::App& parent);

@@ -26,6 +26,7 @@ Command add_import_folder_command(CLI::App& parent) {
   struct Options {
     std::string db, dir, source, key_prefix;
     bool unlabelled = false;
+    int threads = 0;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -39,10 +40,12 @@ Command add_import_folder_command(CLI::App& parent) {
   cmd->add_option("--key-prefix", o->key_prefix,
                   "put before every key (keys are paths under DIR), e.g. to import train/ and "
                   "val/ folders of the same layout into one database");
+  add_threads_option(*cmd, o->threads);
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
             curation::ingest::IngestPipeline pipeline(o->db);
+            pipeline.set_threads(o->threads);
             curation::ingest::FolderImportOptions options;
             options.labelled = !o->unlabelled;
             options.source = o->source;
@@ -64,7 +67,7 @@ Command add_import_folder_command(CLI::App& parent) {
             curation::ingest::BatchReport r =
                 pipeline.ingest_batch(curation::printable_text(o->dir), importer.checksum(),
                                       [&](curation::ingest::ManifestEntry& entry) {
-                                        const bool more = importer.next(entry);
+                                        const bool more = importer.next_deferred(entry);
                                         progress.update(importer.done());
                                         return more;
                                       });

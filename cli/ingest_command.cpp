@@ -203,6 +203,7 @@ Command add_ingest_command(CLI::App& parent) {
     std::string filter_by = "prune_by_noise_rate";
     std::string label_quality = "self_confidence";
     int min_examples_per_class = 1;
+    int threads = 0;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("ingest", "ingest JSON Lines manifests, one batch each");
@@ -219,6 +220,7 @@ Command add_ingest_command(CLI::App& parent) {
   cmd->add_option("--min-examples-per-class", o->min_examples_per_class,
                   "samples of each given class confident learning never flags")
       ->capture_default_str();
+  add_threads_option(*cmd, o->threads);
   cmd->add_option("manifests", o->manifests, "manifest files")->required();
   return {
       cmd, [o] {
@@ -233,6 +235,7 @@ Command add_ingest_command(CLI::App& parent) {
         WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
                             "--min-examples-per-class={} must be >= 0", cl.min_examples_per_class);
         curation::ingest::IngestPipeline pipeline(o->db);
+        pipeline.set_threads(o->threads);
         curation::ingest::ManifestReaderOptions reading;
         reading.image = pipeline.image_reading();
         if (o->pred_probs.empty()) {
@@ -269,6 +272,7 @@ Command add_import_idx_command(CLI::App& parent) {
   struct Options {
     std::string db, images, labels, prefix = "train";
     std::size_t limit = 0;
+    int threads = 0;
   };
   auto o = std::make_shared<Options>();
   auto* cmd =
@@ -282,8 +286,10 @@ Command add_import_idx_command(CLI::App& parent) {
   cmd->add_option("labels", o->labels, "IDX labels file (.gz or plain)")->required();
   cmd->add_option("--limit", o->limit, "only the first N images (0: all)");
   cmd->add_option("--prefix", o->prefix, "key prefix")->capture_default_str();
+  add_threads_option(*cmd, o->threads);
   return {cmd, [o] {
             curation::ingest::IngestPipeline pipeline(o->db);
+            pipeline.set_threads(o->threads);
             const auto t0 = std::chrono::steady_clock::now();
             std::vector<curation::ManifestRecord> records =
                 curation::ingest::import_idx(o->images, o->labels, o->prefix);

@@ -50,6 +50,7 @@ Command add_serve_command(CLI::App& parent) {
       "serve", "watch an inbox folder and ingest each manifest dropped there exactly once");
   cmd->footer("Example: winnow serve --db data.db --inbox inbox/ --http-port 8080");
   cmd->add_option("--db", o->daemon.db, "database file (winnow init)")->required();
+  add_threads_option(*cmd, o->daemon.threads);
   cmd->add_option("--inbox", o->daemon.inbox,
                   "folder to watch; manifests (*.jsonl) must appear by rename")
       ->required();

@@ -1,5 +1,7 @@
 #include "winnow/index/vector_index.h"
 
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
 
@@ -100,6 +102,11 @@ std::size_t VectorIndex::remove(std::size_t n, const std::int64_t* ids) {
 
 std::size_t VectorIndex::remove(const std::vector<std::int64_t>& ids) {
   return remove(ids.size(), ids.data());
+}
+
+void set_index_threads(int threads) {
+  WINNOW_THROW_IF_NOT(threads >= 1, "index threads={} must be >= 1", threads);
+  omp_set_num_threads(threads);
 }
 
 }  // namespace winnow::index

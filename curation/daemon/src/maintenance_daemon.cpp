@@ -54,6 +54,7 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
                       options_.poll.count());
   WINNOW_THROW_IF_NOT(options_.max_interruptions >= 1, "max interruptions must be >= 1, got {}",
                       options_.max_interruptions);
+  pipeline_.set_threads(options_.threads);
   if (options_.heartbeat_file.empty()) options_.heartbeat_file = options_.db + ".serve.json";
   if (options_.content_roots.empty()) options_.content_roots.push_back(options_.inbox);
   json roots = json::array();

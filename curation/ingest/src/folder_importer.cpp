@@ -91,6 +91,12 @@ void FolderImporter::walk(const fs::path& folder, const std::string& relative,
 }
 
 bool FolderImporter::next(ManifestEntry& entry) {
+  if (!next_deferred(entry)) return false;
+  entry.complete();
+  return true;
+}
+
+bool FolderImporter::next_deferred(ManifestEntry& entry) {
   if (next_ == files_.size()) return false;
   const FolderFile& file = files_[next_++];
   entry = ManifestEntry{};
@@ -109,18 +115,21 @@ bool FolderImporter::next(ManifestEntry& entry) {
   record.resolved_path = (root_ / file.relative).string();
   record.label = file.label;
   record.source = options_.source;
-  try {
-    if (auto refusal = load_path_content(record, options_.content, options_.image)) {
-      rejection.reason = std::move(*refusal);
+  entry.deferred = [this, record = std::move(record),
+                    rejection = std::move(rejection)](ManifestEntry& e) mutable {
+    try {
+      if (auto refusal = load_path_content(record, options_.content, options_.image)) {
+        rejection.reason = std::move(*refusal);
+      }
+    } catch (const Error& err) {                      // a link, a FIFO, a device, too large, gone
+      rejection.reason = printable_text(err.what());  // it quotes the path as on disk
     }
-  } catch (const Error& e) {                      // a link, a FIFO, a device, too large, gone
-    rejection.reason = printable_text(e.what());  // it quotes the path as on disk
-  }
-  if (!rejection.reason.empty()) {
-    entry.rejection = std::move(rejection);
-  } else {
-    entry.record = std::move(record);
-  }
+    if (!rejection.reason.empty()) {
+      e.rejection = std::move(rejection);
+    } else {
+      e.record = std::move(record);
+    }
+  };
   return true;
 }
 

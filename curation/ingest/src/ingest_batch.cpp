@@ -54,12 +54,14 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       neighbours_k_(std::max({context.config.candidates, context.config.label_k, kGainNeighbours})),
       rules_(DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
-      image_finder_(context.index, context.image_verifier,
+      image_verifier_(context.image_verifier),
+      text_verifier_(context.text_verifier),
+      image_finder_(context.index, image_verifier_,
                     finder_options(context.config, context.config.min_candidate_similarity)),
       image_file_finder_(
-          context.index, context.image_verifier,
+          context.index, image_verifier_,
           finder_options(context.config, context.config.image_file_min_candidate_similarity)),
-      text_finder_(context.index, context.text_verifier,
+      text_finder_(context.index, text_verifier_,
                    finder_options(context.config, context.config.text_min_candidate_similarity)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
@@ -72,8 +74,10 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
   for (bool more = true; more;) {
     more = read_chunk(next_entry, name, stop);
+    complete_chunk_entries();
     judge_chunk_images();
     embed_and_search_chunk();
+    precompute_verifications();
     for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
     flush();  // the chunk's samples join the store and the index
   }
@@ -90,6 +94,8 @@ bool IngestBatch::read_chunk(const EntrySource& next_entry, const std::string& n
   batch_keys_.clear();
   first_id_ = -1;
   item_by_id_.clear();
+  image_verifier_.clear();  // keyed by addresses of records about to go
+  text_verifier_.clear();
   content_cache_.clear();
   const auto chunk = static_cast<std::size_t>(context_.config.micro_batch);
   while (entries_.size() < chunk) {
@@ -102,24 +108,51 @@ bool IngestBatch::read_chunk(const EntrySource& next_entry, const std::string& n
   return true;
 }
 
-// Embeds the chunk's records and searches the index once for all of them.
+// Entries a source handed out with work left (ManifestReader::next_deferred:
+// parsing, reading and decoding files) are completed on the pool.
+void IngestBatch::complete_chunk_entries() {
+  std::vector<std::size_t> deferred;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (entries_[e].deferred) deferred.push_back(e);
+  }
+  context_.pool.for_each(deferred.size(), [&](std::size_t i) { entries_[deferred[i]].complete(); });
+}
+
+// Embeds the chunk's records (on the pool when the embedder allows) and
+// searches the index once for all of them. Rows follow the entries' order.
 void IngestBatch::embed_and_search_chunk() {
   const std::size_t end = entries_.size();
-  chunk_vectors_.clear();
   embed_errors_.assign(end, std::string());
   chunk_row_.assign(end, -1);
-  int rows = 0;
+  std::vector<std::size_t> to_embed;
   for (std::size_t e = 0; e < end; ++e) {
-    if (!entries_[e].ok()) continue;
-    chunk_vectors_.resize(static_cast<std::size_t>(rows + 1) * dim_);
+    if (entries_[e].ok()) to_embed.push_back(e);
+  }
+  chunk_vectors_.assign(to_embed.size() * dim_, 0.0f);
+  std::vector<char> failed(to_embed.size(), 0);
+  const auto embed_one = [&](std::size_t r) {
+    const std::size_t e = to_embed[r];
     try {
-      context_.embedder.embed(*entries_[e].record, chunk_vectors_.data() + rows * dim_);
-      chunk_row_[e] = rows++;
+      context_.embedder.embed(*entries_[e].record, chunk_vectors_.data() + r * dim_);
     } catch (const winnow::Error& err) {
       embed_errors_[e] = err.what();
-      chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
+      failed[r] = 1;
     }
+  };
+  if (context_.embedder.thread_safe()) {
+    context_.pool.for_each(to_embed.size(), embed_one);
+  } else {
+    for (std::size_t r = 0; r < to_embed.size(); ++r) embed_one(r);
   }
+  int rows = 0;  // the rows of the records that failed are dropped
+  for (std::size_t r = 0; r < to_embed.size(); ++r) {
+    if (failed[r]) continue;
+    if (static_cast<std::size_t>(rows) != r) {
+      std::copy_n(chunk_vectors_.data() + r * dim_, dim_, chunk_vectors_.data() + rows * dim_);
+    }
+    chunk_row_[to_embed[r]] = rows++;
+  }
+  chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
   found_ = {};
   searched_ = rows > 0 && context_.index.size() > 0;
   if (searched_) {
@@ -134,6 +167,41 @@ void IngestBatch::embed_and_search_chunk() {
         static_cast<std::size_t>(rows), chunk_vectors_.data(), context_.config.candidates);
   }
   recent_flagged_.clear();
+}
+
+// With several threads: each embedded record's similarity to every stored
+// candidate (accepted or flagged) its finder may verify, computed on the
+// pool. decide_entry later asks the same questions one record at a time and
+// finds the answers, so its decisions are those of one thread. The stored
+// contents are read here, on this thread (one SQLite connection). Candidates
+// from this chunk's own records are verified as they are decided.
+void IngestBatch::precompute_verifications() {
+  if (context_.pool.threads() < 2) return;
+  std::vector<PrecomputedVerifier::Pair> image_pairs, text_pairs;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const int row = chunk_row_[e];
+    if (row < 0) continue;
+    const ManifestRecord& record = *entries_[e].record;
+    const dedup::NearDuplicateFinder* finder = finder_for(record);
+    if (finder == nullptr) continue;
+    auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
+    const auto take = [&](const index::SearchResults& found) {
+      const std::size_t n =
+          std::min<std::size_t>(found.k, static_cast<std::size_t>(finder->options().candidates));
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::int64_t id = found.id(static_cast<std::size_t>(row), r);
+        if (id < 0 || found.similarity(static_cast<std::size_t>(row), r) <
+                          finder->options().min_candidate_similarity) {
+          break;  // sorted by decreasing similarity
+        }
+        if (const ManifestRecord* other = record_of(id)) pairs.emplace_back(&record, other);
+      }
+    };
+    if (searched_) take(found_);
+    if (flagged_searched_) take(flagged_found_);
+  }
+  image_verifier_.precompute(image_pairs, context_.pool);
+  text_verifier_.precompute(text_pairs, context_.pool);
 }
 
 // The image-quality issues of the chunk's decoded image files, judged against
@@ -365,10 +433,7 @@ index::SearchResults IngestBatch::with_flagged(const index::SearchResults& nn, i
 // is almost always the top candidate).
 std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     const ManifestRecord& record, const index::SearchResults& nn) {
-  const dedup::NearDuplicateFinder* finder = !record.colour.empty() ? &image_file_finder_
-                                             : record.has_image()   ? &image_finder_
-                                             : record.kind == ContentKind::text ? &text_finder_
-                                                                                : nullptr;
+  const dedup::NearDuplicateFinder* finder = finder_for(record);
   if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;
   index::SearchResults candidates = nn;
   const float floor_similarity =
@@ -385,6 +450,13 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     match.id = item_id(static_cast<std::size_t>(match.id - kPendingBase));
   }
   return match;
+}
+
+const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& record) const {
+  if (!record.colour.empty()) return &image_file_finder_;
+  if (record.has_image()) return &image_finder_;
+  if (record.kind == ContentKind::text) return &text_finder_;
+  return nullptr;
 }
 
 // Writes the items decided since the last flush: samples and events, then

@@ -24,12 +24,14 @@
 #include "winnow/curation/ingest/image_issues.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/thread_pool.h"
 #include "winnow/curation/ingest/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/store/image_quality_table.h"
 #include "winnow/store/vector_table.h"
 
 #include "accepted_labels.h"
+#include "precomputed_verifier.h"
 
 namespace winnow::curation::ingest {
 
@@ -47,6 +49,9 @@ struct IngestContext {
   const dedup::TextNearDuplicateVerifier& text_verifier;
   labels::LabelNames& label_names;
   AcceptedLabelCache& accepted_labels;
+  // Parsing and decoding, embedding and the verification of stored
+  // candidates run on it; decisions stay on the calling thread, in order.
+  const ThreadPool& pool;
 };
 
 class IngestBatch {
@@ -70,8 +75,12 @@ class IngestBatch {
 
   bool read_chunk(const EntrySource& next_entry, const std::string& name,
                   const std::atomic<bool>* stop);
+  void complete_chunk_entries();  // their deferred parsing and decoding, on the pool
   void embed_and_search_chunk();
+  void precompute_verifications();
   void judge_chunk_images();
+  // The finder for a record's content kind, or null (exact dedup only).
+  const dedup::NearDuplicateFinder* finder_for(const ManifestRecord& record) const;
   void decide_entry(std::size_t e);
   void reject_entry(const Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
@@ -102,6 +111,11 @@ class IngestBatch {
   DecisionRules rules_;
   RejectionSummary rejections_;
   labels::LabelQuality label_quality_;
+  // The context's verifiers, with the chunk's similarities to stored
+  // candidates computed beforehand (precompute_verifications); the finders
+  // use these.
+  PrecomputedVerifier image_verifier_;
+  PrecomputedVerifier text_verifier_;
   dedup::NearDuplicateFinder image_finder_;       // pixels records
   dedup::NearDuplicateFinder image_file_finder_;  // decoded image files (in colour)
   dedup::NearDuplicateFinder text_finder_;

@@ -185,7 +185,9 @@ void IngestPipeline::init(const std::string& db_path, const CurationConfig& conf
 }
 
 IngestPipeline::IngestPipeline(const std::string& db_path)
-    : db_path_(db_path), accepted_labels_(std::make_unique<AcceptedLabelCache>()) {
+    : db_path_(db_path),
+      pool_(std::make_unique<ThreadPool>(1)),
+      accepted_labels_(std::make_unique<AcceptedLabelCache>()) {
   WINNOW_THROW_IF_NOT(std::filesystem::exists(db_path),
                       "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
                       db_path);
@@ -219,8 +221,13 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  return {*store_,          *index_,         flagged_index(), *embedder_,       config_,
-          *image_verifier_, *text_verifier_, label_names_,    *accepted_labels_};
+  return {*store_,          *index_,         flagged_index(), *embedder_,        config_,
+          *image_verifier_, *text_verifier_, label_names_,    *accepted_labels_, *pool_};
+}
+
+void IngestPipeline::set_threads(int threads) {
+  pool_ = std::make_unique<ThreadPool>(threads);
+  index::set_index_threads(pool_->threads());
 }
 
 index::VectorIndex& IngestPipeline::flagged_index() {
@@ -369,8 +376,9 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
 
 BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,
                                          ManifestReader& reader, const std::atomic<bool>* stop) {
+  // Deferred: the batch parses a chunk's lines (and decodes their files) on its threads.
   return ingest_batch(
-      name, checksum, [&](ManifestEntry& entry) { return reader.next(entry); }, stop);
+      name, checksum, [&](ManifestEntry& entry) { return reader.next_deferred(entry); }, stop);
 }
 
 BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::string& checksum,

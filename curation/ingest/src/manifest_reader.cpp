@@ -441,7 +441,20 @@ bool ManifestReader::read_line() {
   }
 }
 
+void ManifestEntry::complete() {
+  if (!deferred) return;
+  const std::function<void(ManifestEntry&)> work = std::move(deferred);
+  deferred = nullptr;
+  work(*this);
+}
+
 bool ManifestReader::next(ManifestEntry& entry) {
+  if (!next_deferred(entry)) return false;
+  entry.complete();
+  return true;
+}
+
+bool ManifestReader::next_deferred(ManifestEntry& entry) {
   for (;;) {
     if (!read_line()) {
       return false;
@@ -462,7 +475,10 @@ bool ManifestReader::next(ManifestEntry& entry) {
     if (is_blank(line_buf_)) {
       continue;
     }
-    entry = parse_manifest_line(line_buf_, line_, options_);
+    entry = ManifestEntry{};
+    entry.deferred = [this, line = line_buf_, number = line_](ManifestEntry& e) {
+      e = parse_manifest_line(line, number, options_);
+    };
     return true;
   }
 }

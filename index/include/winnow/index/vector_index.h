@@ -86,4 +86,8 @@ class VectorIndex {
   virtual std::size_t do_remove(std::size_t n, const std::int64_t* ids) = 0;
 };
 
+// Threads FAISS may use inside one call (OpenMP: HNSW insertion and the
+// search of many queries) from the calling thread on; >= 1.
+void set_index_threads(int threads);
+
 }  // namespace winnow::index

@@ -34,6 +34,7 @@ struct MaintenanceDaemonOptions {
   // Folders that `path` records may name files beneath; empty: the inbox.
   std::vector<std::filesystem::path> content_roots;
   std::uint64_t max_content_bytes = ingest::ManifestReaderOptions::kDefaultMaxContentBytes;
+  int threads = 0;  // of the ingest (IngestPipeline::set_threads): 0 = every core
   int max_interruptions = 5;                    // then the manifest is quarantined in failed/
   std::chrono::milliseconds retry_first{1000};  // back-off after a busy/io error,
   std::chrono::milliseconds retry_max{60000};   // doubled per retry up to this

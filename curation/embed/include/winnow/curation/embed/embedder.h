@@ -58,6 +58,9 @@ class Embedder {
   virtual ImageSize image_size() const { return {}; }
   // Writes dim() floats (unit L2 norm) to `out`.
   virtual void embed(const ManifestRecord& record, float* out) const = 0;
+  // Whether embed() may run on several threads at once (the ingest's pool);
+  // an embedder that cannot is called on one thread.
+  virtual bool thread_safe() const { return true; }
 
   std::vector<float> embed(const ManifestRecord& record) const;
 };

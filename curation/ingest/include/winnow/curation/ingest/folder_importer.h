@@ -67,6 +67,9 @@ class FolderImporter {
   // The next file to import as a record (content hashed, image decoded) or
   // a rejection; false after the last. Never throws for a bad file.
   bool next(ManifestEntry& entry);
+  // The same, with the reading and decoding of the file left in
+  // entry.deferred. The importer must outlive the deferred work.
+  bool next_deferred(ManifestEntry& entry);
 
   std::size_t total() const { return files_.size(); }  // files to import
   std::size_t done() const { return next_; }           // handed out by next()

@@ -28,6 +28,7 @@
 #include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/curation/dedup/colour_image_verifier.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
+#include "winnow/curation/thread_pool.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index.h"
 #include "winnow/index/vector_index_io.h"
@@ -258,6 +259,12 @@ class IngestPipeline {
   IndexInfo index_info() const;
   const std::string& index_path() const { return index_path_; }
   void set_index_snapshots(IndexSnapshots when) { snapshots_ = when; }
+  // Threads for the work of a micro-batch that does not depend on its
+  // decisions (parsing, reading and decoding files, embedding, verifying
+  // stored candidates, and FAISS's own loops): 0 for every core, 1 (the
+  // default) for the calling thread alone. Decisions do not depend on it.
+  void set_threads(int threads);
+  int threads() const { return pool_->threads(); }
   // Saves the index file now (atomically, with the index's own fingerprint).
   void save_index_snapshot();
 
@@ -299,6 +306,7 @@ class IngestPipeline {
   std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
   IndexSnapshots snapshots_ = IndexSnapshots::by_cost;
+  std::unique_ptr<ThreadPool> pool_;
   double snapshot_seconds_ = 0.0;  // the last load or save of the index file
   double unsaved_seconds_ = 0.0;   // index insertions since (catch-up and batches)
   std::unique_ptr<dedup::ColourImageNearDuplicateVerifier> image_verifier_;

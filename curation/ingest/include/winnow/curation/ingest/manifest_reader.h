@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <istream>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,7 +57,14 @@ struct ManifestReaderOptions {
 struct ManifestEntry {
   std::optional<ManifestRecord> record;
   std::optional<Rejection> rejection;
+  // Work left to make the entry (parse its line, read and decode its file),
+  // handed out by next_deferred so that the ingest can run several entries'
+  // work on its threads; it sets record or rejection. It reads only state
+  // that stays fixed while it may run (the reader's options, the line).
+  std::function<void(ManifestEntry&)> deferred;
   bool ok() const { return record.has_value(); }
+  // Runs and clears `deferred`, if any.
+  void complete();
 };
 
 // The file of a `path` record (record.resolved_path), read once under
@@ -83,6 +91,9 @@ class ManifestReader {
   // Reads the next non-blank line into `entry`; returns false at the end of
   // the input. Throws winnow::Error on a read error of the manifest.
   bool next(ManifestEntry& entry);
+  // The same, with the parsing left in entry.deferred (a line over the length
+  // limit is rejected at once). The reader must outlive the deferred work.
+  bool next_deferred(ManifestEntry& entry);
 
   // Lines consumed so far (including blank ones).
   std::size_t lines_read() const { return line_; }

@@ -1,0 +1,39 @@
+// ThreadPool: runs the independent work of a micro-batch (parsing and
+// decoding records, embedding them, verifying near-duplicate candidates) on a
+// fixed number of threads. oneTBB underneath (a task arena of that size):
+// idle workers sleep rather than spin, which matters on a shared 2-core box.
+// With one thread, every loop runs on the calling thread, in order.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace winnow::curation {
+
+class ThreadPool {
+ public:
+  // `threads` >= 1, or 0 for every core this process may use.
+  explicit ThreadPool(int threads = 1);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return threads_; }
+
+  // Calls body(i) for every i in [0, n) and returns when all calls are done.
+  // Calls may run concurrently and in any order, so `body` must only write
+  // what belongs to its i. The first exception a call throws is rethrown
+  // here, after the other calls finished or were skipped.
+  void for_each(std::size_t n, const std::function<void(std::size_t)>& body) const;
+
+  // The number of cores this process may use (its CPU affinity), at least 1.
+  static int available_cores();
+
+ private:
+  struct Arena;
+  int threads_ = 1;
+  std::unique_ptr<Arena> arena_;  // null with one thread
+};
+
+}  // namespace winnow::curation
