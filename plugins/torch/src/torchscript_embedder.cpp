@@ -40,6 +40,8 @@ class TorchScriptEmbedder : public curation::embed::Embedder {
   std::string spec() const override { return spec_; }
   std::size_t dim() const override { return dim_; }
   ImageSize image_size() const override { return {width_, height_}; }
+  // One module, run from one thread: torch parallelises inside a forward.
+  bool thread_safe() const override { return false; }
 
   void embed(const ManifestRecord& record, float* out) const override {
     WINNOW_THROW_IF_NOT(record.has_image(),
