@@ -249,6 +249,32 @@ void DynamicPruner::update(const std::uint64_t* ids, const float* losses, std::s
   scores_.write_checked(ids, losses, count);
 }
 
+void DynamicPruner::update_batch_loss(const std::uint64_t* ids, std::size_t count, float batch_loss,
+                                      float momentum) {
+  const std::vector<float> losses(count, batch_loss);
+  update_batch_losses(ids, losses.data(), count, momentum);
+}
+
+void DynamicPruner::update_batch_losses(const std::uint64_t* ids, const float* batch_losses,
+                                        std::size_t count, float momentum) {
+  WINNOW_THROW_IF_NOT(momentum >= 0.0f && momentum < 1.0f,
+                      "update_batch_loss: momentum must be in [0, 1), got {}", momentum);
+  // The batch's loss stands for each sample's: the same checks and the same
+  // observation (window, spread) as update() would make.
+  check_observations(ids, batch_losses, count, num_samples(), options_.allow_negative_losses);
+  policy_->observe(scores_, ids, batch_losses, count);
+  scores_.blend_checked(ids, batch_losses, count, momentum);
+}
+
+float DynamicPruner::mean_weight(const std::uint64_t* ids, std::size_t count) const {
+  WINNOW_THROW_IF_NOT(count > 0, "mean_weight: the batch is empty");
+  std::vector<float> w(count);
+  weights(ids, count, w.data());
+  double sum = 0.0;
+  for (float x : w) sum += x;
+  return static_cast<float>(sum / static_cast<double>(count));
+}
+
 void DynamicPruner::weights(const std::uint64_t* ids, std::size_t count, float* out) const {
   for (std::size_t i = 0; i < count; ++i) {
     WINNOW_THROW_IF_NOT(ids[i] < num_samples(),

@@ -41,7 +41,7 @@ std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
 TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]") {
   const ScoreTable scores = ramp_scores(2000);
   for (const char* spec : {"full", "infobatch", "infobatch-quantile", "uniform",
-                           "uniform(keep=0.3)", "ucb", "epsilon-greedy"}) {
+                           "uniform(keep=0.3)", "ucb", "epsilon-greedy", "seta", "repb"}) {
     INFO(spec);
     const EpochPlan plan = plan_with(spec, scores);
     CHECK(test::is_subset_permutation(plan));
