@@ -234,6 +234,15 @@ void bind_per_step(PrunerClass& pruner) {
           "Batch-loss-score mode: blends batch_losses[i], the mean loss of the batch ids[i] was "
           "in, into its score: score = momentum * score + (1 - momentum) * batch_loss.")
       .def(
+          "flag_label_issues",
+          [](DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "flag_label_issues");
+            p.flag_label_issues(as_unsigned(id), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("ids"),
+          "Noise-aware policies (noisy=P in the spec): down-weights these samples (label "
+          "issues) from the next plan on.")
+      .def(
           "mean_weight",
           [](const DynamicPruner& p, const py::array& ids) {
             const IdArray id = checked_ids(ids, p.num_samples(), "mean_weight");

@@ -98,6 +98,12 @@ class DynamicPruner {
   // by in batch-loss-score mode (the reference's rescaling).
   float mean_weight(const std::uint64_t* ids, std::size_t count) const;
 
+  // Noise-aware policies ("noisy=P" in the spec, docs/pruning.md): marks
+  // samples as label issues (e.g. flagged by winnow's curation), so their
+  // loss weight is down-weighted from the next plan on. Throws when the
+  // policy is not noise-aware or an id is out of range.
+  void flag_label_issues(const std::uint64_t* ids, std::size_t count);
+
   // Loss weights of the current plan for `ids`; throws on an id out of range.
   void weights(const std::uint64_t* ids, std::size_t count, float* out) const;
   float weight(std::uint64_t id) const;
