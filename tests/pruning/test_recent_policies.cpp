@@ -15,26 +15,12 @@ using namespace winnow;
 
 namespace {
 
-ScoreTable ramp_scores(std::uint64_t n) {
-  ScoreTable table(n);
-  std::vector<float> values(n);
-  std::iota(values.begin(), values.end(), 0.0f);
-  table.assign(values.data(), n);
-  return table;
-}
-
 EpochPlan next_plan(Policy& policy, const ScoreTable& scores, std::uint64_t epoch) {
   EpochPlan plan;
   plan.num_samples = scores.size();
   Rng rng = Rng::for_epoch(3, epoch);
   policy.plan(scores, rng, plan);
   return plan;
-}
-
-std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
-  std::map<std::uint64_t, float> w;
-  for (std::uint64_t pos = 0; pos < plan.size(); ++pos) w[plan.ids[pos]] = plan.weight_at(pos);
-  return w;
 }
 
 }  // namespace
@@ -56,7 +42,7 @@ TEST_CASE("1-D k-means puts its boundaries between separated groups", "[seta]") 
 
 TEST_CASE("seta keeps a random subset, then a window of loss clusters sliding easy to hard",
           "[seta]") {
-  const ScoreTable scores = ramp_scores(1000);
+  const ScoreTable scores = test::ramp_scores(1000);
   // prune=0: the subset is everything; 5 clusters of about 200 ramp values;
   // a window of 4 clusters alternates between dropping the hardest and the
   // easiest (slide 1), after a first plan that keeps all of them.
@@ -109,7 +95,7 @@ TEST_CASE("repb compares scores only within their window of observations", "[rep
   for (std::uint64_t epoch = 1; epoch <= 40; ++epoch) {
     const EpochPlan plan = next_plan(*policy, scores, epoch);
     CHECK(plan.candidates == 4);
-    const auto w = weights_by_id(plan);
+    const auto w = test::weights_by_id(plan);
     for (std::uint64_t id : {2, 3, 6, 7}) CHECK(w.count(id) == 1);  // never candidates
     for (std::uint64_t id : {0, 1, 4, 5}) {
       if (w.count(id) == 0) ever_pruned.insert(id);
@@ -119,7 +105,7 @@ TEST_CASE("repb compares scores only within their window of observations", "[rep
 }
 
 TEST_CASE("repb weights a kept sample by the inverse of its selection frequency", "[repb]") {
-  const ScoreTable scores = ramp_scores(1000);  // ids below 500 are candidates
+  const ScoreTable scores = test::ramp_scores(1000);  // ids below 500 are candidates
   auto policy = make_policy("repb(r=0.5)", 1000);
   std::vector<double> weighted(1000, 0.0);
   std::vector<int> kept(1000, 0);
