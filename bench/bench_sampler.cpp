@@ -3,6 +3,8 @@
 // Measures, on one thread, for N samples over E epochs:
 //   plan_ms_per_epoch      median time to build a pruned epoch's plan
 //   update_ns_per_sample   median cost of recording one loss (checks + write)
+//   *_cpu_*                the same in thread CPU time, which time slices
+//                          lost to other processes on a shared machine do not inflate
 //   weight_ns_per_sample   median cost of looking up one loss weight
 //   bytes_per_sample       per-sample state kept between epochs
 //   plan_bytes_per_entry   transient size of the plan per planned sample
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     std::vector<double> plan_ms;
     std::vector<double> plan_cpu_ms;
     std::vector<double> update_ns;
+    std::vector<double> update_cpu_ns;
     std::vector<double> weight_ns;
     std::vector<float> losses(batch);
     std::vector<float> weights(batch);
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
             plan_bytes, plan.ids.capacity() * 8 + plan.weight_codes.capacity());
       }
       double update_seconds = 0.0;
+      double update_cpu_seconds = 0.0;
       double weight_seconds = 0.0;
       std::uint64_t samples = 0;
       while (auto b = pruner.next_batch(batch)) {
@@ -87,12 +91,15 @@ int main(int argc, char** argv) {
         const auto w_start = Clock::now();
         pruner.weights(b->ids, b->size, weights.data());
         weight_seconds += seconds_since(w_start);
+        const double u_cpu_start = thread_cpu_seconds();
         const auto u_start = Clock::now();
         pruner.update(b->ids, losses.data(), b->size);
         update_seconds += seconds_since(u_start);
+        update_cpu_seconds += thread_cpu_seconds() - u_cpu_start;
         samples += b->size;
       }
       update_ns.push_back(update_seconds * 1e9 / static_cast<double>(samples));
+      update_cpu_ns.push_back(update_cpu_seconds * 1e9 / static_cast<double>(samples));
       weight_ns.push_back(weight_seconds * 1e9 / static_cast<double>(samples));
       std::cerr << "epoch " << e << ": " << samples << " samples, plan " << plan_seconds * 1e3
                 << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms), update " << update_ns.back()
@@ -109,6 +116,7 @@ int main(int argc, char** argv) {
         {"plan_ms_all", plan_ms},
         {"plan_cpu_ms_per_epoch", median(plan_cpu_ms)},
         {"update_ns_per_sample", median(update_ns)},
+        {"update_cpu_ns_per_sample", median(update_cpu_ns)},
         {"weight_ns_per_sample", median(weight_ns)},
         {"bytes_per_sample", static_cast<double>(pruner.state_bytes()) / static_cast<double>(n)},
         {"plan_bytes_per_entry", planned_total == 0 ? 0.0

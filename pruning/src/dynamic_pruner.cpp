@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "plan_builder.h"
+#include "policies/noise_aware_policy.h"
 #include "winnow/error.h"
 #include "winnow/pruning/policy_registry.h"
 #include "winnow/pruning/pruner_io.h"
@@ -49,7 +50,12 @@ const PrunerOptions& checked(const PrunerOptions& o) {
 }
 
 std::unique_ptr<Policy> make_checked_policy(const PrunerOptions& o) {
-  return PolicyRegistry::instance().make(policy_part(PolicySpec::parse(o.policy)), o.num_samples);
+  const PolicySpec spec = policy_part(PolicySpec::parse(o.policy));
+  if (!NoiseAwarePolicy::requested(spec)) {
+    return PolicyRegistry::instance().make(spec, o.num_samples);
+  }
+  auto inner = PolicyRegistry::instance().make(NoiseAwarePolicy::inner_spec(spec), o.num_samples);
+  return std::make_unique<NoiseAwarePolicy>(std::move(inner), spec, o.num_samples);
 }
 
 PrunerOptions basic_options(std::uint64_t num_samples, std::uint64_t num_epochs,
@@ -247,6 +253,41 @@ void DynamicPruner::update(const std::uint64_t* ids, const float* losses, std::s
   check_observations(ids, losses, count, num_samples(), options_.allow_negative_losses);
   policy_->observe(scores_, ids, losses, count);
   scores_.write_checked(ids, losses, count);
+}
+
+void DynamicPruner::update_batch_loss(const std::uint64_t* ids, std::size_t count, float batch_loss,
+                                      float momentum) {
+  const std::vector<float> losses(count, batch_loss);
+  update_batch_losses(ids, losses.data(), count, momentum);
+}
+
+void DynamicPruner::update_batch_losses(const std::uint64_t* ids, const float* batch_losses,
+                                        std::size_t count, float momentum) {
+  WINNOW_THROW_IF_NOT(momentum >= 0.0f && momentum < 1.0f,
+                      "update_batch_loss: momentum must be in [0, 1), got {}", momentum);
+  // The batch's loss stands for each sample's: the same checks and the same
+  // observation (window, spread) as update() would make.
+  check_observations(ids, batch_losses, count, num_samples(), options_.allow_negative_losses);
+  policy_->observe(scores_, ids, batch_losses, count);
+  scores_.blend_checked(ids, batch_losses, count, momentum);
+}
+
+void DynamicPruner::flag_label_issues(const std::uint64_t* ids, std::size_t count) {
+  auto* noise_aware = dynamic_cast<NoiseAwarePolicy*>(policy_.get());
+  WINNOW_THROW_IF_NOT(noise_aware != nullptr,
+                      "flag_label_issues: policy '{}' is not noise-aware; add noisy=P to its spec "
+                      "(e.g. infobatch(noisy=3))",
+                      policy_spec());
+  noise_aware->flag(ids, count);
+}
+
+float DynamicPruner::mean_weight(const std::uint64_t* ids, std::size_t count) const {
+  WINNOW_THROW_IF_NOT(count > 0, "mean_weight: the batch is empty");
+  std::vector<float> w(count);
+  weights(ids, count, w.data());
+  double sum = 0.0;
+  for (float x : w) sum += x;
+  return static_cast<float>(sum / static_cast<double>(count));
 }
 
 void DynamicPruner::weights(const std::uint64_t* ids, std::size_t count, float* out) const {

@@ -1,6 +1,11 @@
 #include "plan_builder.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <limits>
 #include <memory>
 
@@ -10,22 +15,44 @@ namespace {
 
 // Scratch memory reused from one plan to the next on each thread (touching
 // fresh memory costs a page fault per 4 KB), never zero-filled: every slot is
-// written before it is read.
-struct ScratchBuffer {
-  std::unique_ptr<std::uint64_t[]> data;
-  std::size_t capacity = 0;
-
-  std::uint64_t* reserve(std::size_t size) {
-    if (capacity < size) {
-      data.reset(new std::uint64_t[size]);
-      capacity = size;
+// written before it is read. It asks the kernel for huge pages: the shuffle's
+// random accesses and the bucket scatter's many write streams then need a
+// handful of TLB entries instead of one per 4 KB.
+class ScratchBuffer {
+ public:
+  void* reserve(std::size_t bytes) {
+    if (capacity_ < bytes) {
+      constexpr std::size_t kHugePage = std::size_t{2} << 20;
+      const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+      void* memory = std::aligned_alloc(kHugePage, rounded);
+      if (memory == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+      ::madvise(memory, rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+      data_.reset(memory);
+      capacity_ = rounded;
     }
-    return data.get();
+    return data_.get();
   }
+  void* data() const {
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data_;
+  std::size_t capacity_ = 0;
 };
 
-ScratchBuffer& staging_buffer() {
-  thread_local ScratchBuffer buffer;
+struct StagingBuffer {
+  ScratchBuffer memory;
+  StagingLayout layout{false, 56};
+};
+
+StagingBuffer& staging_buffer() {
+  thread_local StagingBuffer buffer;
   return buffer;
 }
 
@@ -34,8 +61,6 @@ ScratchBuffer& bucket_buffer() {
   return buffer;
 }
 
-}  // namespace
-
 // At most 64 buckets: each write stream touches its own page, and beyond 64
 // the scatter outruns the L1 data TLB (64 entries on the machines measured;
 // 128 buckets made the scatter 3.5x slower). Buckets of up to about 1M entries
@@ -43,15 +68,12 @@ ScratchBuffer& bucket_buffer() {
 constexpr std::uint64_t kMaxBuckets = 64;
 constexpr std::uint64_t kBucketTarget = 16384;
 
-PlanStaging start_plan(EpochPlan& plan) {
-  plan.codes_by_id.assign(plan.num_samples, 0);
-  return PlanStaging{plan.codes_by_id.data(), staging_buffer().reserve(plan.num_samples + 1)};
-}
-
-void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle) {
-  constexpr std::uint64_t kIdMask = kMaxSamples - 1;
+template <typename Entry>
+void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle,
+                    unsigned shift) {
+  const Entry id_mask = static_cast<Entry>((Entry{1} << shift) - 1);
   const bool any_code = plan.palette.size() > 1;
-  const std::uint64_t* packed = staging_buffer().data.get();
+  const auto* packed = static_cast<const Entry*>(staging_buffer().memory.data());
 
   std::uint64_t count = 1;
   while (shuffle && count < kMaxBuckets && count * kBucketTarget < kept) count *= 2;
@@ -63,11 +85,13 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
       mean_size + 16 * static_cast<std::uint64_t>(std::sqrt(static_cast<double>(mean_size))) + 256;
   // Buckets sit in one buffer, a whole number of pages plus one cache line
   // apart, so their write streams do not all compete for the same cache sets.
-  const std::uint64_t stride = (want + 511) / 512 * 512 + 8;
-  std::uint64_t* buckets = bucket_buffer().reserve(stride * count);
-  std::uint64_t* first[kMaxBuckets];
-  std::uint64_t* next[kMaxBuckets];
-  std::uint64_t* end[kMaxBuckets];
+  constexpr std::uint64_t kPage = 4096 / sizeof(Entry);
+  constexpr std::uint64_t kLine = 64 / sizeof(Entry);
+  const std::uint64_t stride = (want + kPage - 1) / kPage * kPage + kLine;
+  auto* buckets = static_cast<Entry*>(bucket_buffer().reserve(stride * count * sizeof(Entry)));
+  Entry* first[kMaxBuckets];
+  Entry* next[kMaxBuckets];
+  Entry* end[kMaxBuckets];
   for (std::uint64_t b = 0; b < count; ++b) {
     first[b] = buckets + b * stride;
     next[b] = first[b];
@@ -77,24 +101,24 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
   // A local copy of the generator: its state stays in registers, which it
   // cannot while entry stores might alias it through a reference.
   Rng rng = shared_rng;
-  std::uint64_t bits = 0;
-  int bits_left = 0;
-  std::vector<std::pair<std::size_t, std::uint64_t>> overflow;  // (bucket, entry), rare
-  for (std::uint64_t k = 0; k < kept; ++k) {
-    std::size_t b = 0;
-    if (mask != 0) {
-      if (bits_left == 0) {  // one draw gives the buckets of eight entries
-        bits = rng.next();
-        bits_left = 8;
-      }
-      b = static_cast<std::size_t>(bits & mask);
-      bits >>= 8;
-      --bits_left;
-    }
+  std::vector<std::pair<std::size_t, Entry>> overflow;  // (bucket, entry), rare
+  auto place = [&](std::size_t b, Entry entry) {
     if (next[b] != end[b]) {
-      *next[b]++ = packed[k];
+      *next[b]++ = entry;
     } else {
-      overflow.emplace_back(b, packed[k]);
+      overflow.emplace_back(b, entry);
+    }
+  };
+  if (mask == 0) {
+    for (std::uint64_t k = 0; k < kept; ++k) place(0, packed[k]);
+  } else {
+    // One draw gives the buckets of eight entries, a byte each.
+    for (std::uint64_t k = 0; k < kept; k += 8) {
+      std::uint64_t bits = rng.next();
+      const std::uint64_t stop = std::min(k + 8, kept);
+      for (std::uint64_t j = k; j < stop; ++j, bits >>= 8) {
+        place(static_cast<std::size_t>(bits & mask), packed[j]);
+      }
     }
   }
 
@@ -103,9 +127,9 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
   plan.ids.reserve(kept);
   plan.weight_codes.clear();
   plan.weight_codes.reserve(any_code ? kept : 0);
-  std::vector<std::uint64_t> spill;
+  std::vector<Entry> spill;
   for (std::uint64_t b = 0; b < count; ++b) {
-    std::uint64_t* p = first[b];
+    Entry* p = first[b];
     std::uint64_t size = static_cast<std::uint64_t>(next[b] - p);
     if (!overflow.empty()) {
       // Rare: this bucket ran out of room; shuffle it from a larger copy.
@@ -123,22 +147,53 @@ void finish_plan(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuf
     if (any_code) {
       const std::size_t at = plan.weight_codes.size();
       plan.weight_codes.insert(plan.weight_codes.end(), size, 0);
-      for (std::uint64_t i = 0; i < size; ++i)
-        plan.weight_codes[at + i] = static_cast<std::uint8_t>(p[i] >> 56);
+      std::uint8_t* codes = plan.weight_codes.data() + at;
+      for (std::uint64_t i = 0; i < size; ++i) codes[i] = static_cast<std::uint8_t>(p[i] >> shift);
     }
-    for (std::uint64_t i = 0; i < size; ++i) p[i] &= kIdMask;
-    plan.ids.insert(plan.ids.end(), p, p + size);
+    const std::size_t at = plan.ids.size();
+    plan.ids.insert(plan.ids.end(), size, 0);
+    std::uint64_t* ids = plan.ids.data() + at;
+    for (std::uint64_t i = 0; i < size; ++i) ids[i] = p[i] & id_mask;
   }
   shared_rng = rng;
   if (!any_code) plan.codes_by_id.clear();
 }
 
+}  // namespace
+
+StagingLayout staging_layout(std::uint64_t num_samples, std::uint8_t max_code) {
+  unsigned code_bits = 1;
+  while ((max_code >> code_bits) != 0) ++code_bits;
+  const unsigned narrow_shift = 32 - code_bits;
+  if (num_samples <= (std::uint64_t{1} << narrow_shift)) return {true, narrow_shift};
+  return {false, 56};
+}
+
+void* start_plan(EpochPlan& plan, StagingLayout layout) {
+  plan.codes_by_id.assign(plan.num_samples, 0);
+  StagingBuffer& staging = staging_buffer();
+  staging.layout = layout;
+  const std::size_t entry_bytes = layout.narrow ? sizeof(std::uint32_t) : sizeof(std::uint64_t);
+  return staging.memory.reserve((plan.num_samples + 1) * entry_bytes);
+}
+
+void finish_plan(EpochPlan& plan, Rng& rng, std::uint64_t kept, bool shuffle) {
+  const StagingLayout layout = staging_buffer().layout;
+  if (layout.narrow) {
+    shuffle_staged<std::uint32_t>(plan, rng, kept, shuffle, layout.shift);
+  } else {
+    shuffle_staged<std::uint64_t>(plan, rng, kept, shuffle, layout.shift);
+  }
+}
+
 void plan_all(std::uint64_t num_samples, Rng& rng, EpochPlan& plan, bool shuffle) {
   plan.num_samples = num_samples;
   plan.palette = {1.0f};
-  const PlanStaging staging = start_plan(plan);
-  for (std::uint64_t id = 0; id < num_samples; ++id) staging.packed[id] = id;
-  finish_plan(plan, rng, num_samples, shuffle);
+  const std::uint64_t kept = stage_plan(plan, 0, [&](auto staging) {
+    for (std::uint64_t id = 0; id < num_samples; ++id) staging.packed[id] = staging.pack(id, 0);
+    return num_samples;
+  });
+  finish_plan(plan, rng, kept, shuffle);
   plan.candidates = 0;
 }
 

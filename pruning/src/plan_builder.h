@@ -16,38 +16,72 @@ namespace winnow::detail {
 // while the plan is shuffled.
 constexpr std::uint64_t kMaxSamples = std::uint64_t{1} << 56;
 
-// Building a plan in two steps:
+// Building a plan: one pass of the policy over the samples stages the kept
+// ones, then finish_plan() shuffles them into plan.ids.
 //
-//   PlanStaging staging = start_plan(plan);
-//   std::uint64_t kept = 0;
-//   for (id...) if (keep) { staging.codes[id] = code; staging.packed[kept++] = pack(id, code); }
+//   const std::uint64_t kept = stage_plan(plan, max_code, [&](auto staging) {
+//     std::uint64_t kept = 0;
+//     for (id...) if (keep) { staging.codes[id] = code; staging.packed[kept++] = staging.pack(id,
+//     code); } return kept;
+//   });
 //   plan.palette = {...};
 //   finish_plan(plan, rng, kept);                 // shuffle into plan.ids
 //
 // `codes` (plan.codes_by_id) gives every sample's weight code, an index into
-// plan.palette (0 for samples not kept); `packed` collects the kept samples.
-// A policy writes both in its one pass over the scores, through plain local
-// pointers: members reached through `this` would be reloaded after every byte
-// store, since a byte store may alias anything.
+// plan.palette (0 for samples not kept); `packed` collects the kept samples,
+// each id with its code in the top bits. Entries are 32 bits wide when the ids
+// and codes up to `max_code` fit (N <= 2^31 for one code bit), 64 bits
+// otherwise: narrow entries halve the memory traffic of the shuffle, the
+// largest cost of a plan. The pass is a generic lambda, compiled for both
+// widths. It writes through the staging's plain pointers: members reached
+// through `this` would be reloaded after every byte store, since a byte store
+// may alias anything.
 //
 // finish_plan() shuffles the kept samples with a Rao-Sandelius shuffle: each
 // goes to one of B random buckets, each bucket is Fisher-Yates shuffled in
 // cache, and the buckets are concatenated. That is a uniform random
 // permutation, like one big Fisher-Yates, without a cache miss per element
-// (at N = 10M a plain shuffle spends most of its time on those).
+// (at N = 10M a plain shuffle spends most of its time on those). The random
+// draws do not depend on the entry width, so both widths give the same plan.
+template <typename Entry>
 struct PlanStaging {
-  std::uint8_t* codes;    // plan.codes_by_id: N entries, zeroed
-  std::uint64_t* packed;  // per-thread scratch with room for N + 1 entries
-                          // (one spare for branch-free writers)
+  std::uint8_t* codes;  // plan.codes_by_id: N entries, zeroed
+  Entry* packed;        // per-thread scratch with room for N + 1 entries
+                        // (one spare for branch-free writers)
+  unsigned shift;       // bit position of the weight code in an entry
+
+  Entry pack(std::uint64_t id, std::uint8_t code) const {
+    return static_cast<Entry>(id | (static_cast<std::uint64_t>(code) << shift));
+  }
 };
 
-inline std::uint64_t pack(std::uint64_t id, std::uint8_t code) {
-  return id | (static_cast<std::uint64_t>(code) << 56);
+// The entry width and code position stage_plan() chose for a plan of
+// `num_samples` with codes up to `max_code`.
+struct StagingLayout {
+  bool narrow;     // 32-bit entries
+  unsigned shift;  // bit position of the weight code
+};
+StagingLayout staging_layout(std::uint64_t num_samples, std::uint8_t max_code);
+
+// Prepares the plan's buffers (reusing their memory) for one pass of a policy
+// and returns the per-thread staging memory, which finish_plan() reads.
+void* start_plan(EpochPlan& plan, StagingLayout layout);
+
+// Runs a policy's pass `pass(PlanStaging<Entry>)`, which returns how many
+// samples it kept, with the narrowest entries that fit.
+template <typename Pass>
+std::uint64_t stage_plan(EpochPlan& plan, std::uint8_t max_code, Pass&& pass) {
+  const StagingLayout layout = staging_layout(plan.num_samples, max_code);
+  void* memory = start_plan(plan, layout);
+  std::uint8_t* codes = plan.codes_by_id.data();
+  if (layout.narrow) {
+    return pass(
+        PlanStaging<std::uint32_t>{codes, static_cast<std::uint32_t*>(memory), layout.shift});
+  }
+  return pass(PlanStaging<std::uint64_t>{codes, static_cast<std::uint64_t*>(memory), layout.shift});
 }
 
-// Prepares the plan's buffers (reusing their memory) for one pass of a policy.
-PlanStaging start_plan(EpochPlan& plan);
-// Shuffles the first `kept` packed entries into plan.ids and plan.weight_codes
+// Shuffles the first `kept` staged entries into plan.ids and plan.weight_codes
 // (left empty when plan.palette has only weight 1); shuffle = false keeps the
 // order of the pass.
 void finish_plan(EpochPlan& plan, Rng& rng, std::uint64_t kept, bool shuffle = true);

@@ -28,6 +28,8 @@ namespace {
 
 constexpr char kMagic[4] = {'W', 'N', 'P', 'R'};
 constexpr std::uint32_t kVersion = 3;
+// A policy keeps at most this many values per sample (repb: 2) plus a few.
+constexpr std::uint64_t kMaxPolicyStatePerSample = 4;
 // epoch, kind, planned, forward, full forward, candidates.
 constexpr std::uint64_t kHistoryRecordSize = 8 + 1 + 8 + 8 + 8 + 8;
 
@@ -288,7 +290,7 @@ SavedPruner read_saved_pruner(Reader& r, const std::string& source) {
   saved.plan = read_plan(r, n, source);
   saved.history = read_history(r, source);
   saved.scores = r.vec<float>("scores", n);
-  saved.policy_state = r.vec<float>("policy state", n);
+  saved.policy_state = r.vec<float>("policy state", kMaxPolicyStatePerSample * n + 64);
   WINNOW_THROW_IF_NOT_KIND(r.left() == 0, corrupt,
                            "pruner state '{}': {} unexpected bytes after the state", source,
                            r.left());

@@ -1,6 +1,7 @@
 #include "winnow/pruning/score_table.h"
 
 #include <cmath>
+#include <limits>
 
 #include "winnow/error.h"
 
@@ -17,10 +18,31 @@ ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float mom
   scores_.assign(num_samples, initial_score);
 }
 
+namespace {
+
+// True when every id is in range and every loss finite (and not negative
+// unless allowed). Branch-free, so the common case, all valid, costs about a
+// cycle per observation; the caller looks for the culprit only on failure.
+bool all_valid(const std::uint64_t* ids, const float* losses, std::size_t count,
+               std::uint64_t num_samples, bool allow_negative) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const float low = allow_negative ? -kMax : 0.0f;
+  unsigned valid = 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    // NaN fails both comparisons; -0.0 passes low = 0.
+    valid &= static_cast<unsigned>(ids[i] < num_samples) & static_cast<unsigned>(losses[i] >= low) &
+             static_cast<unsigned>(losses[i] <= kMax);
+  }
+  return valid != 0;
+}
+
+}  // namespace
+
 void check_observations(const std::uint64_t* ids, const float* losses, std::size_t count,
                         std::uint64_t num_samples, bool allow_negative) {
   WINNOW_THROW_IF_NOT(count == 0 || (ids != nullptr && losses != nullptr),
                       "scores update: null ids or losses for {} observations", count);
+  if (all_valid(ids, losses, count, num_samples, allow_negative)) return;
   for (std::size_t i = 0; i < count; ++i) {
     WINNOW_THROW_IF_NOT(ids[i] < num_samples,
                         "scores update: sample id {} at position {} is out of range "
@@ -48,7 +70,7 @@ void ScoreTable::write_checked(const std::uint64_t* ids, const float* losses, st
   if (momentum_ == 0.0f) {
     // Ids arrive in shuffled order: prefetching a few writes ahead hides
     // most of the cache misses of the scatter.
-    constexpr std::size_t kAhead = 16;
+    constexpr std::size_t kAhead = 32;
     std::size_t i = 0;
     for (; i + kAhead < count; ++i) {
       __builtin_prefetch(scores + ids[i + kAhead], 1, 0);
@@ -61,6 +83,15 @@ void ScoreTable::write_checked(const std::uint64_t* ids, const float* losses, st
     for (std::size_t i = 0; i < count; ++i) {
       scores[ids[i]] = keep * scores[ids[i]] + take * losses[i];
     }
+  }
+}
+
+void ScoreTable::blend_checked(const std::uint64_t* ids, const float* batch_losses,
+                               std::size_t count, float momentum) {
+  float* scores = scores_.data();
+  const float take = 1.0f - momentum;
+  for (std::size_t i = 0; i < count; ++i) {
+    scores[ids[i]] = momentum * scores[ids[i]] + take * batch_losses[i];
   }
 }
 

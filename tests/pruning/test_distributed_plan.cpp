@@ -64,54 +64,56 @@ TEST_CASE("world_size and rank are validated", "[distributed]") {
 }
 
 TEST_CASE("ranks serve disjoint, equal shards covering the same plan", "[distributed]") {
-  for (std::uint64_t world : {2, 3}) {
-    for (std::uint64_t n : {1000, 1001, 1002}) {
-      INFO("world " << world << ", n " << n);
-      std::vector<DynamicPruner> ranks;
-      for (std::uint64_t r = 0; r < world; ++r) ranks.emplace_back(options_for(n, world, r));
-      for (std::uint64_t epoch = 0; epoch < 8; ++epoch) {
-        INFO("epoch " << epoch);
-        for (auto& r : ranks) r.begin_epoch();
-        const std::uint64_t hash = ranks[0].plan_hash();
-        const std::vector<std::uint64_t> plan = ranks[0].plan().ids;
-        const std::uint64_t p = plan.size();
-        const std::uint64_t l = (p + world - 1) / world;
+  for (const char* policy : {"infobatch", "seta", "repb(window=100)"})
+    for (std::uint64_t world : {2, 3}) {
+      for (std::uint64_t n : {1000, 1001, 1002}) {
+        INFO(policy << ", world " << world << ", n " << n);
+        std::vector<DynamicPruner> ranks;
+        for (std::uint64_t r = 0; r < world; ++r)
+          ranks.emplace_back(options_for(n, world, r, policy));
+        for (std::uint64_t epoch = 0; epoch < 8; ++epoch) {
+          INFO("epoch " << epoch);
+          for (auto& r : ranks) r.begin_epoch();
+          const std::uint64_t hash = ranks[0].plan_hash();
+          const std::vector<std::uint64_t> plan = ranks[0].plan().ids;
+          const std::uint64_t p = plan.size();
+          const std::uint64_t l = (p + world - 1) / world;
+          for (auto& r : ranks) {
+            CHECK(r.plan_hash() == hash);
+            CHECK(r.plan().ids == plan);
+            CHECK(r.steps_this_epoch(64) == (l + 63) / 64);
+          }
+          const auto served = lockstep_epoch(ranks, 64, epoch);
+          // Equal lengths; concatenated in rank order they are the plan wrapped
+          // around to W*L: disjoint except the W*L - P padding entries, which
+          // repeat the plan's first entries.
+          std::vector<std::uint64_t> all;
+          for (const auto& s : served) {
+            CHECK(s.size() == l);
+            all.insert(all.end(), s.begin(), s.end());
+          }
+          REQUIRE(all.size() == world * l);
+          CHECK(world * l - p < world);
+          CHECK(std::equal(plan.begin(), plan.end(), all.begin()));
+          for (std::uint64_t k = p; k < all.size(); ++k) CHECK(all[k] == plan[k - p]);
+          std::map<std::uint64_t, int> count;
+          for (auto id : all) ++count[id];
+          CHECK(count.size() == p);  // covers the plan
+          std::uint64_t repeated = 0;
+          for (const auto& [id, c] : count) repeated += static_cast<std::uint64_t>(c - 1);
+          CHECK(repeated == world * l - p);  // only the padding repeats
+          // Statistics are global: P planned, W*L served by all ranks together.
+          for (auto& r : ranks) {
+            CHECK(r.history().back().planned_samples == p);
+            CHECK(r.history().back().forward_samples == world * l);
+          }
+        }
+        // Every rank recorded every rank's losses: identical score tables.
         for (auto& r : ranks) {
-          CHECK(r.plan_hash() == hash);
-          CHECK(r.plan().ids == plan);
-          CHECK(r.steps_this_epoch(64) == (l + 63) / 64);
+          CHECK(std::equal(r.scores().data(), r.scores().data() + n, ranks[0].scores().data()));
         }
-        const auto served = lockstep_epoch(ranks, 64, epoch);
-        // Equal lengths; concatenated in rank order they are the plan wrapped
-        // around to W*L: disjoint except the W*L - P padding entries, which
-        // repeat the plan's first entries.
-        std::vector<std::uint64_t> all;
-        for (const auto& s : served) {
-          CHECK(s.size() == l);
-          all.insert(all.end(), s.begin(), s.end());
-        }
-        REQUIRE(all.size() == world * l);
-        CHECK(world * l - p < world);
-        CHECK(std::equal(plan.begin(), plan.end(), all.begin()));
-        for (std::uint64_t k = p; k < all.size(); ++k) CHECK(all[k] == plan[k - p]);
-        std::map<std::uint64_t, int> count;
-        for (auto id : all) ++count[id];
-        CHECK(count.size() == p);  // covers the plan
-        std::uint64_t repeated = 0;
-        for (const auto& [id, c] : count) repeated += static_cast<std::uint64_t>(c - 1);
-        CHECK(repeated == world * l - p);  // only the padding repeats
-        // Statistics are global: P planned, W*L served by all ranks together.
-        for (auto& r : ranks) {
-          CHECK(r.history().back().planned_samples == p);
-          CHECK(r.history().back().forward_samples == world * l);
-        }
-      }
-      // Every rank recorded every rank's losses: identical score tables.
-      for (auto& r : ranks) {
-        CHECK(std::equal(r.scores().data(), r.scores().data() + n, ranks[0].scores().data()));
       }
     }
-  }
 }
 
 TEST_CASE("a single rank serves the plan itself", "[distributed]") {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "winnow/error.h"
 #include "winnow/pruning/dynamic_pruner.h"
 #include "winnow/pruning/epoch_plan.h"
+#include "winnow/pruning/score_table.h"
 
 namespace winnow::test {
 
@@ -52,6 +54,22 @@ std::optional<Error> thrown_error(F&& f) {
     return e;
   }
   return std::nullopt;
+}
+
+// Scores 0, 1, ..., n-1: mean (n-1)/2, so ids below n/2 are "well learned".
+inline ScoreTable ramp_scores(std::uint64_t n) {
+  ScoreTable table(n);
+  std::vector<float> values(n);
+  for (std::uint64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i);
+  table.assign(values.data(), n);
+  return table;
+}
+
+// Each planned id's weight.
+inline std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
+  std::map<std::uint64_t, float> w;
+  for (std::uint64_t pos = 0; pos < plan.size(); ++pos) w[plan.ids[pos]] = plan.weight_at(pos);
+  return w;
 }
 
 inline std::vector<std::uint64_t> iota_ids(std::uint64_t n) {

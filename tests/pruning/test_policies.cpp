@@ -12,15 +12,6 @@ using namespace winnow;
 
 namespace {
 
-// Scores 0, 1, ..., n-1: mean (n-1)/2, so ids below n/2 are "well learned".
-ScoreTable ramp_scores(std::uint64_t n) {
-  ScoreTable table(n);
-  std::vector<float> values(n);
-  std::iota(values.begin(), values.end(), 0.0f);
-  table.assign(values.data(), n);
-  return table;
-}
-
 EpochPlan plan_with(const std::string& spec, const ScoreTable& scores, std::uint64_t epoch = 1) {
   auto policy = make_policy(spec, scores.size());
   EpochPlan plan;
@@ -30,18 +21,12 @@ EpochPlan plan_with(const std::string& spec, const ScoreTable& scores, std::uint
   return plan;
 }
 
-std::map<std::uint64_t, float> weights_by_id(const EpochPlan& plan) {
-  std::map<std::uint64_t, float> w;
-  for (std::uint64_t pos = 0; pos < plan.size(); ++pos) w[plan.ids[pos]] = plan.weight_at(pos);
-  return w;
-}
-
 }  // namespace
 
 TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]") {
-  const ScoreTable scores = ramp_scores(2000);
+  const ScoreTable scores = test::ramp_scores(2000);
   for (const char* spec : {"full", "infobatch", "infobatch-quantile", "uniform",
-                           "uniform(keep=0.3)", "ucb", "epsilon-greedy"}) {
+                           "uniform(keep=0.3)", "ucb", "epsilon-greedy", "seta", "repb"}) {
     INFO(spec);
     const EpochPlan plan = plan_with(spec, scores);
     CHECK(test::is_subset_permutation(plan));
@@ -55,10 +40,10 @@ TEST_CASE("every policy plans a shuffled permutation of a subset", "[policies]")
 
 TEST_CASE("infobatch keeps every above-mean sample and (1-r) of the below-mean ones",
           "[policies]") {
-  const ScoreTable scores = ramp_scores(1000);  // mean 499.5: ids 0..499 are candidates
+  const ScoreTable scores = test::ramp_scores(1000);  // mean 499.5: ids 0..499 are candidates
   const EpochPlan plan = plan_with("infobatch(r=0.5)", scores);
   CHECK(plan.candidates == 500);
-  const auto w = weights_by_id(plan);
+  const auto w = test::weights_by_id(plan);
   for (std::uint64_t id = 500; id < 1000; ++id) {
     REQUIRE(w.count(id) == 1);
     CHECK(w.at(id) == 1.0f);
@@ -95,12 +80,12 @@ TEST_CASE("infobatch prunes nothing while all scores are equal", "[policies]") {
 }
 
 TEST_CASE("infobatch-quantile keeps each bucket's share with weight 1/keep", "[policies]") {
-  const ScoreTable scores = ramp_scores(1000);
+  const ScoreTable scores = test::ramp_scores(1000);
   const EpochPlan plan = plan_with("infobatch-quantile(percentiles=20:85,keep=0.25:0.5)", scores);
   // Edges at scores 200 and 850: 200 ids keep 25%, 650 keep 50%, 150 always kept.
   CHECK(plan.size() == 50 + 325 + 150);
   std::map<float, int> per_weight;
-  for (const auto& [id, weight] : weights_by_id(plan)) {
+  for (const auto& [id, weight] : test::weights_by_id(plan)) {
     if (id < 200)
       CHECK(weight == 4.0f);
     else if (id < 850)
@@ -119,7 +104,7 @@ TEST_CASE("infobatch-quantile keeps each bucket's share with weight 1/keep", "[p
 }
 
 TEST_CASE("uniform matches infobatch's plan size, or a fixed keep fraction", "[policies]") {
-  const ScoreTable scores = ramp_scores(1000);
+  const ScoreTable scores = test::ramp_scores(1000);
   const EpochPlan matched = plan_with("uniform", scores);
   CHECK(matched.size() == 750);
   CHECK(matched.palette.at(1) == Approx(1000.0 / 750.0));
@@ -136,7 +121,7 @@ TEST_CASE("uniform matches infobatch's plan size, or a fixed keep fraction", "[p
 }
 
 TEST_CASE("ucb keeps the samples with the highest upper bound, unweighted", "[policies]") {
-  const ScoreTable scores = ramp_scores(1000);
+  const ScoreTable scores = test::ramp_scores(1000);
   auto policy = make_policy("ucb(prune=0.3,c=0)", 1000);
   EpochPlan plan;
   plan.num_samples = 1000;
@@ -149,7 +134,7 @@ TEST_CASE("ucb keeps the samples with the highest upper bound, unweighted", "[po
   // A large spread lifts a low-loss sample into the kept set.
   const std::uint64_t id = 5;
   const float swings[] = {0.0f, 400.0f, 0.0f, 400.0f};
-  ScoreTable before = ramp_scores(1000);
+  ScoreTable before = test::ramp_scores(1000);
   auto ucb = make_policy("ucb(prune=0.3,c=1,m=0.5)", 1000);
   for (float loss : swings) ucb->observe(before, &id, &loss, 1);
   EpochPlan lifted;
@@ -160,7 +145,7 @@ TEST_CASE("ucb keeps the samples with the highest upper bound, unweighted", "[po
 }
 
 TEST_CASE("epsilon-greedy mixes the top scores with random exploration", "[policies]") {
-  const ScoreTable scores = ramp_scores(1000);
+  const ScoreTable scores = test::ramp_scores(1000);
   const EpochPlan greedy = plan_with("epsilon-greedy(prune=0.3,eps=0)", scores);
   CHECK(greedy.size() == 700);
   CHECK(*std::min_element(greedy.ids.begin(), greedy.ids.end()) == 300);

@@ -32,8 +32,8 @@ TEST_CASE("malformed specs are rejected with the spec quoted", "[spec]") {
 
 TEST_CASE("the registry makes every built-in policy and rejects unknown ones", "[spec]") {
   const auto names = winnow::PolicyRegistry::instance().names();
-  for (const char* name :
-       {"full", "infobatch", "infobatch-quantile", "uniform", "ucb", "epsilon-greedy"}) {
+  for (const char* name : {"full", "infobatch", "infobatch-quantile", "uniform", "ucb",
+                           "epsilon-greedy", "seta", "repb"}) {
     CHECK(std::find(names.begin(), names.end(), name) != names.end());
     auto policy = winnow::make_policy(name, 10);
     REQUIRE(policy != nullptr);

@@ -82,8 +82,8 @@ void run_epochs(DynamicPruner& pruner, int from, int to, std::vector<std::uint64
 }  // namespace
 
 TEST_CASE("a run resumed mid-epoch makes exactly the plans of an uninterrupted one", "[io]") {
-  for (const char* policy :
-       {"infobatch", "infobatch-quantile", "uniform", "ucb", "epsilon-greedy"}) {
+  for (const char* policy : {"infobatch", "infobatch-quantile", "uniform", "ucb", "epsilon-greedy",
+                             "seta", "repb(window=64)"}) {
     INFO(policy);
     std::vector<std::uint64_t> uninterrupted;
     DynamicPruner reference(777, 8, policy, 42);

@@ -4,10 +4,14 @@
 #include <limits>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "winnow/error.h"
+#include "test_helpers.h"
 #include "winnow/pruning/score_table.h"
 
 using winnow::ScoreTable;
+namespace test = winnow::test;
 
 TEST_CASE("scores start equal and keep stale values for unseen samples", "[scores]") {
   ScoreTable table(5, 3.0f);
@@ -53,6 +57,44 @@ TEST_CASE("a negative loss is refused unless the table allows it", "[scores]") {
   ScoreTable signed_table(4, 1.0f, 0.0f, /*allow_negative=*/true);
   signed_table.update(ids.data(), losses.data(), 2);
   CHECK(signed_table[2] == -1e30f);
+}
+
+TEST_CASE("every bad observation is caught wherever it sits in a long batch", "[scores]") {
+  // The validity check runs branch-free over the whole batch first; one bad
+  // value at any position must still reject the call and name the culprit.
+  const std::size_t count = 300;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool allow_negative : {false, true}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{150}, count - 1}) {
+      for (float bad : {nan, inf, -inf, -1.0f}) {
+        if (allow_negative && bad == -1.0f) continue;
+        ScoreTable table(1000, 1.0f, 0.0f, allow_negative);
+        std::vector<std::uint64_t> ids = test::iota_ids(count);
+        std::vector<float> losses(count, 0.5f);
+        losses[at] = bad;
+        INFO("bad " << bad << " at " << at << " allow_negative " << allow_negative);
+        CHECK_THROWS_WITH(table.update(ids.data(), losses.data(), count),
+                          Catch::Contains(fmt::format("position {}", at)));
+        losses[at] = 0.5f;
+        ids[at] = 1000;
+        CHECK_THROWS_WITH(table.update(ids.data(), losses.data(), count),
+                          Catch::Contains("sample id 1000"));
+        CHECK(table.mean() == 1.0);
+      }
+    }
+  }
+  // Edge values that are valid: -0.0, the largest finite float, and (when
+  // allowed) the most negative one.
+  ScoreTable table(3, 1.0f, 0.0f, /*allow_negative=*/true);
+  const std::vector<std::uint64_t> ids{0, 1, 2};
+  const std::vector<float> edges{-0.0f, std::numeric_limits<float>::max(),
+                                 -std::numeric_limits<float>::max()};
+  table.update(ids.data(), edges.data(), 3);
+  CHECK(table[1] == std::numeric_limits<float>::max());
+  ScoreTable unsigned_table(2, 1.0f);
+  unsigned_table.update(ids.data(), edges.data(), 2);
+  CHECK(unsigned_table[0] == 0.0f);
 }
 
 TEST_CASE("momentum turns scores into an exponential moving average", "[scores]") {

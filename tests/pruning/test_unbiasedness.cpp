@@ -40,8 +40,9 @@ TEST_CASE("reweighting policies are unbiased for fixed scores", "[unbiased]") {
   scores.assign(values.data(), n);
 
   const int epochs = 20000;
-  for (const char* spec : {"infobatch(r=0.5)", "infobatch(r=0.3)", "infobatch(r=0.8)",
-                           "infobatch-quantile", "uniform", "uniform(keep=0.37)"}) {
+  for (const char* spec :
+       {"infobatch(r=0.5)", "infobatch(r=0.3)", "infobatch(r=0.8)", "infobatch-quantile", "uniform",
+        "uniform(keep=0.37)", "repb", "repb(r=0.3)"}) {
     INFO(spec);
     const auto mean = mean_weighted_counts(spec, scores, epochs);
     // Per sample, w*1(kept) has variance (1-p)/p <= 4 for p >= 0.2, so the

@@ -164,3 +164,28 @@ def test_device_tables_skip_negative_losses_and_report_them():
     with pytest.raises(winnow.Error, match="1 observations reported on cpu"):
         len(s)
     assert s.scores().min() >= 0
+
+
+def test_batch_loss_mode_blends_the_batch_mean_and_rescales_it():
+    s = pruning_sampler()
+    ids = torch.tensor(s.pruner.plan_ids()[:32])
+    before = s.scores()[ids.numpy()]
+    weights = torch.from_numpy(s.weights(ids))
+    batch_loss = torch.tensor(2.0, requires_grad=True)
+    out = s.update_batch_loss(ids, batch_loss, momentum=0.75)
+    assert torch.allclose(out, batch_loss * weights.mean())
+    out.backward()
+    assert batch_loss.grad is not None
+    assert np.allclose(s.scores()[ids.numpy()], 0.75 * before + 0.25 * 2.0)
+    with pytest.raises(ValueError, match="scalar"):
+        s.update_batch_loss(ids, torch.ones(32))
+    with pytest.raises(winnow.Error, match="finite"):
+        s.update_batch_loss(ids, torch.tensor(float("nan")))
+
+
+def test_recent_policies_are_spec_strings():
+    for policy in ("seta", "repb", "seta(prune=0.2,groups=4,window=0.75)"):
+        s = winnow.Sampler(300, 5, policy=policy, seed=1)
+        train_epoch(s)
+        train_epoch(s)
+        assert s.totals()["forward_samples"] < 600

@@ -221,6 +221,35 @@ void bind_per_step(PrunerClass& pruner) {
           "Records raw per-sample losses as scores; checks everything first (ids in range, "
           "losses finite and, unless allowed, not negative) and changes nothing on error.")
       .def(
+          "update_batch_loss",
+          [](DynamicPruner& p, const py::array& ids, const py::array& batch_losses,
+             float momentum) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "update_batch_loss");
+            const FloatArray loss = checked_losses(batch_losses, id.size(), "update_batch_loss");
+            p.update_batch_losses(as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()),
+                                  momentum);
+          },
+          py::arg("ids"), py::arg("batch_losses"),
+          py::arg("momentum") = DynamicPruner::kDefaultBatchLossMomentum,
+          "Batch-loss-score mode: blends batch_losses[i], the mean loss of the batch ids[i] was "
+          "in, into its score: score = momentum * score + (1 - momentum) * batch_loss.")
+      .def(
+          "flag_label_issues",
+          [](DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "flag_label_issues");
+            p.flag_label_issues(as_unsigned(id), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("ids"),
+          "Noise-aware policies (noisy=P in the spec): down-weights these samples (label "
+          "issues) from the next plan on.")
+      .def(
+          "mean_weight",
+          [](const DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "mean_weight");
+            return p.mean_weight(as_unsigned(id), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("ids"), "The mean loss weight of a batch (its mean loss's rescaling).")
+      .def(
           "weights",
           [](const DynamicPruner& p, const py::array& ids) {
             const IdArray id = checked_ids(ids, p.num_samples(), "weights");

@@ -4,6 +4,8 @@ import math
 import warnings
 import weakref
 
+import numpy as np
+
 import torch.utils.data
 
 from ._winnow import DynamicPruner
@@ -23,7 +25,7 @@ def policy_spec(policy="infobatch", prune_ratio=0.5, delta=0.875):
     """
     if "(" in policy or policy == "full":
         return policy
-    if policy in ("infobatch", "uniform"):
+    if policy in ("infobatch", "uniform", "repb"):
         return f"{policy}(r={prune_ratio!r},delta={delta!r})"
     if policy in ("ucb", "epsilon-greedy"):
         return f"{policy}(prune={prune_ratio!r},delta={delta!r})"
@@ -249,6 +251,28 @@ class Sampler(torch.utils.data.Sampler):
         tables.record(self._core, all_ids, all_losses)
         local_ids, _ = tables.device_ids(self._core, ids)
         return tables.weighted_mean(self._core, per_sample_loss, local_ids)
+
+    def update_batch_loss(self, ids, batch_loss, momentum=0.9):
+        """Batch-loss-score mode (BLS), for losses with no per-sample value:
+        blends the batch's mean loss into the score of each of its samples,
+        score = momentum * score + (1 - momentum) * batch_loss, and returns
+        the batch loss times the batch's mean weight. One scalar crosses to
+        the host per step. With several ranks every rank's batch is recorded."""
+        if not isinstance(batch_loss, torch.Tensor) or batch_loss.dim() != 0:
+            raise ValueError("update_batch_loss: batch_loss must be a scalar tensor "
+                             "(the mean loss of the batch)")
+        host = host_ids(ids)
+        value = float(batch_loss.detach())
+        if self._sync is None:
+            all_ids, all_losses = host, np.full(len(host), value, dtype=np.float32)
+        else:
+            tensor_ids = torch.from_numpy(host.astype("int64", copy=False))
+            gathered_ids, gathered = self._sync.gather(
+                tensor_ids, batch_loss.detach().float().expand(len(host)).cpu())
+            all_ids = host_ids(gathered_ids)
+            all_losses = gathered.detach().cpu().numpy().astype(np.float32, copy=False)
+        self._core.update_batch_loss(all_ids, all_losses, momentum)
+        return batch_loss * float(self._core.mean_weight(host))
 
     def _tables_for(self, device):
         if self._tables is not None:

@@ -4,6 +4,8 @@
 #include "full_policy.h"
 #include "infobatch_policy.h"
 #include "infobatch_quantile_policy.h"
+#include "repb_policy.h"
+#include "seta_policy.h"
 #include "ucb_policy.h"
 #include "uniform_policy.h"
 #include "winnow/pruning/policy_registry.h"
@@ -28,6 +30,14 @@ void register_builtin_policies(PolicyRegistry& registry) {
                factory_of<InfoBatchQuantilePolicy>());
   registry.add("uniform", "dynamic random subset of infobatch's size (or keep=F), weight N/K",
                factory_of<UniformPolicy>());
+  registry.add("seta",
+               "SeTa: random subset, loss clusters by k-means, a window sliding easy to hard, "
+               "no reweighting",
+               factory_of<SetaPolicy>());
+  registry.add("repb",
+               "RePB-style: infobatch within local windows of observations, weights by inverse "
+               "selection frequency",
+               factory_of<RepbPolicy>());
   registry.add("ucb", "keep the top samples by EMA loss + c*spread, no reweighting",
                factory_of<UcbPolicy>());
   registry.add("epsilon-greedy", "keep top (1-eps) by loss plus eps random, no reweighting",

@@ -29,11 +29,13 @@ void EpsilonGreedyPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& pl
       static_cast<std::uint64_t>(std::llround((1.0 - epsilon_) * static_cast<double>(keep)));
   detail::TopK top(scores.data(), n, greedy);
   detail::ExactSubset explore(keep - greedy, n - greedy);
-  const detail::PlanStaging staging = detail::start_plan(plan);
-  std::uint64_t kept = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (top.take(scores[i]) || explore.take(rng)) staging.packed[kept++] = i;
-  }
+  const std::uint64_t kept = detail::stage_plan(plan, 0, [&](auto staging) {
+    std::uint64_t count = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (top.take(scores[i]) || explore.take(rng)) staging.packed[count++] = staging.pack(i, 0);
+    }
+    return count;
+  });
   plan.palette = {1.0f};
   detail::finish_plan(plan, rng, kept);
   plan.candidates = n;

@@ -48,23 +48,28 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
   const bool keep_all = r_ == 0.0;
   const auto keep_below = static_cast<std::uint64_t>(std::ldexp(keep, 64));
 
-  const detail::PlanStaging staging = detail::start_plan(plan);
-  std::uint8_t* codes = staging.codes;
-  std::uint64_t* packed = staging.packed;
   std::uint64_t candidates = 0;
-  std::uint64_t kept = 0;
   // A local generator stays in registers (byte stores could alias a
   // reference's state), and the loop is branch-free: whether a sample is a
   // candidate is a coin flip to the CPU. Weight code 1 marks kept candidates.
   Rng local = rng;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const unsigned candidate = s[i] < mean ? 1u : 0u;
-    const unsigned kept_candidate = candidate & ((local.next() < keep_below) | keep_all ? 1u : 0u);
-    codes[i] = static_cast<std::uint8_t>(kept_candidate);
-    packed[kept] = detail::pack(i, static_cast<std::uint8_t>(kept_candidate));
-    kept += (candidate ^ 1u) | kept_candidate;
-    candidates += candidate;
-  }
+  const std::uint64_t kept = detail::stage_plan(plan, 1, [&](auto staging) {
+    std::uint8_t* codes = staging.codes;
+    auto* packed = staging.packed;
+    std::uint64_t count = 0;
+    std::uint64_t kept_count = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const unsigned candidate = s[i] < mean ? 1u : 0u;
+      const unsigned kept_candidate =
+          candidate & ((local.next() < keep_below) | keep_all ? 1u : 0u);
+      codes[i] = static_cast<std::uint8_t>(kept_candidate);
+      packed[kept_count] = staging.pack(i, static_cast<std::uint8_t>(kept_candidate));
+      kept_count += (candidate ^ 1u) | kept_candidate;
+      count += candidate;
+    }
+    candidates = count;
+    return kept_count;
+  });
   rng = local;
   // Without candidates every weight is 1, which needs no per-sample codes.
   plan.palette = {1.0f};

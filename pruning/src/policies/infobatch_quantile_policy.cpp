@@ -71,16 +71,19 @@ void InfoBatchQuantilePolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan
     subsets.emplace_back(detail::kept_count(count[b], keep_[b], rng), count[b]);
   }
 
-  const detail::PlanStaging staging = detail::start_plan(plan);
-  std::uint64_t kept = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::size_t b = bucket_of(s[i]);
-    if (b == buckets || subsets[b].take(rng)) {
-      const auto code = static_cast<std::uint8_t>(b == buckets ? 0 : b + 1);
-      staging.codes[i] = code;
-      staging.packed[kept++] = detail::pack(i, code);
+  const auto max_code = static_cast<std::uint8_t>(buckets);
+  const std::uint64_t kept = detail::stage_plan(plan, max_code, [&](auto staging) {
+    std::uint64_t taken = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::size_t b = bucket_of(s[i]);
+      if (b == buckets || subsets[b].take(rng)) {
+        const auto code = static_cast<std::uint8_t>(b == buckets ? 0 : b + 1);
+        staging.codes[i] = code;
+        staging.packed[taken++] = staging.pack(i, code);
+      }
     }
-  }
+    return taken;
+  });
   plan.palette = {1.0f};
   for (double k : keep_) plan.palette.push_back(static_cast<float>(1.0 / k));
   detail::finish_plan(plan, rng, kept);

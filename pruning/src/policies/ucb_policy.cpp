@@ -58,11 +58,13 @@ void UcbPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   for (std::uint64_t i = 0; i < n; ++i) bound[i] = scores[i] + c * std::sqrt(spread_[i]);
   const std::uint64_t keep = n - detail::floor_count(n, prune_);
   detail::TopK top(bound.data(), n, keep);
-  const detail::PlanStaging staging = detail::start_plan(plan);
-  std::uint64_t kept = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (top.take(bound[i])) staging.packed[kept++] = i;
-  }
+  const std::uint64_t kept = detail::stage_plan(plan, 0, [&](auto staging) {
+    std::uint64_t count = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (top.take(bound[i])) staging.packed[count++] = staging.pack(i, 0);
+    }
+    return count;
+  });
   plan.palette = {1.0f};
   detail::finish_plan(plan, rng, kept);
   plan.candidates = n;

@@ -40,14 +40,16 @@ void UniformPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   }
   detail::ExactSubset subset(keep_count, n);
   const std::uint8_t code = weight == 1.0 ? 0 : 1;
-  const detail::PlanStaging staging = detail::start_plan(plan);
-  std::uint64_t kept = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (subset.take(rng)) {
-      staging.codes[i] = code;
-      staging.packed[kept++] = detail::pack(i, code);
+  const std::uint64_t kept = detail::stage_plan(plan, 1, [&](auto staging) {
+    std::uint64_t count = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (subset.take(rng)) {
+        staging.codes[i] = code;
+        staging.packed[count++] = staging.pack(i, code);
+      }
     }
-  }
+    return count;
+  });
   plan.palette = {1.0f, static_cast<float>(weight)};
   detail::finish_plan(plan, rng, kept);
   plan.candidates = n;

@@ -83,6 +83,27 @@ class DynamicPruner {
   // a non-finite loss or a negative one (unless allow_negative_losses), and
   // then changes nothing.
   void update(const std::uint64_t* ids, const float* losses, std::size_t count);
+  // Batch-loss-score mode, for losses with no per-sample value: every sample
+  // of the batch gets the batch's mean loss blended into its score,
+  // score = momentum * score + (1 - momentum) * batch_loss (BLS, arXiv
+  // 2604.04681; 0.9 is its reference code's default). Same checks as update().
+  static constexpr float kDefaultBatchLossMomentum = 0.9f;
+  void update_batch_loss(const std::uint64_t* ids, std::size_t count, float batch_loss,
+                         float momentum = kDefaultBatchLossMomentum);
+  // The same for several batches at once (e.g. gathered from all ranks):
+  // batch_losses[i] is the mean loss of the batch sample ids[i] was in.
+  void update_batch_losses(const std::uint64_t* ids, const float* batch_losses, std::size_t count,
+                           float momentum = kDefaultBatchLossMomentum);
+  // The mean loss weight of a batch: what a batch's mean loss is multiplied
+  // by in batch-loss-score mode (the reference's rescaling).
+  float mean_weight(const std::uint64_t* ids, std::size_t count) const;
+
+  // Noise-aware policies ("noisy=P" in the spec, docs/pruning.md): marks
+  // samples as label issues (e.g. flagged by winnow's curation), so their
+  // loss weight is down-weighted from the next plan on. Throws when the
+  // policy is not noise-aware or an id is out of range.
+  void flag_label_issues(const std::uint64_t* ids, std::size_t count);
+
   // Loss weights of the current plan for `ids`; throws on an id out of range.
   void weights(const std::uint64_t* ids, std::size_t count, float* out) const;
   float weight(std::uint64_t id) const;

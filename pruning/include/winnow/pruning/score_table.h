@@ -36,6 +36,13 @@ class ScoreTable {
   // check_observations on the same arrays.
   void write_checked(const std::uint64_t* ids, const float* losses, std::size_t count);
 
+  // Batch loss score (BLS, Zhou et al., CVPR 2026): blends the mean loss of
+  // each sample's batch into its score, score = m * score + (1 - m) *
+  // batch_loss, for losses with no per-sample value. Unchecked, like
+  // write_checked.
+  void blend_checked(const std::uint64_t* ids, const float* batch_losses, std::size_t count,
+                     float momentum);
+
   // Mean of all N scores, stale ones included, accumulated in double.
   double mean() const;
 
