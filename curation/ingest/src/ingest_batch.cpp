@@ -108,7 +108,7 @@ void IngestBatch::embed_and_search_chunk() {
   chunk_row_.assign(end, -1);
   int rows = 0;
   for (std::size_t e = 0; e < end; ++e) {
-    if (!entries_[e].ok()) continue;
+    if (!entries_[e].ok() || entries_[e].record->kind == ContentKind::none) continue;
     chunk_vectors_.resize(static_cast<std::size_t>(rows + 1) * dim_);
     try {
       context_.embedder.embed(*entries_[e].record, chunk_vectors_.data() + rows * dim_);
@@ -177,6 +177,10 @@ void IngestBatch::decide_entry(std::size_t e) {
     set_rejected_key(s, rec.key, rec.line);
     s.annotations.clear();
     remember_key(s.external_key);
+  } else if (rec.kind == ContentKind::none) {  // annotations only: nothing to compare
+    s.external_key = rec.key;
+    remember_key(rec.key);
+    candidate.annotations_only = true;
   } else {
     s.external_key = rec.key;
     remember_key(rec.key);
@@ -200,7 +204,9 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.decision = decide(candidate, neighbourhood_facts, rules_);
   note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
-  if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
+  // Only embedded records have a vector and content to keep (not annotations only).
+  if (vector != nullptr &&
+      (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
     p.record = &rec;
     p.embedding.assign(vector, vector + dim_);
     p.accepted = status == store::SampleStatus::accepted;
