@@ -48,6 +48,27 @@ TEST_CASE("import-annotations CLI: from a labelling tool's CSV to a report in th
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.out, Catch::Contains("Example: winnow import-annotations --db"));
 
+  // The README's recipe, its votes.csv and the lines it shows.
+  {
+    const std::string votes = dir.write("readme-votes.csv",
+                                        "item,annotator,label\n"
+                                        "img1,alice,cat\nimg1,bob,cat\nimg1,carol,dog\n"
+                                        "img2,alice,dog\nimg2,bob,dog\nimg2,carol,dog\n"
+                                        "img3,alice,cat\nimg3,bob,dog\nimg3,carol,dog\n");
+    const std::string labels = dir.file("readme.db");
+    CHECK(run_cli(dir, {"init", "--db", labels}, "readme-init").exit_code == 0);
+    const json imported = run_json(dir, {"import-annotations", "--db", labels, votes}, "readme");
+    CHECK(imported["annotations"] == 9);
+    CHECK(imported["items"] == 3);
+    CHECK(imported["counts"]["accepted"] == 3);
+    const Run md = run_cli(
+        dir, {"report", "--db", labels, "--format", "md", "--out", dir.file("report.md")}, "md1");
+    CHECK(md.exit_code == 0);
+    const std::string text = winnow::test::slurp(dir.file("report.md"));
+    CHECK_THAT(text, Catch::Contains("| carol | annotator | 0 | 3 | 52.0% | 13.4–88.3% | 66.7% |"));
+    CHECK(text.find("| carol |") < text.find("| alice |"));
+  }
+
   // 4 items by 3 annotators; w3 is wrong twice; one row has no label.
   const std::string csv = dir.write("votes.csv",
                                     "item,annotator,label,gold\n"
