@@ -33,3 +33,12 @@ def on_white(path, min_side, max_pixels=16_000_000):
     bg = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
     bg.alpha_composite(rgba)
     return bg.convert("RGB")
+
+
+def longer_side_to(im, longer):
+    """`im` resized (Lanczos) so that its longer side is `longer` pixels, the
+    aspect ratio kept: the typical web image the throughput figures use."""
+    from PIL import Image
+    scale = longer / max(im.size)
+    size = (max(1, round(im.width * scale)), max(1, round(im.height * scale)))
+    return im.resize(size, Image.LANCZOS)

@@ -14,7 +14,7 @@ import argparse, json, os, random, resource, statistics, subprocess, tempfile, t
 
 from PIL import Image
 
-from clip_art import distinct_clip_art, on_white
+from clip_art import distinct_clip_art, longer_side_to, on_white
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -30,13 +30,11 @@ def make_jpegs(work, count, seed):
         im = on_white(f, 16)
         if im is None:
             continue
-        longer = rng.randint(256, 500)
-        scale = longer / max(im.size)
-        size = (max(1, round(im.width * scale)), max(1, round(im.height * scale)))
+        im = longer_side_to(im, rng.randint(256, 500))
         out = os.path.join(folder, f"{len(paths):05d}.jpg")
-        im.resize(size, Image.LANCZOS).save(out, "JPEG", quality=rng.randint(80, 95))
+        im.save(out, "JPEG", quality=rng.randint(80, 95))
         paths.append(out)
-        sides.append(size)
+        sides.append(im.size)
     return paths, sides
 
 

@@ -6,7 +6,7 @@ import argparse, os, random
 
 from PIL import Image
 
-from clip_art import distinct_clip_art, on_white
+from clip_art import distinct_clip_art, longer_side_to, on_white
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -26,9 +26,7 @@ def main():
         im = on_white(f, 100)
         if im is None:
             continue
-        side = rng.randint(256, 500)
-        s = side / max(im.size)
-        im = im.resize((max(1, round(im.width * s)), max(1, round(im.height * s))), Image.LANCZOS)
+        im = longer_side_to(im, rng.randint(256, 500))
         im.save(os.path.join(a.folder, f"{n:04d}.jpg"), quality=85)
         n += 1
     print(n)

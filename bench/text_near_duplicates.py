@@ -56,7 +56,6 @@ import json
 import math
 import random
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -65,7 +64,10 @@ from pathlib import Path
 
 import numpy as np
 
-SHINGLE = 5  # codepoints, as winnow's TextNearDuplicateVerifier (text_shingle)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "demo"))
+from shingle_sets import jaccard, shingles  # noqa: E402  examples/demo/shingle_sets.py
+from winnow_cli import children_cpu_seconds, run_winnow  # noqa: E402  examples/demo/winnow_cli.py
+
 EMBEDDER = "hashed-ngrams(n=3,dim=256)"
 MAN_SECTIONS = ["man1", "man5", "man7", "man8"]
 CURVE_THRESHOLDS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
@@ -128,20 +130,6 @@ def man_paragraphs(work):
 
 
 # --- shingles and the exact join ----------------------------------------------------
-
-
-def shingles(text):
-    """The set of SHINGLE-codepoint substrings (the whole text when shorter)."""
-    if len(text) < SHINGLE:
-        return {text} if text else set()
-    return {text[i:i + SHINGLE] for i in range(len(text) - SHINGLE + 1)}
-
-
-def jaccard(a, b):
-    if not a and not b:
-        return 1.0
-    common = len(a & b)
-    return common / (len(a) + len(b) - common)
 
 
 def similar_pairs(sets, threshold):
@@ -276,20 +264,6 @@ def build_records(paragraphs, options):
 
 
 # --- winnow through the CLI ---------------------------------------------------------
-
-
-def run_winnow(winnow, *arguments):
-    command = [str(winnow), *map(str, arguments)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"text_near_duplicates: {' '.join(command[:3])} failed ({done.returncode}):\n"
-                 f"{done.stderr.strip()}")
-    return done.stdout
-
-
-def children_cpu_seconds():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def winnow_flags(records, options, run):

@@ -32,6 +32,8 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
             {"seconds", r.seconds}};
   if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
   curation::ingest::put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected]);
+  if (!r.skipped) j["index_saved"] = r.index_saved;
+  if (!r.index_save_error.empty()) j["index_save_error"] = r.index_save_error;
   return j;
 }
 
@@ -64,6 +66,10 @@ json status_json(curation::ingest::IngestPipeline& pipeline) {
                 {"file", info.file},
                 {"rebuilt_on_open", info.rebuilt}};
   if (info.rebuilt) j["index"]["rebuild_reason"] = info.rebuild_reason;
+  if (info.caught_up.added + info.caught_up.removed > 0) {
+    j["index"]["caught_up_on_open"] = {{"added", info.caught_up.added},
+                                       {"removed", info.caught_up.removed}};
+  }
   j["embedder"] = pipeline.embedder().spec();
   j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id

@@ -39,17 +39,16 @@ import json
 import math
 import os
 import random
-import resource
 import sys
 import time
 from pathlib import Path
 
-from winnow_cli import run_winnow  # examples/demo/winnow_cli.py
+from shingle_sets import jaccard, shingles  # examples/demo/shingle_sets.py
+from winnow_cli import children_cpu_seconds, run_winnow  # examples/demo/winnow_cli.py
 
 # The ingestion order: oldest collections first, so the copies found are the
 # later ones (easy-ham-2 and spam-2 were collected after easy-ham-1 and spam-1).
 GROUPS = ["easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"]
-SHINGLE = 5  # codepoints, as winnow's TextNearDuplicateVerifier (text_shingle)
 
 
 # --- the corpus -------------------------------------------------------------------
@@ -100,12 +99,6 @@ def write_manifests(messages, folder):
 
 
 # --- winnow ---------------------------------------------------------------------------
-
-
-def children_cpu_seconds():
-    """User + system CPU time of the finished child processes so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def curate(options, manifests, work):
@@ -167,20 +160,6 @@ def whitespace_copies(messages, exact_copies):
         if first != m["key"] and m["key"] not in exact_copies:
             copies.add(m["key"])
     return copies
-
-
-def shingles(text):
-    """The set of SHINGLE-codepoint substrings (the whole text when shorter)."""
-    if len(text) < SHINGLE:
-        return {text} if text else set()
-    return {text[i:i + SHINGLE] for i in range(len(text) - SHINGLE + 1)}
-
-
-def jaccard(a, b):
-    if not a and not b:
-        return 1.0
-    common = len(a & b)
-    return common / (len(a) + len(b) - common)
 
 
 def near_reference(messages, threshold):

@@ -1,5 +1,7 @@
-"""The `winnow` CLI as the demo scenarios run it (text_scenario.py, image_scenario.py)."""
+"""The `winnow` CLI as the demo scenarios and the text benchmark run it (text_scenario.py,
+image_scenario.py, bench/text_near_duplicates.py)."""
 
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -13,3 +15,9 @@ def run_winnow(winnow, *arguments):
         sys.exit(f"{Path(sys.argv[0]).stem}: {' '.join(command[:3])} failed ({done.returncode}):\n"
                  f"{done.stderr.strip()}")
     return done.stdout
+
+
+def children_cpu_seconds():
+    """User + system CPU time of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -512,44 +513,54 @@ const char* to_string(RebuildReason reason) {
   return "unknown";
 }
 
-OpenResult open_or_rebuild(const std::string& path, const std::string& config, std::size_t dim,
-                           const IndexFingerprint& fingerprint, const RebuildSource& rebuild) {
-  const VectorIndexConfig wanted = parse_vector_index_config(config);
-  const std::string wanted_config = wanted.to_string();
-  WINNOW_THROW_IF_NOT(static_cast<bool>(rebuild), "open_or_rebuild('{}'): no rebuild source given",
-                      path);
+namespace {
 
-  OpenResult result;
+// The index at `path` when the file exists, is intact, holds `wanted`'s
+// structure with `dim` and, when `fingerprint` is given, carries it; else
+// nothing, with the reason and its detail set in `result`.
+std::unique_ptr<VectorIndex> load_if_usable(const std::string& path,
+                                            const VectorIndexConfig& wanted, std::size_t dim,
+                                            const IndexFingerprint* fingerprint,
+                                            OpenResult& result) {
   if (!file_exists(path)) {
     result.reason = RebuildReason::missing;
     result.detail = fmt::format("vector index file '{}' does not exist", path);
-  } else {
-    try {
-      const VectorIndexFileInfo info = read_vector_index_info(path);
-      if (!same_structure(info.config, wanted) || info.dim != dim) {
-        result.reason = RebuildReason::config_changed;
-        result.detail = fmt::format("'{}' holds {} with dim {}, wanted {} with dim {}", path,
-                                    info.config, info.dim, wanted_config, dim);
-      } else if (info.fingerprint != fingerprint) {
-        result.reason = RebuildReason::stale;
-        result.detail = fmt::format(
-            "'{}' was built from {} samples up to id {}, the store now has {} up to id {}", path,
-            info.fingerprint.sample_count, info.fingerprint.last_sample_id,
-            fingerprint.sample_count, fingerprint.last_sample_id);
-      } else {
-        result.index = load_vector_index(path).index;
-        // efSearch is a search-time knob: take the caller's without a rebuild.
-        if (auto* hnsw = dynamic_cast<HnswVectorIndex*>(result.index.get())) {
-          hnsw->set_ef_search(wanted.hnsw.ef_search);
-        }
-        return result;
-      }
-    } catch (const Error& e) {
-      result.reason = RebuildReason::corrupt;
-      result.detail = e.what();
-    }
+    return nullptr;
   }
+  try {
+    const VectorIndexFileInfo info = read_vector_index_info(path);
+    if (!same_structure(info.config, wanted) || info.dim != dim) {
+      result.reason = RebuildReason::config_changed;
+      result.detail = fmt::format("'{}' holds {} with dim {}, wanted {} with dim {}", path,
+                                  info.config, info.dim, wanted.to_string(), dim);
+      return nullptr;
+    }
+    if (fingerprint != nullptr && info.fingerprint != *fingerprint) {
+      result.reason = RebuildReason::stale;
+      result.detail = fmt::format(
+          "'{}' was built from {} samples up to id {}, the store now has {} up to id {}", path,
+          info.fingerprint.sample_count, info.fingerprint.last_sample_id, fingerprint->sample_count,
+          fingerprint->last_sample_id);
+      return nullptr;
+    }
+    std::unique_ptr<VectorIndex> index = load_vector_index(path).index;
+    // efSearch is a search-time knob: take the caller's without a rebuild.
+    if (auto* hnsw = dynamic_cast<HnswVectorIndex*>(index.get())) {
+      hnsw->set_ef_search(wanted.hnsw.ef_search);
+    }
+    return index;
+  } catch (const Error& e) {
+    result.reason = RebuildReason::corrupt;
+    result.detail = e.what();
+    return nullptr;
+  }
+}
 
+// Builds `result.index` from `rebuild` and saves it to `path` (a failed save
+// is reported in `result`, not thrown): with `fingerprint`, or its own.
+void rebuild_and_save(const std::string& path, const VectorIndexConfig& wanted, std::size_t dim,
+                      const RebuildSource& rebuild, const IndexFingerprint* fingerprint,
+                      OpenResult& result) {
   std::unique_ptr<VectorIndex> index = make_vector_index(wanted, dim);
   VectorBatch batch;
   for (;;) {
@@ -563,12 +574,50 @@ OpenResult open_or_rebuild(const std::string& path, const std::string& config, s
   result.index = std::move(index);
   result.rebuilt = true;
   try {
-    save_vector_index(*result.index, path, fingerprint);
+    const auto t0 = std::chrono::steady_clock::now();
+    save_vector_index(*result.index, path,
+                      fingerprint != nullptr ? *fingerprint : fingerprint_of(*result.index));
+    result.save_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.saved = true;
   } catch (const Error& e) {
     result.save_error = e.what();
   }
+}
+
+}  // namespace
+
+IndexFingerprint fingerprint_of(const VectorIndex& index) {
+  IndexFingerprint fp;
+  fp.sample_count = index.size();
+  for (const std::int64_t id : index.ids()) fp.last_sample_id = std::max(fp.last_sample_id, id);
+  return fp;
+}
+
+OpenResult open_or_rebuild(const std::string& path, const std::string& config, std::size_t dim,
+                           const IndexFingerprint& fingerprint, const RebuildSource& rebuild) {
+  const VectorIndexConfig wanted = parse_vector_index_config(config);
+  WINNOW_THROW_IF_NOT(static_cast<bool>(rebuild), "open_or_rebuild('{}'): no rebuild source given",
+                      path);
+  OpenResult result;
+  result.index = load_if_usable(path, wanted, dim, &fingerprint, result);
+  if (!result.index) rebuild_and_save(path, wanted, dim, rebuild, &fingerprint, result);
   return result;
+}
+
+CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& config, std::size_t dim,
+                               const RebuildSource& rebuild, const CatchUp& catch_up) {
+  const VectorIndexConfig wanted = parse_vector_index_config(config);
+  WINNOW_THROW_IF_NOT(static_cast<bool>(rebuild) && static_cast<bool>(catch_up),
+                      "open_or_catch_up('{}'): no rebuild or catch-up given", path);
+  CaughtUpIndex out;
+  out.open.index = load_if_usable(path, wanted, dim, nullptr, out.open);
+  if (out.open.index) {
+    out.counts = catch_up(*out.open.index);
+  } else {
+    rebuild_and_save(path, wanted, dim, rebuild, nullptr, out.open);
+  }
+  return out;
 }
 
 }  // namespace winnow::index

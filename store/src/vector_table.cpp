@@ -100,6 +100,27 @@ AcceptedVectorCount VectorTable::count_accepted() {
   return {query->column_int64(0), query->column_int64(1)};
 }
 
+std::vector<std::int64_t> VectorTable::accepted_ids() {
+  StatementScope query(
+      db_.cached("SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+                 " WHERE s.status = 'accepted' ORDER BY v.sample_id"));
+  query->bind_all();
+  std::vector<std::int64_t> ids;
+  while (query->step()) ids.push_back(query->column_int64(0));
+  return ids;
+}
+
+void VectorTable::read_embeddings(const std::vector<std::int64_t>& ids, std::size_t dim,
+                                  std::vector<float>& vectors) {
+  Statement& query = db_.cached("SELECT embedding FROM curation_vectors WHERE sample_id = ?1");
+  for (const std::int64_t id : ids) {
+    StatementScope scope(query);
+    query.bind_all(id);
+    WINNOW_THROW_IF_NOT(query.step(), "{}: sample {} has no stored embedding", db_.path(), id);
+    append_embedding(db_, id, query.column_blob(0), dim, vectors);
+  }
+}
+
 std::optional<StoredContent> VectorTable::content_of(std::int64_t sample_id) {
   StatementScope query(
       db_.cached("SELECT kind, width, height, content FROM curation_vectors WHERE sample_id = ?1"));

@@ -20,6 +20,7 @@
 #include "support/temp_dir.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
+#include "winnow/index/vector_index_io.h"
 
 namespace {
 
@@ -141,6 +142,82 @@ TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[in
     CHECK_FALSE(p.index_info().rebuilt);  // saved after the batch, fingerprint matches
     CHECK(p.store().count_by_status().total() == 88);
   }
+}
+
+TEST_CASE("ingest pipeline: an old index file is caught up from the store, not rebuilt",
+          "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+  auto trousers = of_class("1", 30);
+  auto sneakers = of_class("7", 30);
+  std::vector<std::string> first, second;
+  for (std::size_t i = 0; i < 30; ++i) {
+    (i < 20 ? first : second).push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
+    (i < 20 ? first : second).push_back(pixels_line(*sneakers[i], "s" + std::to_string(i), "7"));
+  }
+  // Mislabelled first, before either label is established: accepted now,
+  // flagged by a later re-judgement.
+  auto extra = of_class("1", 32);
+  first.insert(first.begin(), pixels_line(*extra[31], "mislabelled", "7"));
+  const std::string m1 = write_file(dir.file("m1.jsonl"), first);
+  const std::string m2 = write_file(dir.file("m2.jsonl"), second);
+  const auto accepted_ids = [&](IngestPipeline& p) {
+    std::vector<std::int64_t> ids;
+    for (const AcceptedSample& s : p.store().accepted_samples()) ids.push_back(s.id);
+    return ids;
+  };
+  const auto indexed_ids = [](const std::string& path) {  // of the index file
+    std::vector<std::int64_t> ids = index::load_vector_index(path).index->ids();
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  {
+    IngestPipeline p(db);
+    p.set_index_snapshots(IndexSnapshots::every_batch);
+    CHECK(ingest_file(p, m1).index_saved);
+  }
+  {
+    IngestPipeline p(db);
+    p.set_index_snapshots(IndexSnapshots::never);
+    CHECK_FALSE(p.index_info().rebuilt);
+    CHECK(p.index_info().caught_up.added == 0);
+    const BatchReport r = ingest_file(p, m2);
+    CHECK_FALSE(r.index_saved);
+    CHECK(r.counts[SampleStatus::accepted] == 20);
+  }
+  // The file holds the first batch only; a new process adds the second
+  // batch's vectors from the store instead of rebuilding everything.
+  CHECK(indexed_ids(db + ".index").size() == 41);
+  const std::string old_snapshot = dir.file("old.index");
+  {
+    IngestPipeline p(db);
+    CHECK_FALSE(p.index_info().rebuilt);
+    CHECK(p.index_info().caught_up.added == 20);
+    CHECK(p.index_info().caught_up.removed == 0);
+    CHECK(p.index_info().vectors == 61);
+    // A near copy of a second-batch image is found through the caught-up index.
+    const std::string m3 =
+        write_file(dir.file("m3.jsonl"),
+                   {pixels_line(edited_copy(*sneakers[25], 1, 0, 1.0, 0.0, 3), "near-s25", "7")});
+    p.set_index_snapshots(IndexSnapshots::every_batch);
+    ingest_file(p, m3);
+    CHECK(p.store().find_by_external_key("near-s25")->duplicate_of ==
+          p.store().find_by_external_key("s25")->id);
+    CHECK(indexed_ids(db + ".index") == accepted_ids(p));
+    std::filesystem::copy_file(db + ".index", old_snapshot);
+    // Samples leave the index (flagged): an older file then holds too many.
+    RejudgeOptions labels;
+    labels.labels = true;
+    REQUIRE(p.rejudge(labels).newly_flagged > 0);
+  }
+  std::filesystem::copy_file(old_snapshot, db + ".index",
+                             std::filesystem::copy_options::overwrite_existing);
+  IngestPipeline p(db);
+  CHECK_FALSE(p.index_info().rebuilt);
+  CHECK(p.index_info().caught_up.added == 0);
+  CHECK(p.index_info().caught_up.removed == 61 - accepted_ids(p).size());
+  CHECK(p.index_info().vectors == accepted_ids(p).size());
 }
 
 TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {

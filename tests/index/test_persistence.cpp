@@ -271,6 +271,60 @@ TEST_CASE("open_or_rebuild rebuilds when the file is missing, stale or corrupt",
   CHECK(dir.entries() == 1);
 }
 
+TEST_CASE("open_or_catch_up hands an old but intact file to the catch-up, else rebuilds", "[io]") {
+  const Data& dd = data();
+  ScratchDir dir;
+  const std::string path = dir.file("index.widx");
+  const std::string config = "hnsw(M=8,efConstruction=20,efSearch=32)";
+  int batches = 0, catch_ups = 0;
+  // The source of truth: the fixture's first half at first, then all of it.
+  std::size_t truth = kRows / 2;
+  const CatchUp catch_up = [&](VectorIndex& index) {
+    ++catch_ups;
+    CatchUpCounts counts;
+    for (std::size_t i = 0; i < truth; ++i) {
+      if (index.contains(dd.ids[i])) continue;
+      index.add(1, &dd.ids[i], dd.base.data() + i * kDim);
+      ++counts.added;
+    }
+    return counts;
+  };
+
+  // Missing: rebuilt and saved with its own fingerprint; no catch-up.
+  CaughtUpIndex first = open_or_catch_up(path, config, kDim, CountingSource{&batches}, catch_up);
+  CHECK(first.open.rebuilt);
+  CHECK(first.open.reason == RebuildReason::missing);
+  CHECK(catch_ups == 0);
+  CHECK(read_vector_index_info(path).fingerprint == fingerprint_of(*first.open.index));
+  CHECK(fingerprint_of(*first.open.index) == IndexFingerprint{kRows, dd.ids.back()});
+
+  // A file with half the vectors, then the truth grows: loaded and caught up.
+  std::filesystem::remove(path);
+  {
+    std::unique_ptr<VectorIndex> half = make_vector_index(config, kDim);
+    half->add(kRows / 2, dd.ids.data(), dd.base.data());
+    save_vector_index(*half, path, fingerprint_of(*half));
+  }
+  truth = kRows;
+  batches = 0;
+  CaughtUpIndex caught = open_or_catch_up(path, config, kDim, CountingSource{&batches}, catch_up);
+  CHECK_FALSE(caught.open.rebuilt);
+  CHECK(caught.open.reason == RebuildReason::none);
+  CHECK(batches == 0);
+  CHECK(catch_ups == 1);
+  CHECK(caught.counts.added == kRows - kRows / 2);
+  CHECK(caught.open.index->size() == kRows);
+
+  // Corrupt or of another config: rebuilt, never caught up.
+  flip_byte(path, std::filesystem::file_size(path) - 3);
+  CaughtUpIndex corrupt = open_or_catch_up(path, config, kDim, CountingSource{&batches}, catch_up);
+  CHECK(corrupt.open.reason == RebuildReason::corrupt);
+  CaughtUpIndex changed = open_or_catch_up(path, "flat", kDim, CountingSource{&batches}, catch_up);
+  CHECK(changed.open.reason == RebuildReason::config_changed);
+  CHECK(catch_ups == 1);
+  CHECK(changed.open.index->size() == kRows);
+}
+
 TEST_CASE("open_or_rebuild propagates bad rebuild input and writes no file", "[io]") {
   ScratchDir dir;
   const std::string path = dir.file("index.widx");

@@ -168,8 +168,8 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
                            report.skipped ? 0 : report.counts.total(), seconds_since(t0),
                            report.index_save_error.empty()
                                ? ""
-                               : "warning: committed, but the index file was not saved (it is "
-                                 "rebuilt at the next start): " +
+                               : "warning: committed, but the index file was not saved (the "
+                                 "next start catches up from the store): " +
                                      report.index_save_error,
                            summary);
   } catch (const ingest::BatchInterrupted& e) {

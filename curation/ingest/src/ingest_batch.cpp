@@ -1,11 +1,13 @@
 #include "ingest_batch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "winnow/curation/dedup/content_hash.h"
+#include "winnow/clock.h"
 #include "winnow/curation/ingest/information_gain.h"
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
@@ -407,7 +409,11 @@ void IngestBatch::flush() {
     items_[i].id = ids[i - flushed_];
     record_flushed(i);
   }
-  if (!add_ids_.empty()) context_.index.add(add_ids_, add_vectors_);
+  if (!add_ids_.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    context_.index.add(add_ids_, add_vectors_);
+    index_add_seconds_ += seconds_since(t0);
+  }
   if (!flag_ids_.empty()) context_.flagged_index.add(flag_ids_, flag_vectors_);
   flushed_ = items_.size();
 }

@@ -61,6 +61,9 @@ class IngestBatch {
   void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
   // The batch's rejections by reason, once run() returned.
   const RejectionSummary& rejections() const { return rejections_; }
+  // Seconds spent adding this batch's accepted vectors to the index (the
+  // work a process that reopens the index before its next snapshot redoes).
+  double index_add_seconds() const { return index_add_seconds_; }
 
  private:
   struct Pending;
@@ -141,6 +144,7 @@ class IngestBatch {
   bool flagged_searched_ = false;
   std::vector<std::size_t> recent_flagged_;  // label_issue items since that search
   // What the flush adds to the indexes.
+  double index_add_seconds_ = 0.0;
   std::vector<std::int64_t> add_ids_, flag_ids_;
   std::vector<float> add_vectors_, flag_vectors_;
   std::vector<std::pair<float, std::int64_t>> merged_;

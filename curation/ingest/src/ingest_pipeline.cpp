@@ -1,6 +1,7 @@
 #include "winnow/curation/ingest/ingest_pipeline.h"
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -237,12 +238,6 @@ index::VectorIndex& IngestPipeline::flagged_index() {
   return *flagged_index_;
 }
 
-index::IndexFingerprint IngestPipeline::fingerprint() {
-  const store::AcceptedVectorCount accepted =
-      store::VectorTable(store_->database()).count_accepted();
-  return {static_cast<std::uint64_t>(accepted.count), accepted.max_sample_id};
-}
-
 std::int64_t IngestPipeline::stored_revision() {
   auto text = store_->get_meta(kRevisionKey);
   if (!text) return 0;
@@ -277,16 +272,65 @@ void IngestPipeline::open_index() {
   auto source = [reader](index::VectorBatch& batch) {
     return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
   };
-  auto result = index::open_or_rebuild(index_path_, config_.index, dim, fingerprint(), source);
-  index_ = std::move(result.index);
+  double catch_up_seconds = 0.0;
+  auto catch_up = [&](index::VectorIndex& index) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const index::CatchUpCounts counts = catch_up_index(index);
+    catch_up_seconds = seconds_since(t0);
+    return counts;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  index::CaughtUpIndex result =
+      index::open_or_catch_up(index_path_, config_.index, dim, source, catch_up);
+  index_ = std::move(result.open.index);
   flagged_index_.reset();
+  // A rebuild's cost is the save it ended with; a load's, the load itself.
+  snapshot_seconds_ =
+      result.open.rebuilt ? result.open.save_seconds : seconds_since(t0) - catch_up_seconds;
+  unsaved_seconds_ = result.open.rebuilt && result.open.saved ? 0.0 : catch_up_seconds;
   open_info_ = index_info();
-  open_info_.rebuilt = result.rebuilt;
-  open_info_.rebuild_reason = result.rebuilt
-                                  ? std::string(index::to_string(result.reason)) +
-                                        (result.detail.empty() ? "" : ": " + result.detail)
-                                  : "";
+  open_info_.rebuilt = result.open.rebuilt;
+  open_info_.rebuild_reason =
+      result.open.rebuilt ? std::string(index::to_string(result.open.reason)) +
+                                (result.open.detail.empty() ? "" : ": " + result.open.detail)
+                          : "";
+  open_info_.caught_up = result.counts;
   load_accepted_labels();
+}
+
+// Sample ids are never reused (samples are never deleted), so an id the index
+// holds always has the vector the store holds for it: comparing the two id
+// sets is enough.
+index::CatchUpCounts IngestPipeline::catch_up_index(index::VectorIndex& index) {
+  store::VectorTable table(store_->database());
+  const std::vector<std::int64_t> wanted = table.accepted_ids();  // ascending
+  std::vector<std::int64_t> held = index.ids();
+  std::sort(held.begin(), held.end());
+  std::vector<std::int64_t> missing, gone;
+  std::set_difference(wanted.begin(), wanted.end(), held.begin(), held.end(),
+                      std::back_inserter(missing));
+  std::set_difference(held.begin(), held.end(), wanted.begin(), wanted.end(),
+                      std::back_inserter(gone));
+  index.remove(gone);
+  const std::size_t dim = embedder_->dim();
+  std::vector<std::int64_t> ids;
+  std::vector<float> vectors;
+  for (std::size_t at = 0; at < missing.size(); at += kRebuildBatch) {
+    ids.assign(missing.begin() + static_cast<std::ptrdiff_t>(at),
+               missing.begin() +
+                   static_cast<std::ptrdiff_t>(std::min(missing.size(), at + kRebuildBatch)));
+    vectors.clear();
+    table.read_embeddings(ids, dim, vectors);
+    index.add(ids, vectors);
+  }
+  return {missing.size(), gone.size()};
+}
+
+void IngestPipeline::save_index_snapshot() {
+  const auto t0 = std::chrono::steady_clock::now();
+  index::save_vector_index(*index_, index_path_, index::fingerprint_of(*index_));
+  snapshot_seconds_ = seconds_since(t0);
+  unsaved_seconds_ = 0.0;
 }
 
 void IngestPipeline::load_accepted_labels() {
@@ -345,7 +389,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
   }
   batch = store_->start_batch(batch.id);
 
-  index::IndexFingerprint fp;
+  double add_seconds = 0.0;
   try {
     store::Transaction tx(store_->database());
     sync_with_store();
@@ -358,9 +402,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     batch = store_->finish_batch(batch.id);
     store_->record_writer();
     const std::int64_t revision = next_revision();
-    // Taken inside the transaction: after the commit another writer may
-    // already have added samples this index does not hold.
-    fp = fingerprint();
+    add_seconds = ingest.index_add_seconds();
     tx.commit();
     revision_ = revision;
     flagged_revision_ = revision;  // the batch's label issues joined it
@@ -382,16 +424,26 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     }
     throw;
   }
-  // The index file is a cache of the committed store: a failed save is a
-  // warning (it is rebuilt at the next open), never a failed batch.
-  try {
-    index::save_vector_index(*index_, index_path_, fp);
-  } catch (const std::exception& e) {
-    report.index_save_error = e.what();
-  }
+  after_batch_index_work(add_seconds, report);
   report.counts = batch.counts;
   report.seconds = seconds_since(t0);
   return report;
+}
+
+// The index file is a cache of the committed store: a failed save is a
+// warning (the next open catches up or rebuilds), never a failed batch.
+void IngestPipeline::after_batch_index_work(double add_seconds, BatchReport& report) {
+  unsaved_seconds_ += add_seconds;
+  const bool save = snapshots_ == IndexSnapshots::every_batch ||
+                    (snapshots_ == IndexSnapshots::by_cost && unsaved_seconds_ > 0.0 &&
+                     unsaved_seconds_ >= snapshot_seconds_);
+  if (!save) return;
+  try {
+    save_index_snapshot();
+    report.index_saved = true;
+  } catch (const std::exception& e) {
+    report.index_save_error = e.what();
+  }
 }
 
 }  // namespace winnow::curation::ingest

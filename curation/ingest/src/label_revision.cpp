@@ -175,13 +175,11 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
                           flagged_decision(n, rows, pred_probs, r, options, thresholds));
   }
 
-  index::IndexFingerprint fp;
   {
     store::Transaction tx(store_->database());
     for (const auto& [id, decision] : revisits) store_->update_status(id, decision, batch_id);
     store_->set_label_qualities(qualities);
     const std::int64_t revision = next_revision();
-    fp = fingerprint();
     store_->record_writer();
     tx.commit();
     revision_ = revision;
@@ -198,7 +196,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
     --accepted_labels_->counts[judged[n].label];
   }
   index_->remove(ids);
-  index::save_vector_index(*index_, index_path_, fp);
+  save_index_snapshot();
   return report;
 }
 

@@ -660,7 +660,6 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     store_->set_gains(gains);
     report.gains_updated = gains.size();
     const std::int64_t revision = next_revision();
-    const index::IndexFingerprint fp = fingerprint();
     std::filesystem::remove(index_path_);
     store_->record_writer();
     tx.commit();
@@ -671,7 +670,7 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
       embedder_ = std::move(new_embedder);
       index_ = std::move(rebuilt);
     }
-    index::save_vector_index(*index_, index_path_, fp);
+    save_index_snapshot();
     load_accepted_labels();  // the index in memory is today's already
   } catch (const std::exception&) {
     // Rolled back: the caches may hold changes that were not committed.

@@ -79,8 +79,35 @@ struct OpenResult {
   RebuildReason reason = RebuildReason::none;
   std::string detail;      // human-readable cause of the rebuild (empty if loaded)
   bool saved = false;      // the rebuilt index was written to path
+  double save_seconds = 0.0;  // how long that took
   std::string save_error;  // why saving failed, if it did (the index is still returned)
 };
+
+// The fingerprint of an index's own contents: its live vectors and largest id.
+IndexFingerprint fingerprint_of(const VectorIndex& index);
+
+// What a catch-up changed in a loaded index.
+struct CatchUpCounts {
+  std::size_t added = 0;
+  std::size_t removed = 0;
+};
+// Brings a loaded index up to date with the caller's source of truth (adds
+// what is missing, removes what is gone); returns what it changed.
+using CatchUp = std::function<CatchUpCounts(VectorIndex& index)>;
+
+struct CaughtUpIndex {
+  OpenResult open;       // loaded (reason none) or rebuilt (and why)
+  CatchUpCounts counts;  // of the catch-up of a loaded file
+};
+
+// The incremental way to open: a file that is intact and of `config` and
+// `dim` is loaded however old it is and handed to `catch_up`, so a file saved
+// some batches ago costs only those batches' vectors; a missing, corrupt or
+// reconfigured file is rebuilt from `rebuild` and saved with its own
+// fingerprint (fingerprint_of). Errors from `rebuild` and `catch_up` propagate.
+CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& config,
+                               std::size_t dim, const RebuildSource& rebuild,
+                               const CatchUp& catch_up);
 
 // Loads the index at `path` if it exists, is intact, matches `config` and
 // `dim` and carries `fingerprint`; otherwise builds a new index from `rebuild`

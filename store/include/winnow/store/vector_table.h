@@ -80,6 +80,13 @@ class VectorTable {
   void set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim);
 
   AcceptedVectorCount count_accepted();
+  // The ids of the accepted samples with a row, ascending: what the vector
+  // index must hold (its catch-up compares them with the index's ids).
+  std::vector<std::int64_t> accepted_ids();
+  // Appends the embeddings (`dim` floats each) of `ids`, in that order, to
+  // `vectors`; throws naming the sample when one has no row or another size.
+  void read_embeddings(const std::vector<std::int64_t>& ids, std::size_t dim,
+                       std::vector<float>& vectors);
   // The content of `sample_id`'s row, or nothing when it has none.
   std::optional<StoredContent> content_of(std::int64_t sample_id);
   // Calls `visit` for every accepted and label_issue sample with a row, in id

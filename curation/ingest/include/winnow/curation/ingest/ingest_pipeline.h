@@ -101,8 +101,10 @@ struct BatchReport {
   std::vector<RejectionGroup> rejections;
   std::int64_t other_rejections = 0;
   double seconds = 0.0;
-  // Set when the batch committed but its index file could not be saved (the
-  // index is a cache: it is rebuilt from the store at the next open).
+  // Whether the index file was saved after the batch (IndexSnapshots), and
+  // why not when a save failed (the index is a cache: the next open catches
+  // up from the store).
+  bool index_saved = false;
   std::string index_save_error;
 };
 
@@ -124,7 +126,17 @@ struct IndexInfo {
   std::string file;
   bool rebuilt = false;  // at open
   std::string rebuild_reason;
+  // At open, a loaded snapshot brought up to date from the store:
+  index::CatchUpCounts caught_up;
 };
+
+// When the index file (a snapshot of the accepted vectors; the store is the
+// truth) is saved after a batch. by_cost: once the index insertions since the
+// last snapshot, which the next process to open it would redo, took as long
+// as loading or saving the snapshot did; so saving costs at most as much as
+// inserting, whatever the store's size, and a reopen redoes at most about one
+// snapshot's time of work. The others are for tests and benchmarks.
+enum class IndexSnapshots { by_cost, every_batch, never };
 
 // Out-of-sample predicted probabilities by external key (`ingest --pred-probs`):
 // class j of every row is the label named class_names[j].
@@ -245,6 +257,9 @@ class IngestPipeline {
   const embed::Embedder& embedder() const { return *embedder_; }
   IndexInfo index_info() const;
   const std::string& index_path() const { return index_path_; }
+  void set_index_snapshots(IndexSnapshots when) { snapshots_ = when; }
+  // Saves the index file now (atomically, with the index's own fingerprint).
+  void save_index_snapshot();
 
   // Label text <-> stored integer label (integers map to themselves; other
   // names get ids recorded in meta).
@@ -255,7 +270,11 @@ class IngestPipeline {
   void load_accepted_labels();          // accepted_labels_ from the store
   IngestContext ingest_context();       // what an IngestBatch works on
   index::VectorIndex& flagged_index();  // rebuilt from the store when stale
-  index::IndexFingerprint fingerprint();
+  // Adds to `index` the store's accepted vectors it lacks and removes the
+  // ids the store no longer has accepted (open_index's catch-up).
+  index::CatchUpCounts catch_up_index(index::VectorIndex& index);
+  // After a committed batch: saves the snapshot when snapshots_ says so.
+  void after_batch_index_work(double add_seconds, BatchReport& report);
   // Several processes may write one dataset (the daemon, `winnow ingest`,
   // `winnow regain`); each caches the config, embedder, index and labels.
   // Every write transaction bumps the dataset's revision (meta
@@ -279,6 +298,9 @@ class IngestPipeline {
   std::unique_ptr<index::VectorIndex> flagged_index_;
   std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
+  IndexSnapshots snapshots_ = IndexSnapshots::by_cost;
+  double snapshot_seconds_ = 0.0;  // the last load or save of the index file
+  double unsaved_seconds_ = 0.0;   // index insertions since (catch-up and batches)
   std::unique_ptr<dedup::ColourImageNearDuplicateVerifier> image_verifier_;
   std::unique_ptr<dedup::TextNearDuplicateVerifier> text_verifier_;
   labels::LabelNames label_names_;
