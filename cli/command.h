@@ -22,6 +22,7 @@ Command add_init_command(CLI::App& parent);
 Command add_ingest_command(CLI::App& parent);
 Command add_import_idx_command(CLI::App& parent);
 Command add_import_folder_command(CLI::App& parent);
+Command add_import_annotations_command(CLI::App& parent);
 Command add_status_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_rejudge_command(CLI::App& parent);

@@ -45,9 +45,16 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("winnow ") + winnow::kVersion);
   app.require_subcommand(1);
   const std::vector<Command> commands = {
-      add_init_command(app),          add_ingest_command(app), add_import_idx_command(app),
-      add_import_folder_command(app), add_status_command(app), add_export_command(app),
-      add_rejudge_command(app),       add_report_command(app), add_serve_command(app),
+      add_init_command(app),
+      add_ingest_command(app),
+      add_import_idx_command(app),
+      add_import_folder_command(app),
+      add_import_annotations_command(app),
+      add_status_command(app),
+      add_export_command(app),
+      add_rejudge_command(app),
+      add_report_command(app),
+      add_serve_command(app),
       add_demo_command(app),
   };
   try {

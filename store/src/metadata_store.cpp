@@ -423,13 +423,15 @@ std::map<std::string, StatusCounts> MetadataStore::count_by_source() {
 }
 
 std::vector<AcceptedSample> MetadataStore::accepted_samples() {
-  StatementScope query(db_.cached(
-      "SELECT id, external_key, label FROM samples WHERE status = 'accepted' ORDER BY id"));
+  StatementScope query(
+      db_.cached("SELECT id, external_key, label,"
+                 " EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = samples.id)"
+                 " FROM samples WHERE status = 'accepted' ORDER BY id"));
   query->bind_all();
   std::vector<AcceptedSample> samples;
   while (query->step()) {
-    samples.push_back(
-        {query->column_int64(0), query->column_text(1), query->column_optional_int64(2)});
+    samples.push_back({query->column_int64(0), query->column_text(1),
+                       query->column_optional_int64(2), query->column_int64(3) != 0});
   }
   return samples;
 }

@@ -84,6 +84,20 @@ TEST_CASE("a record refused by the reader or with a taken key is rejected", "[de
   CHECK(d.details_json == R"({"key":"k7","line":7})");
 }
 
+TEST_CASE("a record without content is accepted unchecked, unless its key is taken", "[decide]") {
+  Candidate c = candidate();
+  c.annotations_only = true;
+  Decision d = decide(c, {}, rules());
+  CHECK(d.status == SampleStatus::accepted);
+  CHECK(d.reason == kAnnotationsOnlyReason);
+  CHECK(d.details_json == R"({"annotations_only":true,"line":7})");
+
+  c.rejection = "key 'k7' is already in the dataset";
+  d = decide(c, {}, rules());
+  CHECK(d.status == SampleStatus::rejected);
+  CHECK(d.reason == "key 'k7' is already in the dataset");
+}
+
 TEST_CASE("a record the embedder refused is rejected, unless it is an exact copy", "[decide]") {
   Candidate c = candidate();
   c.embed_error = "image is 27x28, expected 28x28";

@@ -3,6 +3,7 @@
 #include "store_test_support.h"
 #include "winnow/error.h"
 #include "winnow/store/metadata_store.h"
+#include "winnow/store/vector_table.h"
 
 using namespace winnow;
 using namespace winnow::store;
@@ -138,12 +139,16 @@ TEST_CASE("counts, accepted samples and export iteration", "[store][samples]") {
   CHECK(by_source["books"][SampleStatus::accepted] == 17);
   CHECK(by_source[""].total() == 1);
 
+  const float vector[2] = {1.0F, 0.0F};
+  VectorTable(store.database()).put(ids[0], vector, 2, {"text", 0, 0, "sample 0"});
   const auto accepted = store.accepted_samples();
   REQUIRE(accepted.size() == 27);
+  CHECK(accepted[0].has_vector);
   CHECK(accepted[0].id == ids[0]);
   CHECK(accepted[1].id == ids[4]);
   CHECK(accepted[1].external_key == "sample-4");
   CHECK(accepted[1].label == 4);
+  CHECK_FALSE(accepted[1].has_vector);  // no curation_vectors row: never embedded
 
   std::vector<std::int64_t> visited;
   store.for_each_sample([&](const SampleRecord& sample) { visited.push_back(sample.id); });

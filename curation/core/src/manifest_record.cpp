@@ -10,6 +10,8 @@ const char* to_string(ContentKind kind) {
       return "text";
     case ContentKind::pixels:
       return "pixels";
+    case ContentKind::none:
+      return "none";
   }
   return "unknown";
 }

@@ -24,6 +24,8 @@ std::uint64_t seed_of(ContentKind kind) {
       return 1;
     case ContentKind::pixels:
       return 2;
+    case ContentKind::none:
+      return 4;  // 3 is decoded_image_hash's
   }
   return 0;
 }
@@ -84,6 +86,10 @@ std::string record_content_hash(const ManifestRecord& record, const FileLimits& 
       return content_hash(ContentKind::text, record.text.data(), record.text.size());
     case ContentKind::pixels:
       return content_hash(ContentKind::pixels, record.pixels.data(), record.pixels.size());
+    case ContentKind::none:
+      // No content to compare: a hash of the key, marked so that it never
+      // equals a content's hash (exact dedup does not apply).
+      return "annotations:" + content_hash(ContentKind::none, record.key.data(), record.key.size());
   }
   return {};
 }

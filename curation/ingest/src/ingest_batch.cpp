@@ -126,7 +126,8 @@ void IngestBatch::embed_and_search_chunk() {
   chunk_row_.assign(end, -1);
   std::vector<std::size_t> to_embed;
   for (std::size_t e = 0; e < end; ++e) {
-    if (entries_[e].ok()) to_embed.push_back(e);
+    // Annotation-only records have nothing to embed (import-annotations).
+    if (entries_[e].ok() && entries_[e].record->kind != ContentKind::none) to_embed.push_back(e);
   }
   chunk_vectors_.assign(to_embed.size() * dim_, 0.0f);
   std::vector<char> failed(to_embed.size(), 0);
@@ -247,6 +248,10 @@ void IngestBatch::decide_entry(std::size_t e) {
     set_rejected_key(s, rec.key, rec.line);
     s.annotations.clear();
     remember_key(s.external_key);
+  } else if (rec.kind == ContentKind::none) {  // annotations only: nothing to compare
+    s.external_key = rec.key;
+    remember_key(rec.key);
+    candidate.annotations_only = true;
   } else {
     s.external_key = rec.key;
     remember_key(rec.key);
@@ -270,7 +275,9 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.decision = decide(candidate, neighbourhood_facts, rules_);
   note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
-  if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
+  // Only embedded records have a vector and content to keep (not annotations only).
+  if (vector != nullptr &&
+      (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
     p.record = &rec;
     p.embedding.assign(vector, vector + dim_);
     p.accepted = status == store::SampleStatus::accepted;

@@ -344,7 +344,7 @@ void IngestPipeline::load_accepted_labels() {
   accepted_labels_->accepted.clear();
   accepted_labels_->counts.clear();
   for (const store::AcceptedSample& s : store_->accepted_samples()) {
-    if (s.label) {
+    if (s.label && s.has_vector) {  // as IngestBatch counts them: the index's samples
       accepted_labels_->accepted.set(s.id, static_cast<int>(*s.label));
       ++accepted_labels_->counts[*s.label];
     }

@@ -191,6 +191,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
   std::vector<std::int64_t> ids;
   for (std::size_t n : leaving_index) {
     ids.push_back(judged[n].id);
+    if (!accepted_labels_->accepted.find(judged[n].id)) continue;  // annotations only: not held
     accepted_labels_->accepted.erase(judged[n].id);
     --accepted_labels_->counts[judged[n].label];
   }

@@ -216,7 +216,8 @@ Refusal read_content(const json& doc, const ManifestReaderOptions& options, Mani
   const bool has_pixels = doc.contains("pixels");
   const int content_fields = int{has_path} + int{has_text} + int{has_pixels};
   if (content_fields == 0) {
-    return "no content: one of 'path', 'text' or 'pixels' is required";
+    return "no content: one of 'path', 'text' or 'pixels' is required (annotations without "
+           "content: `winnow import-annotations`)";
   }
   if (content_fields > 1) {
     return "several content fields: exactly one of 'path', 'text' or 'pixels' is allowed";

@@ -107,6 +107,10 @@ DecisionRules DecisionRules::of(const CurationConfig& config) {
 store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
                        const DecisionRules& rules) {
   if (candidate.rejection) return rejected(candidate, *candidate.rejection);
+  if (candidate.annotations_only) {
+    return {store::SampleStatus::accepted, std::nullopt, std::string(kAnnotationsOnlyReason),
+            json{{"annotations_only", true}, {"line", candidate.line}}.dump()};
+  }
   if (candidate.exact_duplicate_of) {
     const std::int64_t original = *candidate.exact_duplicate_of;
     return {store::SampleStatus::duplicate_exact, original,

@@ -66,6 +66,9 @@ struct AcceptedSample {
   std::int64_t id = 0;
   std::string external_key;
   std::optional<std::int64_t> label;
+  // Has a row in curation_vectors, so it is in the index (an annotations-only
+  // sample has none: it was never embedded).
+  bool has_vector = true;
 };
 
 // One per-sample score for the bulk setters (gain, label quality).

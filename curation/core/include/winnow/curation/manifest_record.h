@@ -7,6 +7,9 @@
 // the reader has decoded it (ManifestReaderOptions::image). Optional: `label`,
 // `source`, `annotations` (list of {annotator, label}) and `embedding`.
 // See docs/curation.md for the wire format and the rejection reasons.
+// `winnow import-annotations` makes records without content (kind none):
+// a key, annotations and perhaps a label, from a labelling tool's export
+// (annotation_importer.h).
 #pragma once
 
 #include <cstddef>
@@ -19,10 +22,11 @@
 
 namespace winnow::curation {
 
-// What a record's content is.
-enum class ContentKind { path, text, pixels };
+// What a record's content is; none: annotations only (no manifest line
+// has it: the manifest requires content).
+enum class ContentKind { path, text, pixels, none };
 
-// "path", "text" or "pixels".
+// "path", "text", "pixels" or "none".
 const char* to_string(ContentKind kind);
 
 // One annotator's label for a sample (labels are kept as strings; integer

@@ -26,8 +26,9 @@ std::string content_hash(ContentKind kind, const void* data, std::size_t size);
 // winnow::Error naming the path when it cannot be opened or read.
 std::string file_content_hash(const std::string& path, const FileLimits& limits = {});
 
-// content_hash of the record's content (text, pixels or the resolved file).
-// Throws winnow::Error as file_content_hash does.
+// content_hash of the record's content (text, pixels or the resolved file);
+// for a record without content (kind none), "annotations:" and a hash of its
+// key, which no content's hash equals. Throws winnow::Error as file_content_hash does.
 std::string record_content_hash(const ManifestRecord& record, const FileLimits& limits = {});
 
 // The content hash of a decoded image file: its width and height (8 bytes

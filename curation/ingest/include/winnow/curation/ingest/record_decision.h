@@ -4,6 +4,9 @@
 //
 // In order, the first that applies decides:
 //   1. rejection      the reader refused the record, or its key is taken
+//   1a. annotations   a record without content (import-annotations) ->
+//       only          accepted, with no further check: there is nothing to
+//                     compare (no dedup, neighbours, label quality or gain)
 //   2. exact dedup    an earlier sample has the same content hash
 //   3. image quality  an image file with an image-quality issue, when the
 //                     dataset rejects them (image_issues.h) -> rejected
@@ -42,6 +45,8 @@ struct Candidate {
   // Why the record's image is rejected for its image-quality issues (only
   // when the dataset rejects them).
   std::optional<std::string> image_issues;
+  // A record without content (ContentKind::none): nothing to compare.
+  bool annotations_only = false;
 };
 
 // What the index says about an embedded record.
@@ -65,6 +70,11 @@ struct DecisionRules {
 
   static DecisionRules of(const CurationConfig& config);
 };
+
+// The reason of every sample accepted under rule 1a: how export, the events
+// and the docs tell an annotations-only sample from a checked one.
+inline constexpr const char* kAnnotationsOnlyReason =
+    "annotations only: no content, so no duplicate, neighbour or label-quality checks";
 
 // `neighbourhood` is read only when the record got past steps 1 to 4.
 store::Decision decide(const Candidate& candidate, const Neighbourhood& neighbourhood,
