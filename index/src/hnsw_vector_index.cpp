@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include <omp.h>
+
 #include <faiss/IndexHNSW.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/IDSelector.h>
@@ -124,12 +126,33 @@ void HnswVectorIndex::set_ef_search(int ef_search) {
   impl_->index->hnsw.efSearch = ef_search;
 }
 
+namespace {
+
+// FAISS inserts into the graph on every OpenMP thread, in an order that
+// changes from run to run, so the graph (and every later search result)
+// would depend on the thread count and on timing. winnow's decisions must
+// not: insertion runs on one thread. Searches stay parallel (each query's
+// result depends only on the graph).
+void add_on_one_thread(faiss::IndexHNSW& index, std::size_t n, const float* vectors) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  try {
+    index.add(static_cast<faiss_idx_t>(n), vectors);
+  } catch (...) {
+    omp_set_num_threads(before);
+    throw;
+  }
+  omp_set_num_threads(before);
+}
+
+}  // namespace
+
 void HnswVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
   impl_->ids.check_new(n, ids);
   WINNOW_THROW_IF_NOT(n <= kMaxNodes - impl_->ids.internal_count(),
                       "HNSW index cannot hold {} more vectors: it already has {} rows (limit {})",
                       n, impl_->ids.internal_count(), kMaxNodes);
-  impl_->index->add(static_cast<faiss_idx_t>(n), normalized);
+  add_on_one_thread(*impl_->index, n, normalized);
   impl_->ids.append(n, ids);
 }
 
@@ -208,7 +231,7 @@ void HnswVectorIndex::compact() {
     std::copy_n(base + static_cast<std::size_t>(live[i]) * d, d, vectors.data() + i * d);
   }
   auto next = std::make_unique<Impl>(d, impl_->params);
-  next->index->add(static_cast<faiss_idx_t>(live.size()), vectors.data());
+  add_on_one_thread(*next->index, live.size(), vectors.data());
   next->ids.append(external.size(), external.data());
   impl_ = std::move(next);
 }
