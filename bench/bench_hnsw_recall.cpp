@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   app.add_option("--clusters", clusters)->capture_default_str();
   app.add_option("--spread", spread, "within-cluster noise per coordinate")->capture_default_str();
   app.add_option("--queries", queries, "new samples searched")->capture_default_str();
-  app.add_option("--copies", copies, "noisy copies of stored vectors searched")->capture_default_str();
+  app.add_option("--copies", copies, "noisy copies of stored vectors searched")
+      ->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
   app.add_option("--configs", configs, "HNSW configs to compare with flat");
   app.add_option("--json", json_path, "also write the JSON here");
@@ -105,8 +106,8 @@ int main(int argc, char** argv) {
     for (std::size_t c = 0; c < copies; ++c) {
       originals[c] = static_cast<std::int64_t>(pick(mixture.rng));
       for (std::size_t j = 0; j < dim; ++j) {
-        copy_queries[c * dim + j] = base[static_cast<std::size_t>(originals[c]) * dim + j] +
-                                    noise(mixture.rng);
+        copy_queries[c * dim + j] =
+            base[static_cast<std::size_t>(originals[c]) * dim + j] + noise(mixture.rng);
       }
     }
   }
@@ -126,9 +127,14 @@ int main(int argc, char** argv) {
   const SearchResults exact_fresh = flat->search(fresh, 15);
   const SearchResults exact_copies = flat->search(copy_queries, 10);
 
-  nlohmann::json out = {{"n", n},         {"dim", dim},         {"clusters", clusters},
-                        {"spread", spread}, {"queries", queries}, {"copies", copies},
-                        {"seed", seed},   {"load_average", winnow::bench::load_average()}};
+  nlohmann::json out = {{"n", n},
+                        {"dim", dim},
+                        {"clusters", clusters},
+                        {"spread", spread},
+                        {"queries", queries},
+                        {"copies", copies},
+                        {"seed", seed},
+                        {"load_average", winnow::bench::load_average()}};
   double exact_copy_hits = 0;
   for (std::size_t c = 0; c < copies; ++c) {
     for (std::size_t r = 0; r < 10; ++r) exact_copy_hits += exact_copies.id(c, r) == originals[c];

@@ -227,7 +227,9 @@ IngestContext IngestPipeline::ingest_context() {
 
 void IngestPipeline::set_threads(int threads) {
   pool_ = std::make_unique<ThreadPool>(threads);
-  index::set_index_threads(pool_->threads());
+  // The pool splits the searches itself; an OpenMP team of FAISS's beside it
+  // would spin-wait on the same cores between its parallel loops.
+  index::set_index_threads(1);
 }
 
 index::VectorIndex& IngestPipeline::flagged_index() {

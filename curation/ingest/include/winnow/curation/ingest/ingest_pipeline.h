@@ -260,9 +260,10 @@ class IngestPipeline {
   const std::string& index_path() const { return index_path_; }
   void set_index_snapshots(IndexSnapshots when) { snapshots_ = when; }
   // Threads for the work of a micro-batch that does not depend on its
-  // decisions (parsing, reading and decoding files, embedding, verifying
-  // stored candidates, and FAISS's own loops): 0 for every core, 1 (the
-  // default) for the calling thread alone. Decisions do not depend on it.
+  // decisions (parsing, reading and decoding files, embedding, searching an
+  // HNSW index, verifying stored candidates): 0 for every core, 1 (the
+  // default) for the calling thread alone. FAISS's own OpenMP loops are then
+  // kept to one thread. Decisions do not depend on it.
   void set_threads(int threads);
   int threads() const { return pool_->threads(); }
   // Saves the index file now (atomically, with the index's own fingerprint).

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Does the cost per record grow with the store? (issue 16; docs/benchmarks.md,
+"Ingest cost as the store grows").
+
+Batches of records (a short text and a provided 64-d embedding from a seeded
+Gaussian mixture: one cluster per label, 5% of labels flipped, 1% re-submitted
+copies with a little noise) each ingested by its own `winnow ingest` process
+into one growing store, as a user running the CLI per batch would. Prints one
+JSON line per batch (wall and CPU seconds of the process, records/s, the index
+size, the sizes of the database and index files) and a summary.
+
+  bench/ingest_growth.py --batches 8 --batch-size 40000 --index hnsw
+"""
+import argparse, json, os, resource, subprocess, sys, time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "demo"))
+from winnow_cli import children_cpu_seconds, run_winnow  # noqa: E402
+
+DIM, LABELS = 64, 20
+
+
+def write_batch(path, rng, centres, start, count, earlier):
+    """`count` records keyed from `start`; 1% copies of an earlier record."""
+    labels = rng.integers(0, LABELS, count)
+    vectors = centres[labels] + rng.normal(0.0, 0.35, (count, DIM))
+    flipped = rng.random(count) < 0.05
+    labels = np.where(flipped, (labels + rng.integers(1, LABELS, count)) % LABELS, labels)
+    copies = rng.random(count) < 0.01
+    with open(path, "w") as out:
+        for i in range(count):
+            v, label = vectors[i], int(labels[i])
+            if copies[i] and earlier:
+                v0, label = earlier[int(rng.integers(len(earlier)))]
+                v = v0 + rng.normal(0.0, 0.01, DIM)
+            if len(earlier) < 200_000:
+                earlier.append((vectors[i], label))
+            record = {"key": f"r{start + i}", "label": label, "source": f"s{i % 7}",
+                      "text": f"record {start + i} of class {label}",
+                      "embedding": [round(float(x), 4) for x in v]}
+            out.write(json.dumps(record) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--winnow", default="build/bin/winnow")
+    ap.add_argument("--work", default="/tmp/winnow-ingest-growth")
+    ap.add_argument("--batches", type=int, default=8)
+    ap.add_argument("--batch-size", type=int, default=40000)
+    ap.add_argument("--index", default="hnsw")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ingest-arg", action="append", default=[],
+                    help="one more argument for winnow ingest (repeat)")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(a.seed)
+    centres = rng.normal(0.0, 1.0, (LABELS, DIM))
+    manifests, earlier = [], []
+    for b in range(a.batches):
+        path = work / f"s{a.seed}-b{a.batch_size}-{b:03d}.jsonl"
+        if not path.exists():
+            write_batch(path, rng, centres, b * a.batch_size, a.batch_size, earlier)
+        manifests.append(path)
+    db = work / "growth.db"
+    for f in work.glob("growth.db*"):
+        f.unlink()
+    run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={DIM})", "--index", a.index)
+    rows, total_wall = [], 0.0
+    for b, manifest in enumerate(manifests):
+        load = float(open("/proc/loadavg").read().split()[0])
+        start, cpu = time.perf_counter(), children_cpu_seconds()
+        summary = json.loads(run_winnow(a.winnow, "ingest", "--db", db, *a.ingest_arg, manifest)
+                             .splitlines()[-1])
+        wall, cpu = time.perf_counter() - start, children_cpu_seconds() - cpu
+        total_wall += wall
+        status = json.loads(run_winnow(a.winnow, "status", "--db", db, "--json"))
+        row = {"batch": b + 1, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+               "records_per_s": round(a.batch_size / wall), "ingest_s": summary.get("seconds"),
+               "index_vectors": status["index"]["vectors"], "load": load,
+               "db_mb": round(sum(f.stat().st_size for f in work.glob("growth.db")) / 2**20, 1),
+               "index_mb": round(sum(f.stat().st_size for f in work.glob("growth.db.index*"))
+                                 / 2**20, 1),
+               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print(json.dumps({"index": a.index, "batches": a.batches, "batch_size": a.batch_size,
+                      "records_per_s_overall": round(a.batches * a.batch_size / total_wall),
+                      "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
+                      "ingest_args": a.ingest_arg}))
+
+
+if __name__ == "__main__":
+    main()
