@@ -91,15 +91,6 @@ void VectorTable::set_embedding(std::int64_t sample_id, const float* embedding, 
   run_or_fail(update);
 }
 
-AcceptedVectorCount VectorTable::count_accepted() {
-  StatementScope query(
-      db_.cached("SELECT count(*), coalesce(max(v.sample_id), -1) FROM curation_vectors v"
-                 " JOIN samples s ON s.id = v.sample_id WHERE s.status = 'accepted'"));
-  query->bind_all();
-  WINNOW_THROW_IF_NOT(query->step(), "{}: counting accepted vectors returned no row", db_.path());
-  return {query->column_int64(0), query->column_int64(1)};
-}
-
 std::vector<std::int64_t> VectorTable::accepted_ids() {
   StatementScope query(
       db_.cached("SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"

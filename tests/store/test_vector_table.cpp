@@ -32,8 +32,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   MetadataStore store(dir.file("vectors.db"));
   VectorTable table(store.database());
   CHECK_FALSE(store.has_samples());
-  CHECK(table.count_accepted().count == 0);
-  CHECK(table.count_accepted().max_sample_id == -1);
+  CHECK(table.accepted_ids().empty());
 
   const std::int64_t a = add_sample(store, 1, SampleStatus::accepted);
   const std::int64_t b = add_sample(store, 2, SampleStatus::accepted);
@@ -49,9 +48,13 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   table.put(issue, vi.data(), 2, {"path", 0, 0, "/data/x.png"});
   table.put(rejected, vi.data(), 2, text_content("left out of every read"));
 
-  const AcceptedVectorCount accepted = table.count_accepted();
-  CHECK(accepted.count == 2);
-  CHECK(accepted.max_sample_id == b);
+  // Accepted samples with a row, ascending: what the vector index must hold.
+  CHECK(table.accepted_ids() == std::vector<std::int64_t>{a, b});
+  std::vector<float> read;
+  table.read_embeddings({b, a}, 2, read);
+  CHECK(read == std::vector<float>{3.0f, 4.0f, 1.0f, 2.0f});
+  CHECK_THROWS_WITH(table.read_embeddings({999}, 2, read), Catch::Contains("sample 999"));
+  CHECK_THROWS_WITH(table.read_embeddings({a}, 3, read), Catch::Contains("expected 12"));
   CHECK(table.count_label_issues_without_row() == 1);
 
   const std::optional<StoredContent> content = table.content_of(a);
@@ -124,7 +127,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   SECTION("a row for an unknown sample or a second row is refused") {
     CHECK_THROWS_AS(table.put(999, va.data(), 2, text_content("x")), winnow::Error);
     CHECK_THROWS_AS(table.put(a, va.data(), 2, text_content("x")), winnow::Error);
-    CHECK(table.count_accepted().count == 2);
+    CHECK(table.accepted_ids().size() == 2);
   }
 }
 
@@ -136,8 +139,8 @@ TEST_CASE("vector rows roll back with their transaction", "[store][vectors]") {
   const std::vector<float> v = {1.0f};
   store.database().exec("BEGIN IMMEDIATE");
   table.put(a, v.data(), 1, text_content("a"));
-  CHECK(table.count_accepted().count == 1);
+  CHECK(table.accepted_ids().size() == 1);
   store.database().exec("ROLLBACK");
-  CHECK(table.count_accepted().count == 0);
+  CHECK(table.accepted_ids().empty());
   CHECK_FALSE(table.content_of(a));
 }

@@ -1,10 +1,10 @@
 #include "winnow/curation/ingest/ingest_pipeline.h"
 
 #include <algorithm>
-#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>

@@ -39,13 +39,6 @@ struct JudgedVectorRow {
   StoredContent content;
 };
 
-// How many accepted samples have a row, and the largest such id (-1 when
-// none): the fingerprint the index file is checked against.
-struct AcceptedVectorCount {
-  std::int64_t count = 0;
-  std::int64_t max_sample_id = -1;
-};
-
 // Reads the embeddings of the samples with one status (accepted: the index;
 // label_issue: the near-duplicate candidates beside it) in id order, some at
 // a time, from one query kept open between calls.
@@ -79,7 +72,6 @@ class VectorTable {
   // Replaces the embedding of `sample_id`'s row.
   void set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim);
 
-  AcceptedVectorCount count_accepted();
   // The ids of the accepted samples with a row, ascending: what the vector
   // index must hold (its catch-up compares them with the index's ids).
   std::vector<std::int64_t> accepted_ids();
