@@ -26,6 +26,18 @@ NearDuplicateMatch NearDuplicateFinder::find(const float* embedding, const Manif
   return verify(results, 0, record, lookup);
 }
 
+std::size_t NearDuplicateFinder::candidate_count(const index::SearchResults& results,
+                                                 std::size_t query) const {
+  const std::size_t n =
+      std::min<std::size_t>(results.k, static_cast<std::size_t>(options_.candidates));
+  std::size_t count = 0;
+  while (count < n && results.id(query, count) >= 0 &&
+         results.similarity(query, count) >= options_.min_candidate_similarity) {
+    ++count;
+  }
+  return count;
+}
+
 NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& results,
                                                std::size_t query, const ManifestRecord& record,
                                                const RecordLookup& lookup) const {
@@ -33,15 +45,11 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
   match.threshold = verifier_.threshold();
   match.min_candidate_similarity = options_.min_candidate_similarity;
   match.candidates = options_.candidates;
-  const std::size_t n =
-      std::min<std::size_t>(results.k, static_cast<std::size_t>(options_.candidates));
   bool have_best = false;
+  const std::size_t n = candidate_count(results, query);
   for (std::size_t r = 0; r < n; ++r) {
     const std::int64_t id = results.id(query, r);
     const float cand_sim = results.similarity(query, r);
-    if (id < 0 || cand_sim < options_.min_candidate_similarity) {
-      break;  // rows are sorted by decreasing similarity
-    }
     const ManifestRecord* other = lookup ? lookup(id) : nullptr;
     if (other == nullptr) {
       continue;

@@ -215,15 +215,12 @@ void IngestBatch::precompute_verifications() {
     if (finder == nullptr) continue;
     auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
     const auto take = [&](const index::SearchResults& found) {
-      const std::size_t n =
-          std::min<std::size_t>(found.k, static_cast<std::size_t>(finder->options().candidates));
+      const auto query = static_cast<std::size_t>(row);
+      const std::size_t n = finder->candidate_count(found, query);
       for (std::size_t r = 0; r < n; ++r) {
-        const std::int64_t id = found.id(static_cast<std::size_t>(row), r);
-        if (id < 0 || found.similarity(static_cast<std::size_t>(row), r) <
-                          finder->options().min_candidate_similarity) {
-          break;  // sorted by decreasing similarity
+        if (const ManifestRecord* other = record_of(found.id(query, r))) {
+          pairs.emplace_back(&record, other);
         }
-        if (const ManifestRecord* other = record_of(id)) pairs.emplace_back(&record, other);
       }
     };
     if (searched_) take(found_);

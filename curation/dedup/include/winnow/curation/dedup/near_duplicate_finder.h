@@ -50,6 +50,11 @@ class NearDuplicateFinder {
   NearDuplicateMatch verify(const index::SearchResults& results, std::size_t query,
                             const ManifestRecord& record, const RecordLookup& lookup) const;
 
+  // How many leading candidates of row `query` verify() compares: ranks with
+  // a real id and an index cosine >= min_candidate_similarity, at most
+  // options.candidates (rows are sorted by decreasing cosine).
+  std::size_t candidate_count(const index::SearchResults& results, std::size_t query) const;
+
   const NearDuplicateFinderOptions& options() const { return options_; }
 
  private:
