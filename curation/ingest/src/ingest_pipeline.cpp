@@ -296,7 +296,7 @@ void IngestPipeline::open_index() {
   // A rebuild's cost is the save it ended with; a load's, the load itself.
   snapshot_seconds_ =
       result.open.rebuilt ? result.open.save_seconds : seconds_since(t0) - catch_up_seconds;
-  unsaved_seconds_ = result.open.rebuilt && result.open.saved ? 0.0 : catch_up_seconds;
+  unsaved_seconds_ = catch_up_seconds;  // 0 after a rebuild (no catch-up ran)
   open_info_ = index_info();
   open_info_.rebuilt = result.open.rebuilt;
   open_info_.rebuild_reason =
