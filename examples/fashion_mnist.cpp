@@ -1,8 +1,11 @@
 #include "fashion_mnist.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "winnow/dataset/idx_reader.h"
 #include "winnow/error.h"
@@ -63,6 +66,20 @@ LabelledImages load_fashion_mnist(const std::string& dir, Split split, std::int6
   constexpr double kStd = 0.3530;
   at::Tensor x = images.to(at::kFloat).div_(255.0).sub_(kMean).div_(kStd).unsqueeze(1);
   return LabelledImages{x.contiguous(), labels.to(at::kLong)};
+}
+
+std::vector<std::int64_t> flip_labels(LabelledImages& data, double fraction, std::uint64_t seed) {
+  WINNOW_THROW_IF_NOT(fraction >= 0.0 && fraction <= 1.0,
+                      "flip_labels: the fraction must be in [0, 1], got {}", fraction);
+  const std::int64_t n = data.labels.size(0);
+  const auto count = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(n)));
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  at::Tensor ids = std::get<0>(at::randperm(n, gen, at::kLong).narrow(0, 0, count).sort());
+  at::Tensor shift = at::randint(1, 10, {count}, gen, at::kLong);
+  at::Tensor labels = data.labels.index_select(0, ids);
+  data.labels.index_put_({ids}, (labels + shift).remainder(10));
+  return std::vector<std::int64_t>(ids.data_ptr<std::int64_t>(),
+                                   ids.data_ptr<std::int64_t>() + count);
 }
 
 }  // namespace winnow::examples

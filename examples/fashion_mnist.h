@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -24,5 +25,10 @@ std::string default_fashion_mnist_dir();
 // winnow::Error naming the file on a missing, truncated or malformed file
 // (the IDX parsing is winnow::dataset's reader).
 LabelledImages load_fashion_mnist(const std::string& dir, Split split, std::int64_t limit = 0);
+
+// Label noise for experiments: gives round(fraction * N) samples, drawn with
+// `seed`, a label chosen uniformly among the 9 other classes. Returns their
+// ids (sorted).
+std::vector<std::int64_t> flip_labels(LabelledImages& data, double fraction, std::uint64_t seed);
 
 }  // namespace winnow::examples

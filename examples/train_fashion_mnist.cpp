@@ -33,9 +33,9 @@
 #include "winnow/torch/indexed_dataset.h"
 #include "winnow/torch/plan_sampler.h"
 #include "winnow/torch/pruned_loss.h"
+#include "winnow/version.h"
 #ifdef WINNOW_TORCH_HAS_DISTRIBUTED
 #include "winnow/torch/distributed_pruned_loss.h"
-#include "winnow/version.h"
 #endif
 
 namespace {
@@ -58,6 +58,7 @@ struct Options {
   double lr = 0.05;
   std::size_t workers = 0;
   std::int64_t train_limit = 0;
+  double flip_labels = 0.0;  // share of training labels replaced by another class
   std::string data_dir = ex::default_fashion_mnist_dir();
   std::string device = "cpu";
   int world_size = 1;
@@ -269,7 +270,7 @@ struct RunTimes {
 
 // Prints the run's summary line and writes --json (rank 0 only).
 void report_run(const Options& o, winnow::DynamicPruner& pruner, torch::Device device,
-                std::uint64_t n, double accuracy, const RunTimes& times,
+                std::uint64_t n, std::size_t flipped_labels, double accuracy, const RunTimes& times,
                 const nlohmann::json& per_epoch) {
   const winnow::RunStats totals = pruner.totals();
   const nlohmann::json result = {
@@ -282,6 +283,7 @@ void report_run(const Options& o, winnow::DynamicPruner& pruner, torch::Device d
       {"lr", o.lr},
       {"device", device.str()},
       {"train_samples", n},
+      {"flipped_labels", flipped_labels},
       {"world_size", o.world_size},
       {"test_accuracy", accuracy},
       {"forward_samples", totals.forward_samples},
@@ -314,8 +316,9 @@ int run(const Options& o) {
     WINNOW_THROW("--device {}: this LibTorch has no CUDA support or no GPU is visible", o.device);
   }
 
-  const ex::LabelledImages train =
-      ex::load_fashion_mnist(o.data_dir, ex::Split::Train, o.train_limit);
+  ex::LabelledImages train = ex::load_fashion_mnist(o.data_dir, ex::Split::Train, o.train_limit);
+  // Each seed flips its own set, the same for every policy run with that seed.
+  const auto flipped = ex::flip_labels(train, o.flip_labels, o.seed + 1000);
   const ex::LabelledImages test = ex::load_fashion_mnist(o.data_dir, ex::Split::Test);
   const auto n = static_cast<std::uint64_t>(train.images.size(0));
 
@@ -349,7 +352,7 @@ int run(const Options& o) {
   const double accuracy = test_accuracy(*model, test, device);
   times.eval = seconds_since(eval_start);
   times.sampler = sampler.seconds_spent() + loss_seconds;
-  report_run(o, *pruner, device, n, accuracy, times, per_epoch);
+  report_run(o, *pruner, device, n, flipped.size(), accuracy, times, per_epoch);
   return 0;
 }
 
@@ -374,6 +377,10 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr, "peak learning rate (SGD, Nesterov momentum 0.9, cosine by epoch)");
   app.add_option("--workers", o.workers, "DataLoader worker threads");
   app.add_option("--train-limit", o.train_limit, "use only the first N training images (0: all)");
+  app.add_option("--flip-labels", o.flip_labels,
+                 "give this share of the training labels another class (label-noise experiments; "
+                 "the test set stays clean)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--data", o.data_dir, "folder with the Fashion-MNIST IDX files");
   app.add_option("--device", o.device, "cpu or cuda");
   app.add_option("--world-size", o.world_size, "data-parallel processes (c10d/Gloo on the CPU)")

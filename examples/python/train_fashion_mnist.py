@@ -59,6 +59,8 @@ def main():
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu or cuda (under torchrun: each rank uses GPU LOCAL_RANK)")
     parser.add_argument("--data", default=DEFAULT_DATA, help="folder with the Fashion-MNIST IDX files")
     parser.add_argument("--verify-plan", action="store_true",
                         help="data-parallel: check once per epoch that all ranks built the same plan")
@@ -66,8 +68,15 @@ def main():
 
     # Under torchrun (WORLD_SIZE set): one rank of a Gloo process group.
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit(f"train_fashion_mnist.py: --device {args.device}: no GPU is visible to torch")
+        if distributed:
+            device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(device)
     if distributed:
-        dist.init_process_group("gloo")
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     rank = dist.get_rank() if distributed else 0
     world_size = dist.get_world_size() if distributed else 1
 
@@ -86,14 +95,15 @@ def main():
                              delta=args.delta, seed=args.seed, verify_plan=args.verify_plan)
     loader = DataLoader(winnow.IndexedDataset(TensorDataset(train_x, train_y)),
                         batch_size=args.batch_size, sampler=sampler, num_workers=args.workers)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10)).to(device)
     # DDP averages gradients over ranks; each rank's loss is its own batch's weighted mean.
     trained = DistributedDataParallel(model) if distributed else model
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
                                 weight_decay=5e-4)
     log(f"train_fashion_mnist.py: mlp, policy {sampler.policy_spec}, {n} samples, "
         f"{args.epochs} epochs, {world_size} rank(s) x {args.threads} thread(s), batch "
-        f"{args.batch_size} per rank", file=sys.stderr)
+        f"{args.batch_size} per rank, {device}", file=sys.stderr)
 
     start = time.perf_counter()
     for epoch in range(args.epochs):
@@ -102,10 +112,12 @@ def main():
         for group in optimizer.param_groups:
             group["lr"] = lr
         sampler.set_epoch(epoch)
-        loss_sum = torch.zeros(())
+        loss_sum = torch.zeros((), device=device)
         for ids, (x, y) in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             per_sample = F.cross_entropy(trained(x), y, reduction="none")
-            loss = sampler.update(ids, per_sample)  # records scores; weighted mean
+            # Records scores (on a GPU: logged there, no sync) and returns the weighted mean.
+            loss = sampler.update(ids, per_sample)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -124,11 +136,12 @@ def main():
 
     model.eval()
     with torch.no_grad():
-        correct = sum(int((model(test_x[i:i + 1000]).argmax(1) == test_y[i:i + 1000]).sum())
+        correct = sum(int((model(test_x[i:i + 1000].to(device)).argmax(1).cpu() ==
+                           test_y[i:i + 1000]).sum())
                       for i in range(0, len(test_x), 1000))
     accuracy = correct / len(test_x)
     totals = sampler.totals()
-    print(f"mlp {sampler.policy_spec} seed {args.seed} ranks {world_size}: test accuracy "
+    print(f"mlp {sampler.policy_spec} seed {args.seed} ranks {world_size} {device}: test accuracy "
           f"{accuracy:.4f}, forward samples {totals['forward_samples']} of {totals['full_forward_samples']} (saved "
           f"{100.0 * totals['saved_fraction']:.1f}%), train {wall:.1f}s")
 

@@ -58,3 +58,26 @@ TEST_CASE("infobatch trains an MLP on a Fashion-MNIST slice with fewer forward s
   CHECK(pruner->history()[1].kind == PlanKind::Pruned);
   CHECK(pruner->history()[epochs - 1].kind == PlanKind::Annealing);
 }
+
+TEST_CASE("flip_labels gives the drawn share of samples another class, the same for a seed",
+          "[training]") {
+  auto original = ex::load_fashion_mnist(ex::default_fashion_mnist_dir(), ex::Split::Train, 2000);
+  auto noisy = original;
+  noisy.labels = original.labels.clone();
+  const auto flipped = ex::flip_labels(noisy, 0.15, 7);
+  REQUIRE(flipped.size() == 300);
+  const auto changed = noisy.labels.ne(original.labels);
+  CHECK(changed.sum().item<std::int64_t>() == 300);  // every drawn label really changed
+  for (const auto id : flipped) CHECK(changed[id].item<bool>());
+  CHECK(noisy.labels.min().item<std::int64_t>() >= 0);
+  CHECK(noisy.labels.max().item<std::int64_t>() <= 9);
+
+  auto again = original;
+  again.labels = original.labels.clone();
+  CHECK(ex::flip_labels(again, 0.15, 7) == flipped);
+  CHECK(torch::equal(again.labels, noisy.labels));
+  auto other = original;
+  other.labels = original.labels.clone();
+  CHECK(ex::flip_labels(other, 0.15, 8) != flipped);
+  CHECK_THROWS_WITH(ex::flip_labels(other, 1.5, 8), Catch::Contains("[0, 1]"));
+}

@@ -8,12 +8,15 @@ It behaves as the C++ helper winnow::PrunedLoss (plugins/torch/src/pruned_loss.c
 - on the CPU it updates the core's host score table at once (bad ids,
   non-finite losses or negative ones, unless the core allows them, raise there
   and change nothing);
-- on another device it keeps scores and weights as device tensors: each step is
-  a gather and a scatter on the device, with no device-to-host synchronisation.
-  Scores come to the host once per epoch, just before the next plan is built
-  (the core's score-sync hook). Invalid input found on the device is skipped and
-  reported as an error at that epoch boundary; ids given on the CPU are checked
-  at once.
+- on another device it logs each step's ids and losses as device tensors (no
+  device-to-host synchronisation) and keeps the plan's weights there. The log
+  comes to the host once per epoch, just before the next plan is built (the
+  core's score-sync hook), and is replayed through the core's update in step
+  order, so every policy (its score EMA, RePB's windows, the noise-aware
+  suspects) sees exactly what the CPU path shows it. Invalid input found on
+  the device is skipped and reported as an error at that epoch boundary; ids
+  given on the CPU are checked at once. The log takes 13 bytes of device
+  memory per observation of the epoch.
 
 In a distributed run (winnow/distributed.py) the same two paths record every
 rank's gathered observations and weight this rank's batch.
@@ -78,31 +81,42 @@ def host_update_gathered(core, loss, ids, all_ids, all_losses):
 
 
 class DeviceTables:
-    """Scores and weights kept as tensors on `device` (see the module notes)."""
+    """The plan's weights on `device` and the epoch's observation log (see the
+    module notes)."""
 
     def __init__(self, device):
         self.device = torch.device(device)
-        self.scores = None    # [N] float32
         self.weights = None   # [N] float32
-        self.invalid = None   # [] int64: invalid observations since the last pull
+        self.log = []         # per step: (ids int64 as given, losses float32)
         self.generation = None
 
     def refresh(self, core):
-        """Uploads the host scores and the current plan's weights (once per plan)."""
-        self.scores = torch.from_numpy(core.scores()).to(self.device)
+        """Uploads the current plan's weights (once per plan)."""
         self.weights = torch.from_numpy(core.all_weights()).to(self.device)
-        if self.invalid is None:
-            self.invalid = torch.zeros((), dtype=torch.int64, device=self.device)
         self.generation = core.plan_generation
 
     def pull(self, core):
-        """The score-sync hook: brings the device scores to the host (one transfer)."""
-        if self.scores is None:
+        """The score-sync hook: brings the log to the host (one transfer) and
+        replays it through core.update, step by step; skips and reports the
+        observations the CPU path would have refused."""
+        if not self.log:
             return
-        core.assign_scores(self.scores.to("cpu").contiguous().numpy())
-        bad = int(self.invalid.item())
+        log, self.log = self.log, []
+        sizes = [ids.shape[0] for ids, _ in log]
+        ids = torch.cat([entry[0] for entry in log]).cpu().numpy()
+        losses = torch.cat([entry[1] for entry in log]).cpu().numpy()
+        valid = (ids >= 0) & (ids < core.num_samples) & np.isfinite(losses)
+        if not core.allow_negative_losses:
+            valid &= losses >= 0
+        bad = int(valid.size - np.count_nonzero(valid))
+        offset = 0
+        for size in sizes:
+            keep = valid[offset:offset + size]
+            if keep.any():
+                core.update(np.ascontiguousarray(ids[offset:offset + size][keep]),
+                            np.ascontiguousarray(losses[offset:offset + size][keep]))
+            offset += size
         if bad > 0:
-            self.invalid.zero_()
             raise Error(f"update: {bad} observations reported on {self.device} since the last "
                         f"plan had an id out of range or a non-finite or negative loss; they "
                         f"were skipped")
@@ -112,15 +126,11 @@ class DeviceTables:
         return self.weighted_mean(core, loss, self.record(core, ids, loss.detach()))
 
     def record(self, core, ids, values):
-        """Writes `values` as the scores of `ids`; returns the ids on the device."""
-        id_device, valid = self.device_ids(core, ids)
-        values = values.to(self.device, torch.float32)
-        valid = valid.logical_and(torch.isfinite(values))
-        if not core.allow_negative_losses:
-            valid = valid.logical_and(values.ge(0))
-        self.invalid.add_(valid.logical_not().sum())
-        old = self.scores.index_select(0, id_device)
-        self.scores.index_put_((id_device,), torch.where(valid, values, old))
+        """Logs `values` as observations of `ids` (checked at the replay, so no
+        step synchronises); returns the ids on the device, clamped into range."""
+        given, id_device = self.device_ids(core, ids)
+        # A copy: the caller may reuse its buffer before the replay.
+        self.log.append((given, values.to(self.device, torch.float32, copy=True)))
         return id_device
 
     def weighted_mean(self, core, loss, id_device):
@@ -131,18 +141,18 @@ class DeviceTables:
         return (loss * weights.to(loss.dtype)).mean()
 
     def device_ids(self, core, ids):
-        """Ids as a device tensor and the mask of the valid ones."""
+        """Ids on the device: as given, and clamped into range for lookups.
+        Ids given on the CPU are checked at once (the same tensor twice)."""
         if self.generation != core.plan_generation:
             self.refresh(core)
-        n = core.num_samples
         if isinstance(ids, torch.Tensor) and ids.device.type != "cpu":
-            # Checking device ids here would synchronise: clamp them, skip the bad
-            # ones and count them for the report at the next plan.
-            raw = ids.to(self.device, torch.int64)
-            return raw.clamp(0, n - 1), raw.ge(0).logical_and(raw.le(n - 1))
+            # Checking device ids here would synchronise: the replay skips the
+            # bad ones and reports them at the next plan.
+            given = ids.to(self.device, torch.int64)
+            return given, given.clamp(0, core.num_samples - 1)
         checked = core_checked_ids(core, host_ids(ids))
         id_device = torch.from_numpy(checked).to(self.device, non_blocking=True)
-        return id_device, torch.ones(id_device.shape, dtype=torch.bool, device=self.device)
+        return id_device, id_device
 
 
 def core_checked_ids(core, ids):

@@ -249,7 +249,7 @@ class Sampler(torch.utils.data.Sampler):
         if tables is None:
             return host_update_gathered(self._core, per_sample_loss, ids, all_ids, all_losses)
         tables.record(self._core, all_ids, all_losses)
-        local_ids, _ = tables.device_ids(self._core, ids)
+        _, local_ids = tables.device_ids(self._core, ids)
         return tables.weighted_mean(self._core, per_sample_loss, local_ids)
 
     def update_batch_loss(self, ids, batch_loss, momentum=0.9):

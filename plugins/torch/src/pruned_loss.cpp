@@ -1,5 +1,8 @@
 #include "winnow/torch/pruned_loss.h"
 
+#include <cmath>
+#include <vector>
+
 #include "tensor_shape.h"
 #include "winnow/error.h"
 
@@ -40,46 +43,72 @@ at::Tensor host_ids(const at::Tensor& ids, std::uint64_t num_samples) {
 
 }  // namespace
 
-// Device copies of the scores and weights, and a count of invalid input seen
-// on the device since the scores last came to the host.
+// The device side: the current plan's weights as a device tensor, and every
+// observation of the epoch kept on the device in call order. At the score
+// sync (before each plan) the log comes to the host in one transfer and is
+// replayed through DynamicPruner::update, one call per step as recorded, so
+// the policy sees exactly what the host path would have shown it (its
+// observe() hook, the score EMA, RePB's windows, the noise-aware suspects);
+// only the time of the update differs. Checks of the values also wait for
+// the host: a step costs the copy of its ids, one copy of its losses and the
+// weighted mean, and never synchronises.
 struct PrunedLoss::DeviceState {
   at::Device device;
-  at::Tensor scores;   // [N] float32
-  at::Tensor weights;  // [N] float32
-  at::Tensor invalid;  // [] int64
+  at::Tensor weights;              // [N] float32
+  std::vector<at::Tensor> ids;     // [B] int64 per call, as given (maybe out of range)
+  std::vector<at::Tensor> losses;  // [B] float32 per call
   std::uint64_t generation = 0;
 
   explicit DeviceState(at::Device d) : device(d) {}
 
-  // Uploads the host scores and the current plan's weights (once per plan).
+  // Uploads the current plan's weights (once per plan).
   void refresh(DynamicPruner& pruner) {
     const std::uint64_t n = pruner.num_samples();
-    const auto options = at::TensorOptions().dtype(at::kFloat);
-    at::Tensor host_scores = at::from_blob(const_cast<float*>(pruner.scores().data()),
-                                           {static_cast<std::int64_t>(n)}, options);
-    scores = host_scores.to(device, /*non_blocking=*/false, /*copy=*/true);
-    at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, options);
+    at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, at::kFloat);
     float* w = host_weights.data_ptr<float>();
     for (std::uint64_t id = 0; id < n; ++id) w[id] = pruner.weight_table()[id];
     weights = host_weights.to(device);
-    if (!invalid.defined())
-      invalid = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
     generation = pruner.plan_generation();
   }
 
-  // The score-sync hook: brings device scores to the host (one transfer).
+  // The score-sync hook: brings the log to the host and replays it; skips and
+  // reports the observations that the host path would have refused.
   void pull(DynamicPruner& pruner) {
-    if (!scores.defined()) return;
-    const at::Tensor host = scores.to(at::kCPU).contiguous();
-    pruner.assign_scores(host.data_ptr<float>(), static_cast<std::uint64_t>(host.numel()));
-    const std::int64_t bad = invalid.item<std::int64_t>();
-    if (bad > 0) {
-      invalid.zero_();
-      WINNOW_THROW(
-          "PrunedLoss: {} observations reported on {} since the last plan had an id "
-          "out of range or a non-finite or negative loss; they were skipped",
-          bad, device.str());
+    if (ids.empty()) return;
+    std::vector<std::int64_t> sizes;
+    for (const at::Tensor& t : ids) sizes.push_back(t.size(0));
+    const at::Tensor all_ids = at::cat(ids).to(at::kCPU).contiguous();
+    const at::Tensor all_losses = at::cat(losses).to(at::kCPU).contiguous();
+    ids.clear();
+    losses.clear();
+    const auto* id_ptr = all_ids.data_ptr<std::int64_t>();
+    const float* loss_ptr = all_losses.data_ptr<float>();
+    const auto n = static_cast<std::int64_t>(pruner.num_samples());
+    const bool negatives = pruner.allows_negative_losses();
+    std::vector<std::uint64_t> call_ids;
+    std::vector<float> call_losses;
+    std::uint64_t bad = 0;
+    std::int64_t offset = 0;
+    for (const std::int64_t size : sizes) {
+      call_ids.clear();
+      call_losses.clear();
+      for (std::int64_t i = offset; i < offset + size; ++i) {
+        const bool valid = id_ptr[i] >= 0 && id_ptr[i] < n && std::isfinite(loss_ptr[i]) &&
+                           (negatives || loss_ptr[i] >= 0.0f);
+        if (!valid) {
+          ++bad;
+          continue;
+        }
+        call_ids.push_back(static_cast<std::uint64_t>(id_ptr[i]));
+        call_losses.push_back(loss_ptr[i]);
+      }
+      if (!call_ids.empty()) pruner.update(call_ids.data(), call_losses.data(), call_ids.size());
+      offset += size;
     }
+    WINNOW_THROW_IF_NOT(bad == 0,
+                        "PrunedLoss: {} observations reported on {} since the last plan had an id "
+                        "out of range or a non-finite or negative loss; they were skipped",
+                        bad, device.str());
   }
 };
 
@@ -138,23 +167,20 @@ at::Tensor PrunedLoss::operator()(const at::Tensor& per_sample_loss, const at::T
 
   DeviceState& state = *state_;
   if (state.generation != pruner_->plan_generation()) state.refresh(*pruner_);
-  at::Tensor id_device;
-  const at::Tensor loss = per_sample_loss.detach().to(state.device, at::kFloat);
-  at::Tensor valid = at::isfinite(loss);
-  if (!pruner_->allows_negative_losses()) valid = valid.logical_and(loss.ge(0));
+  at::Tensor id_device;  // for the weight lookup: always in range
   if (ids.is_cpu()) {
     id_device = host_ids(ids, n).to(state.device, /*non_blocking=*/true);
+    state.ids.push_back(id_device);
   } else {
-    // Checking device ids here would synchronise: clamp them, skip the bad ones
-    // and count them for the report at the next plan.
-    at::Tensor raw = ids.to(state.device, at::kLong);
-    const auto limit = static_cast<std::int64_t>(n) - 1;
-    valid = valid.logical_and(raw.ge(0).logical_and(raw.le(limit)));
-    id_device = raw.clamp(0, limit);
+    // Checking device ids here would synchronise: log them as given (the
+    // replay skips and reports the bad ones) and clamp them for the lookup.
+    const at::Tensor raw = ids.to(state.device, at::kLong);
+    state.ids.push_back(raw);
+    id_device = raw.clamp(0, static_cast<std::int64_t>(n) - 1);
   }
-  state.invalid.add_(valid.logical_not().sum());
-  const at::Tensor old_scores = state.scores.index_select(0, id_device);
-  state.scores.index_put_({id_device}, at::where(valid, loss, old_scores));
+  // A copy: the caller may reuse its loss buffer before the replay.
+  state.losses.push_back(
+      per_sample_loss.detach().to(state.device, at::kFloat, /*non_blocking=*/false, /*copy=*/true));
   const at::Tensor weights = state.weights.index_select(0, id_device);
   return (per_sample_loss * weights.to(per_sample_loss.scalar_type())).mean();
 }

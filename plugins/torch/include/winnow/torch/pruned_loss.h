@@ -1,9 +1,12 @@
 // PrunedLoss: the one-call loss helper of dynamic pruning. It records each
 // sample's raw loss as its score and returns mean(w_i * l_i) with the current
 // plan's weights; it never modifies the caller's tensor and keeps autograd.
-// On a non-CPU device scores stay on the device (no per-step sync), so invalid
-// input found there is skipped and thrown (winnow::Error) at the next epoch
-// boundary; ids given on the CPU are checked at once.
+// On a non-CPU device each step's ids and losses are logged on the device (no
+// per-step sync) and replayed into the pruner, in order, at the next epoch
+// boundary: the policy sees what the host path shows it, at the epoch's end
+// rather than step by step. Invalid input found there is skipped and thrown
+// (winnow::Error) at that boundary; ids given on the CPU are checked at once.
+// The log holds 13 bytes of device memory per observation of the epoch.
 // Details: docs/pruning.md#the-loss-helper-prunedloss
 #pragma once
 
@@ -18,8 +21,8 @@ namespace winnow {
 
 class PrunedLoss {
  public:
-  // Where scores are recorded during an epoch: in the pruner's host table
-  // (the default on the CPU) or in tensors on `device` (the default elsewhere;
+  // Where observations go during an epoch: into the pruner's host table
+  // (the default on the CPU) or into a log on `device` (the default elsewhere;
   // forcing it on the CPU exercises the device path without a GPU).
   enum class Mode { Automatic, HostTable, DeviceTables };
 
