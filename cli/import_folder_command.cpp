@@ -27,6 +27,7 @@ Command add_import_folder_command(CLI::App& parent) {
     std::string db, dir, source, key_prefix;
     bool unlabelled = false;
     int threads = 0;
+    bool quiet = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -41,6 +42,7 @@ Command add_import_folder_command(CLI::App& parent) {
                   "put before every key (keys are paths under DIR), e.g. to import train/ and "
                   "val/ folders of the same layout into one database");
   add_threads_option(*cmd, o->threads);
+  add_quiet_option(*cmd, o->quiet);
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
@@ -63,7 +65,7 @@ Command add_import_folder_command(CLI::App& parent) {
                   const auto sample = store.find_by_external_key(key);
                   return sample && sample->source == source;
                 });
-            ProgressLine progress(importer.total(), "files");
+            ProgressLine progress(importer.total(), "files", o->quiet);
             curation::ingest::BatchReport r =
                 pipeline.ingest_batch(curation::printable_text(o->dir), importer.checksum(),
                                       [&](curation::ingest::ManifestEntry& entry) {

@@ -29,6 +29,7 @@
 
 #include "cli_json.h"
 #include "command.h"
+#include "progress_line.h"
 #include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/labels/label_text.h"
@@ -204,6 +205,7 @@ Command add_ingest_command(CLI::App& parent) {
     std::string label_quality = "self_confidence";
     int min_examples_per_class = 1;
     int threads = 0;
+    bool quiet = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("ingest", "ingest JSON Lines manifests, one batch each");
@@ -221,6 +223,7 @@ Command add_ingest_command(CLI::App& parent) {
                   "samples of each given class confident learning never flags")
       ->capture_default_str();
   add_threads_option(*cmd, o->threads);
+  add_quiet_option(*cmd, o->quiet);
   cmd->add_option("manifests", o->manifests, "manifest files")->required();
   return {
       cmd, [o] {
@@ -243,7 +246,20 @@ Command add_ingest_command(CLI::App& parent) {
             // Streamed: memory does not grow with the manifest.
             curation::ingest::ManifestReader reader(m, reading);
             const std::string checksum = curation::ingest::file_checksum(m);
-            print_report(pipeline.ingest_batch(curation::printable_text(m), checksum, reader));
+            std::error_code size_error;
+            const auto size = std::filesystem::file_size(m, size_error);
+            ProgressLine progress(size_error ? 0 : size, "records", o->quiet,
+                                  ProgressLine::Unit::Bytes);
+            std::size_t records = 0;
+            const curation::ingest::BatchReport report = pipeline.ingest_batch(
+                curation::printable_text(m), checksum, [&](curation::ingest::ManifestEntry& entry) {
+                  const bool more = reader.next_deferred(entry);
+                  records += more ? 1 : 0;
+                  progress.update(reader.bytes_read(), records);
+                  return more;
+                });
+            progress.finish();
+            print_report(report);
           }
           return 0;
         }
@@ -273,6 +289,7 @@ Command add_import_idx_command(CLI::App& parent) {
     std::string db, images, labels, prefix = "train";
     std::size_t limit = 0;
     int threads = 0;
+    bool quiet = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd =
@@ -287,6 +304,7 @@ Command add_import_idx_command(CLI::App& parent) {
   cmd->add_option("--limit", o->limit, "only the first N images (0: all)");
   cmd->add_option("--prefix", o->prefix, "key prefix")->capture_default_str();
   add_threads_option(*cmd, o->threads);
+  add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
             curation::ingest::IngestPipeline pipeline(o->db);
             pipeline.set_threads(o->threads);
@@ -302,8 +320,16 @@ Command add_import_idx_command(CLI::App& parent) {
               records[i].line = i + 1;
               entries[i].record = std::move(records[i]);
             }
-            curation::ingest::BatchReport r =
-                pipeline.ingest_batch(o->images, checksum, std::move(entries));
+            ProgressLine progress(entries.size(), "images", o->quiet);
+            std::size_t next = 0;
+            curation::ingest::BatchReport r = pipeline.ingest_batch(
+                o->images, checksum, [&](curation::ingest::ManifestEntry& entry) {
+                  progress.update(next);
+                  if (next == entries.size()) return false;
+                  entry = std::move(entries[next++]);
+                  return true;
+                });
+            progress.finish();
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             print_report(r);

@@ -1,24 +1,31 @@
-// ProgressLine: "done / total files, rate" on one line of stderr, rewritten
-// in place, only when stderr is a terminal (a log file or a pipe gets
-// nothing, so scripts see stdout's JSON and stderr's messages only).
+// ProgressLine: progress of a long command on one line of stderr, rewritten in
+// place: done / total, rate and time left (ETA). Drawn only when stderr is a
+// terminal and the command was not asked to be quiet (a log file or a pipe
+// gets nothing, so scripts see stdout's JSON and stderr's messages only).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 namespace winnow::cli {
 
 class ProgressLine {
  public:
-  // `what` names the things counted ("files").
-  ProgressLine(std::size_t total, std::string what);
+  // What is counted: things (`what` names them, "files") or bytes of an input
+  // (`what` names the things read from it, "records", counted beside).
+  enum class Unit { Items, Bytes };
+
+  ProgressLine(std::size_t total, std::string what, bool quiet = false, Unit unit = Unit::Items);
   ~ProgressLine();  // ends the line (finish)
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // Redraws at most every 0.2 s (and when the total is reached).
-  void update(std::size_t done);
+  // Redraws at most every 0.2 s (and when the total is reached). `things`:
+  // with Unit::Bytes, how many of `what` have been read so far.
+  void update(std::size_t done, std::size_t things = 0);
   // Draws the last state and ends the line; later updates draw nothing.
   void finish();
 
@@ -27,11 +34,19 @@ class ProgressLine {
 
   bool enabled_;
   bool finished_ = false;
+  Unit unit_;
   std::size_t total_;
   std::size_t done_ = 0;
+  std::size_t things_ = 0;
   std::string what_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
 };
+
+// --quiet: the flag of every command that draws a progress line.
+void add_quiet_option(CLI::App& command, bool& quiet);
+
+// "1:05" or "2:03:15"; "--:--" when unknown.
+std::string format_eta(double seconds);
 
 }  // namespace winnow::cli

@@ -95,8 +95,9 @@ class ManifestReader {
   // limit is rejected at once). The reader must outlive the deferred work.
   bool next_deferred(ManifestEntry& entry);
 
-  // Lines consumed so far (including blank ones).
+  // Lines consumed so far (including blank ones), and their bytes.
   std::size_t lines_read() const { return line_; }
+  std::size_t bytes_read() const { return bytes_read_; }
   const std::string& name() const { return name_; }
 
  private:
