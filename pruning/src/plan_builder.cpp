@@ -68,6 +68,59 @@ ScratchBuffer& bucket_buffer() {
 constexpr std::uint64_t kMaxBuckets = 64;
 constexpr std::uint64_t kBucketTarget = 16384;
 
+// Fisher-Yates shuffle of a bucket. Buckets hold fewer than 2^32 entries (a
+// larger one takes 64-bit draws), so each position takes a 32-bit bounded draw (Lemire's
+// multiply-shift with rejection, as Rng::below): two draws per generator step. The draws do not
+// depend on the data, so they are made a few positions ahead and the entry
+// each will swap is prefetched: the swaps' cache misses then overlap.
+template <typename Entry>
+void fisher_yates(Entry* p, std::uint64_t size, Rng& rng) {
+  if (size < 2) return;
+  if (size > UINT32_MAX) {  // a single bucket past 2^32 entries: 64-bit draws
+    for (std::uint64_t i = size; i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
+    return;
+  }
+  std::uint64_t bits = 0;
+  bool half_left = false;
+  auto draw32 = [&]() -> std::uint32_t {
+    if (half_left) {
+      half_left = false;
+      return static_cast<std::uint32_t>(bits >> 32);
+    }
+    bits = rng.next();
+    half_left = true;
+    return static_cast<std::uint32_t>(bits);
+  };
+  auto below = [&](std::uint32_t bound) -> std::uint32_t {
+    std::uint64_t m = static_cast<std::uint64_t>(draw32()) * bound;
+    auto low = static_cast<std::uint32_t>(m);
+    if (low < bound) {
+      const std::uint32_t threshold = (0u - bound) % bound;
+      while (low < threshold) {
+        m = static_cast<std::uint64_t>(draw32()) * bound;
+        low = static_cast<std::uint32_t>(m);
+      }
+    }
+    return static_cast<std::uint32_t>(m >> 32);
+  };
+  constexpr std::uint64_t kAhead = 8;  // a power of two
+  std::uint32_t ahead[kAhead];
+  // Position i (from size down to 2) swaps p[i - 1] with p[draw for i].
+  std::uint64_t drawn = size;  // the next position to draw for
+  auto draw_next = [&]() {
+    const std::uint32_t j = below(static_cast<std::uint32_t>(drawn));
+    ahead[drawn & (kAhead - 1)] = j;
+    __builtin_prefetch(p + j, 1);
+    --drawn;
+  };
+  while (drawn > 1 && size - drawn < kAhead) draw_next();
+  for (std::uint64_t i = size; i > 1; --i) {
+    const std::uint32_t j = ahead[i & (kAhead - 1)];
+    if (drawn > 1) draw_next();
+    std::swap(p[i - 1], p[j]);
+  }
+}
+
 template <typename Entry>
 void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle,
                     unsigned shift) {
@@ -140,9 +193,7 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
       p = spill.data();
       size = spill.size();
     }
-    if (shuffle) {
-      for (std::uint64_t i = size; i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
-    }
+    if (shuffle) fisher_yates(p, size, rng);
     // The bucket is hot in cache: split codes and ids there, then append.
     if (any_code) {
       const std::size_t at = plan.weight_codes.size();

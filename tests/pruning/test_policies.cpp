@@ -165,3 +165,29 @@ TEST_CASE("policy parameters are checked", "[policies]") {
   CHECK_THROWS_WITH(make_policy("epsilon-greedy(eps=2)", 10), Catch::Contains("eps"));
   CHECK_THROWS_WITH(make_policy("uniform(keep=0)", 10), Catch::Contains("keep"));
 }
+
+TEST_CASE("the plan shuffle makes every order equally likely", "[policies]") {
+  // One bucket: all 24 orders of 4 samples, over 24,000 plans. Chi-square
+  // with 23 degrees of freedom: 60 is exceeded with probability about 4e-5.
+  const ScoreTable four = test::ramp_scores(4);
+  std::map<std::vector<std::uint64_t>, int> orders;
+  for (std::uint64_t epoch = 0; epoch < 24000; ++epoch)
+    ++orders[plan_with("full", four, epoch).ids];
+  REQUIRE(orders.size() == 24);
+  double chi2 = 0.0;
+  for (const auto& [order, count] : orders) chi2 += (count - 1000.0) * (count - 1000.0) / 1000.0;
+  CHECK(chi2 < 60.0);
+
+  // Many buckets (70,000 samples): each quarter of the ids lands uniformly
+  // over the plan, so its mean position is n/2 within 5 sd (n / sqrt(12 m)).
+  const std::uint64_t n = 70000, quarter = n / 4;
+  const ScoreTable many = test::ramp_scores(n);
+  for (std::uint64_t epoch = 1; epoch <= 3; ++epoch) {
+    const EpochPlan plan = plan_with("full", many, epoch);
+    REQUIRE(plan.size() == n);
+    double sum[4] = {0, 0, 0, 0};
+    for (std::uint64_t pos = 0; pos < n; ++pos) sum[plan.ids[pos] / quarter] += pos;
+    const double sd = n / std::sqrt(12.0 * quarter);
+    for (int q = 0; q < 4; ++q) CHECK(std::abs(sum[q] / quarter - (n - 1) / 2.0) < 5 * sd);
+  }
+}
