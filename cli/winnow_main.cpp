@@ -10,11 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include "command.h"
+#include "embedder_plugins.h"
 #include "winnow/error.h"
 #include "winnow/version.h"
-#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
-#include "winnow/torch/torchscript_embedder.h"
-#endif
 
 namespace {
 
@@ -38,9 +36,7 @@ int exit_code(winnow::ErrorKind kind) {
 
 int run(int argc, char** argv) {
   using namespace winnow::cli;
-#ifdef WINNOW_HAVE_TORCHSCRIPT_EMBEDDER
-  winnow::register_torchscript_embedder();  // --embedder torchscript:PATH
-#endif
+  use_embedder_plugins();  // --embedder torchscript:PATH loads LibTorch on first use
   CLI::App app{"winnow: curate a labelled data set (SQLite store + vector index)"};
   app.set_version_flag("--version", std::string("winnow ") + winnow::kVersion);
   app.require_subcommand(1);

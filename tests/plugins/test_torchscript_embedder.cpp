@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "support/temp_dir.h"
@@ -101,4 +102,20 @@ TEST_CASE("the winnow CLI ingests with a TorchScript embedder", "[torchscript]")
   std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK_THAT(status, Catch::Contains("\"total\": 300"));
   CHECK_THAT(status, Catch::Contains("torchscript(path="));
+
+  // The program does not link LibTorch: the plugin brings it, and only to
+  // datasets that use it. Without the plugin the error says where it looks.
+  REQUIRE(std::system(("ldd " + cli + " > " + dir.file("ldd.txt")).c_str()) == 0);
+  std::ifstream ldd(dir.file("ldd.txt"));
+  const std::string libraries((std::istreambuf_iterator<char>(ldd)),
+                              std::istreambuf_iterator<char>());
+  CHECK_THAT(libraries, !Catch::Contains("libtorch"));
+  std::filesystem::create_directories(dir.file("no-plugins"));
+  CHECK(std::system(("WINNOW_PLUGIN_DIR=" + dir.file("no-plugins") + " " + cli + " init --db " +
+                     dir.file("other.db") + " --embedder torchscript:" + model + log)
+                        .c_str()) != 0);
+  std::ifstream out(dir.file("out.txt"));
+  const std::string message((std::istreambuf_iterator<char>(out)),
+                            std::istreambuf_iterator<char>());
+  CHECK_THAT(message, Catch::Contains("no TorchScript plugin was found"));
 }

@@ -297,8 +297,9 @@ std::vector<float> Embedder::embed(const ManifestRecord& record) const {
 std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderOptions& options) {
   if (auto made = make_registered_embedder(spec, options)) return made;
   WINNOW_THROW_IF_NOT(spec.rfind("torchscript", 0) != 0,
-                      "embedder spec '{}': torchscript embedders need winnow built with LibTorch "
-                      "(the winnow_torchscript_embedder adapter)",
+                      "embedder spec '{}': torchscript embedders need winnow built with LibTorch: "
+                      "no TorchScript plugin was found (libwinnow_torchscript.so in lib/winnow/ "
+                      "beside the program's bin/, or in $WINNOW_PLUGIN_DIR)",
                       spec);
   EmbedderSpec p(spec);
   if (p.name() == "provided") {

@@ -11,6 +11,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, EmbedderMaker> makers;
+  EmbedderFamilyFinder finder;
 };
 
 Registry& registry() {
@@ -26,16 +27,32 @@ void register_embedder(const std::string& name, EmbedderMaker make) {
   r.makers[name] = std::move(make);
 }
 
+void set_embedder_family_finder(EmbedderFamilyFinder find) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.finder = std::move(find);
+}
+
 std::unique_ptr<Embedder> make_registered_embedder(const std::string& spec,
                                                    const EmbedderOptions& options) {
   const std::string name = spec.substr(0, spec.find_first_of("(:"));
-  EmbedderMaker make;
-  {
-    Registry& r = registry();
+  Registry& r = registry();
+  auto find_maker = [&]() -> EmbedderMaker {
     std::lock_guard<std::mutex> lock(r.mutex);
     auto it = r.makers.find(name);
-    if (it == r.makers.end()) return nullptr;
-    make = it->second;
+    return it == r.makers.end() ? EmbedderMaker{} : it->second;
+  };
+  EmbedderMaker make = find_maker();
+  if (!make) {
+    EmbedderFamilyFinder finder;
+    {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      finder = r.finder;
+    }
+    // Outside the lock: the finder registers the family itself.
+    if (!finder || !finder(name)) return nullptr;
+    make = find_maker();
+    if (!make) return nullptr;
   }
   return make(spec, options);
 }

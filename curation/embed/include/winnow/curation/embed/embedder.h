@@ -82,4 +82,12 @@ using EmbedderMaker =
     std::function<std::unique_ptr<Embedder>(const std::string& spec, const EmbedderOptions&)>;
 void register_embedder(const std::string& name, EmbedderMaker make);
 
+// Asked by make_embedder for a family that is not registered, before it gives
+// up: a finder may register the family then (the `winnow` program loads its
+// LibTorch plugin this way, only for datasets that use it) and returns whether
+// it did. It throws winnow::Error when the family's plugin exists but cannot
+// be loaded. One finder per process; setting another replaces it.
+using EmbedderFamilyFinder = std::function<bool(const std::string& name)>;
+void set_embedder_family_finder(EmbedderFamilyFinder find);
+
 }  // namespace winnow::curation::embed
