@@ -20,6 +20,7 @@
 #include "support/temp_dir.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
+#include "winnow/index/vector_index_factory.h"
 #include "winnow/index/vector_index_io.h"
 
 namespace {
@@ -241,6 +242,24 @@ TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {
   CHECK(r.counts[SampleStatus::rejected] == 1);  // pixels cannot be embedded as text
   CHECK(p.store().find_by_external_key("d")->duplicate_of ==
         p.store().find_by_external_key("a")->id);
+}
+
+TEST_CASE("ingest pipeline: a dataset keeps the index parameters resolved at its creation",
+          "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("h.db");
+  CurationConfig config;
+  config.embedder = "provided(dim=4)";
+  config.index = "hnsw";  // the defaults of the day, written out by init
+  IngestPipeline::init(db, config);
+  {
+    IngestPipeline pipeline(db);
+    CHECK(pipeline.config().index == index::canonical_vector_index_config("hnsw"));
+    // As a dataset created by an older winnow, whose defaults were others.
+    pipeline.store().set_meta("index.type", "hnsw(M=8,efConstruction=20,efSearch=16)");
+  }
+  IngestPipeline reopened(db);
+  CHECK(reopened.config().index == "hnsw(M=8,efConstruction=20,efSearch=16)");
 }
 
 TEST_CASE("ingest pipeline: an uninitialised database is refused", "[ingest]") {

@@ -28,6 +28,18 @@ using nlohmann::json;
 
 constexpr const char* kIndexFileKey = "index.file";
 constexpr const char* kIndexTypeKey = "index.type";
+
+// The dataset's config as `winnow init` stored it, its index with the
+// parameters resolved then ("hnsw" means the defaults of the winnow that
+// created the dataset, kept in index.type), so new defaults never change the
+// index of an existing dataset.
+CurationConfig stored_config(store::MetadataStore& store, const std::string& db_path) {
+  auto cfg = store.get_meta(CurationConfig::kMetaKey);
+  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path);
+  CurationConfig config = CurationConfig::from_json(*cfg);
+  if (auto index = store.get_meta(kIndexTypeKey)) config.index = *index;
+  return config;
+}
 // Incremented by every write transaction of a pipeline (see sync_with_store).
 constexpr const char* kRevisionKey = "curation.revision";
 // Rows read from the store per call while the index is rebuilt.
@@ -200,10 +212,9 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   // transaction, whose statement journal SQLite writes to a temporary file
   // past 64 KB; in memory it costs no system calls.
   store_->database().exec("PRAGMA temp_store = MEMORY");
-  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
-  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' was never initialised (run `winnow init`)",
-                      db_path);
-  config_ = CurationConfig::from_json(*cfg);
+  WINNOW_THROW_IF_NOT(store_->get_meta(CurationConfig::kMetaKey).has_value(),
+                      "database '{}' was never initialised (run `winnow init`)", db_path);
+  config_ = stored_config(*store_, db_path);
   auto file = store_->get_meta(kIndexFileKey);
   std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
   index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
@@ -265,9 +276,7 @@ std::int64_t IngestPipeline::next_revision() {
 void IngestPipeline::sync_with_store() {
   const std::int64_t now = stored_revision();
   if (now == revision_ && index_) return;
-  auto cfg = store_->get_meta(CurationConfig::kMetaKey);
-  WINNOW_THROW_IF_NOT(cfg.has_value(), "database '{}' lost its curation config", db_path_);
-  CurationConfig config = CurationConfig::from_json(*cfg);
+  CurationConfig config = stored_config(*store_, db_path_);
   if (config.embedder != config_.embedder) embedder_ = embed::make_embedder(config.embedder);
   config_ = config;
   open_index();
