@@ -91,6 +91,24 @@ def whole_plan_on_every_rank(rank, world_size, n=300, epochs=3, batch_size=32):
     return {"hashes": hashes, "scores": s.scores(), "totals": s.totals()}
 
 
+def batch_loss_mode(rank, n=400, epochs=3, batch_size=25):
+    """Scenario 7: batch-loss-score mode (no per-sample losses), each rank's
+    batch mean blended into its own samples' scores on every rank."""
+    s = winnow.Sampler(n, epochs, seed=3)
+    seen = []
+    for epoch in range(epochs):
+        s.set_epoch(epoch)
+        shard = list(s)
+        for start in range(0, len(shard), batch_size):
+            ids = torch.tensor(shard[start:start + batch_size])
+            batch_loss = rank_loss(ids, rank).mean()
+            out = s.update_batch_loss(ids, batch_loss)
+            expected = float(batch_loss) * float(s.weights(ids).mean())
+            assert abs(float(out) - expected) <= 1e-6 * max(1.0, abs(expected)), (out, expected)
+            seen.append((ids.tolist(), float(batch_loss)))
+    return {"scores": s.scores(), "history": s.history(), "seen": seen}
+
+
 def different_seeds_are_caught(rank):
     """Scenario 5: verify_plan raises on every rank when the plans differ."""
     s = winnow.Sampler(100, 3, seed=rank, verify_plan=True)
@@ -123,6 +141,7 @@ def run_rank(rank, world_size, init_file, out_dir):
             "big": ids_above_2_pow_24(rank),
             "whole_plan": whole_plan_on_every_rank(rank, world_size),
             "mismatch": different_seeds_are_caught(rank),
+            "batch_loss": batch_loss_mode(rank),
         }
         with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
             pickle.dump(result, f)

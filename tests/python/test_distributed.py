@@ -98,6 +98,23 @@ def test_whole_plan_mode_keeps_tables_in_step(ranks):
     assert a["totals"] == b["totals"] and a["totals"]["saved_fraction"] > 0
 
 
+def test_batch_loss_mode_keeps_every_ranks_tables_equal(ranks):
+    a, b = ranks[0]["batch_loss"], ranks[1]["batch_loss"]
+    np.testing.assert_array_equal(a["scores"], b["scores"])
+    assert a["history"] == b["history"] and len(a["history"]) == 3
+    # Replayed on one host table in step order (both ranks' batches of a step
+    # together, as the gather gives them), the scores are the same.
+    replay = winnow.Sampler(400, 3, seed=3)
+    for (ids_a, loss_a), (ids_b, loss_b) in zip(a["seen"], b["seen"]):
+        ids = np.array(ids_a + ids_b, dtype=np.int64)
+        losses = np.array([loss_a] * len(ids_a) + [loss_b] * len(ids_b), dtype=np.float32)
+        replay.pruner.update_batch_loss(ids, losses, 0.9)
+    np.testing.assert_allclose(replay.pruner.scores(), a["scores"], rtol=1e-6)
+    # Both ranks' batches reached the table: a sample seen by rank 1 only moved.
+    only_b = set(i for ids, _ in b["seen"] for i in ids) - set(i for ids, _ in a["seen"] for i in ids)
+    assert only_b and all(a["scores"][i] != 1.0 for i in only_b)
+
+
 def test_verify_plan_raises_on_every_rank(ranks):
     for r in ranks:
         assert r["mismatch"] is not None
