@@ -205,15 +205,16 @@ def main(argv=None) -> int:
                         help="the writer's threads, as `winnow ingest --threads` (0: every core)")
     parser.add_argument("manifests", nargs="+", help="JSON Lines manifests every worker can read")
     args = parser.parse_args(argv)
-    if args.scheduler:
-        client = Client(args.scheduler)
-    else:
-        cluster = LocalCluster(n_workers=args.local_workers, threads_per_worker=1, processes=True)
-        client = Client(cluster)
+    cluster = None
+    if args.local_workers is not None:
+        cluster = LocalCluster(n_workers=args.local_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
     try:
-        report = curate(client, args.db, args.manifests, args.part_bytes, args.threads)
+        with Client(cluster if cluster is not None else args.scheduler) as client:
+            report = curate(client, args.db, args.manifests, args.part_bytes, args.threads)
     finally:
-        client.close()
+        if cluster is not None:
+            cluster.close()
     for batch in report["batches"]:
         print(json.dumps(batch))
     print(json.dumps({k: v for k, v in report.items() if k != "batches"}))
