@@ -7,6 +7,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 from distributed import Client, LocalCluster
@@ -120,3 +121,15 @@ def test_a_worker_killed_mid_job_changes_nothing(tmp_path, client, manifests, re
     assert killed
     assert decisions(db) == decisions(reference)
     client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def test_the_command_on_a_local_cluster(tmp_path, manifests, reference):
+    db = str(tmp_path / "command.db")
+    run_cli("init", "--db", db)
+    out = subprocess.run(
+        [sys.executable, "-m", "winnow.dask", "--local-workers", "2", "--part-bytes", str(PART_BYTES),
+         "--db", db, *manifests],
+        check=True, capture_output=True, text=True, timeout=120).stdout.splitlines()
+    batches, summary = [json.loads(line) for line in out[:-1]], json.loads(out[-1])
+    assert [b["name"] for b in batches] == manifests and summary["parts"] > 4
+    assert decisions(db) == decisions(reference)

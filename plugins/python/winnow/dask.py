@@ -222,4 +222,9 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as `python3 -m winnow.dask`, this file is __main__, whose functions and
+    # classes Dask would pickle by value; the job's must travel by reference to
+    # the winnow.dask module every worker imports.
+    from winnow.dask import main as module_main
+
+    sys.exit(module_main())
