@@ -68,6 +68,23 @@ def curated(tmp_path, client, manifests, **options):
     return db, report
 
 
+@pytest.mark.parametrize("part_bytes", [4096, 5000, 9999, 1 << 20])
+def test_parts_cover_every_line_once(tmp_path, part_bytes):
+    lines = [b"x" * n for n in (0, 1, 4095, 4096, 4097, 20000, 3, 0, 8191)]
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines))  # no newline at the end
+    parts = wd.plan_parts([str(path)], part_bytes)
+    texts = [wd.part_text(p) for p in parts]
+    data = path.read_bytes()
+    assert b"".join(texts) == data
+    offset = 0
+    for text in texts:  # each part's text is whole lines
+        assert not text or offset == 0 or data[offset - 1:offset] == b"\n"
+        offset += len(text)
+    with pytest.raises(ValueError):
+        wd.plan_parts([str(path)], 4095)  # the first part must hold the reader's binary sniff
+
+
 def test_same_decisions_as_winnow_ingest(tmp_path, client, manifests, reference):
     db, report = curated(tmp_path, client, manifests)
     assert report["parts"] > 4

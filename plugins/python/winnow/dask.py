@@ -41,6 +41,9 @@ from distributed import Client, LocalCluster
 from ._curation import Curator, ManifestPartition, Writer, batch_name, file_checksum
 
 DEFAULT_PART_BYTES = 8 << 20
+# The reader refuses a manifest with a NUL byte among its first 4 KiB (a binary
+# file); the first part must hold all of them for the same verdict.
+MIN_PART_BYTES = 4096
 
 
 class Part(NamedTuple):
@@ -51,17 +54,19 @@ class Part(NamedTuple):
     end: int
     batch: int  # the manifest's position in the job
     index: int  # the part's position in the job (the global order)
+    modified_ns: int  # the file's modification time: an edited file makes other tasks
 
 
 def plan_parts(paths: List[str], part_bytes: int = DEFAULT_PART_BYTES) -> List[Part]:
     """The parts of the manifests `paths` (absolute), in the job's global order."""
-    if part_bytes < 1:
-        raise ValueError(f"part_bytes must be at least 1, got {part_bytes}")
+    if part_bytes < MIN_PART_BYTES:
+        raise ValueError(f"part_bytes must be at least {MIN_PART_BYTES}, got {part_bytes}")
     parts = []
     for batch, path in enumerate(paths):
-        size = os.stat(path).st_size
-        for start in range(0, max(size, 1), part_bytes):
-            parts.append(Part(path, start, min(start + part_bytes, size), batch, len(parts)))
+        info = os.stat(path)
+        for start in range(0, max(info.st_size, 1), part_bytes):
+            end = min(start + part_bytes, info.st_size)
+            parts.append(Part(path, start, end, batch, len(parts), info.st_mtime_ns))
     return parts
 
 
