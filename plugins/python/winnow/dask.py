@@ -138,12 +138,39 @@ def duplicates_in(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"order": frame["order"][copies], "original": original[copies]})
 
 
-def exact_duplicates(client: Client, partitions: list, parts: List[Part]):
-    """A future of the job's exact duplicates: (order, original order) rows."""
-    frames = client.map(hash_frame, partitions, [p.index for p in parts], pure=True)
+def exact_duplicates(client: Client, frames: list):
+    """A future of the job's exact duplicates, (order, original order) rows, from the
+    futures of every part's hash_frame."""
     hashes = dd.from_delayed(frames, meta=_HASH_META, verify_meta=False)
-    shuffled = hashes.shuffle("hash", npartitions=max(1, len(parts)), shuffle="tasks")
+    shuffled = hashes.shuffle("hash", npartitions=max(1, len(frames)), shuffle="tasks")
     return client.compute(shuffled.map_partitions(duplicates_in, meta=_DUPLICATE_META))
+
+
+class PartsInFlight:
+    """The parts' read tasks, submitted in the global order at most `window` parts ahead
+    of the writer: a part's result waits in a worker's memory only until the writer takes
+    it, so the cluster holds about `window` parts whatever the input's size. Each part's
+    hash frame is kept (a few dozen bytes a record) for the shuffle."""
+
+    def __init__(self, client: Client, parts: List[Part], config_json: str, threads: int,
+                 window: int):
+        self.client, self.parts, self.config_json = client, parts, config_json
+        self.threads, self.window = threads, max(1, window)
+        self.partitions = {}  # part index -> future, submitted and not yet taken
+        self.frames = []  # the hash frames' futures, in the global order
+        self._submit_until(self.window)
+
+    def _submit_until(self, end: int):
+        for part in self.parts[len(self.frames):min(end, len(self.parts))]:
+            partition = self.client.submit(read_part, part, self.config_json, self.threads,
+                                           pure=True)
+            self.partitions[part.index] = partition
+            self.frames.append(self.client.submit(hash_frame, partition, part.index, pure=True))
+
+    def take(self, part: Part) -> ManifestPartition:
+        """The part's partition (parts are taken in the global order)."""
+        self._submit_until(part.index + 1 + self.window)
+        return self.partitions.pop(part.index).result()
 
 
 def curate(
@@ -153,12 +180,14 @@ def curate(
     part_bytes: int = DEFAULT_PART_BYTES,
     writer_threads: int = 0,
     worker_threads: int = 1,
+    window: Optional[int] = None,
     on_part: Optional[Callable[[Part], None]] = None,
 ) -> dict:
     """Curates `manifests` (one batch each, in order) into the initialised database `db`.
 
     Returns {"batches": [the writer's batch reports], "parts": n, "exact_duplicates": n,
-    "seconds": ...}. `on_part(part)` is called as the writer takes each part.
+    "seconds": ...}. `window`: parts read ahead of the writer (default: 4 per worker
+    thread, at least 8). `on_part(part)` is called as the writer takes each part.
     """
     paths = [os.path.abspath(m) for m in manifests]
     for path in paths:
@@ -168,15 +197,15 @@ def curate(
     writer = Writer(db, writer_threads)
     config_json = writer.config_json()
     parts = plan_parts(paths, part_bytes)
-    partitions = client.map(read_part, parts, config_json=config_json, threads=worker_threads, pure=True)
-    duplicates = exact_duplicates(client, partitions, parts)
+    if window is None:
+        window = max(8, 4 * sum(client.nthreads().values()))
+    in_flight = PartsInFlight(client, parts, config_json, worker_threads, window)
 
     def in_order(batch: int):
         for part in parts:
             if part.batch != batch:
                 continue
-            partition = partitions[part.index].result()
-            partitions[part.index] = None  # the writer holds it now; the cluster may drop it
+            partition = in_flight.take(part)  # the writer holds it now; the cluster drops it
             if on_part is not None:
                 on_part(part)
             yield partition
@@ -185,7 +214,7 @@ def curate(
     for batch, path in enumerate(paths):
         report = writer.ingest(batch_name(path), file_checksum(path), in_order(batch))
         batches.append(json.loads(report))
-    copies = duplicates.result()
+    copies = exact_duplicates(client, in_flight.frames).result()
     return {
         "batches": batches,
         "parts": len(parts),
