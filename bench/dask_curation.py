@@ -11,7 +11,8 @@ init` with its defaults:
     each, loopback): wall seconds of curate(), the cluster's start-up apart, and the
     share of samples whose status equals the single-process one;
   - the per-part costs in this process: a worker's read (parse, hash, embed) per
-    record, and the writer's rate on parts already read (records/s).
+    record, a part's pickled size and unpickling time per record, and the writer's
+    rate on parts already read (records/s).
 Prints one JSON object.
 
   PYTHONPATH=build/python OMP_NUM_THREADS=1 /usr/bin/python3 bench/dask_curation.py \
@@ -20,6 +21,7 @@ Prints one JSON object.
 import argparse
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -100,6 +102,14 @@ def main():
     partitions = [wd.read_part(p, config) for p in parts]
     read_cpu = time.process_time() - t0
     records = sum(len(p) for p in partitions)  # before the writer consumes them
+    # What moving a part costs: its pickled size, and unpickling it (on the writer).
+    pickled = [pickle.dumps(p) for p in partitions]
+    t0 = time.process_time()
+    partitions = [pickle.loads(b) for b in pickled]
+    unpickle_cpu = time.process_time() - t0
+    result["pickled_bytes_per_record"] = round(sum(map(len, pickled)) / records)
+    result["writer_unpickle_us_per_record"] = round(1e6 * unpickle_cpu / records, 1)
+    del pickled
     writer_db = fresh_db(a.winnow, work / "writer.db")
     writer = Writer(writer_db)
     t0 = time.monotonic()
