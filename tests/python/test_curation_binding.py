@@ -1,5 +1,6 @@
 """winnow._curation: the C++ curation core from Python gives what `winnow ingest` stores."""
 
+import json
 import os
 import pickle
 import sqlite3
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 import winnow
-from winnow._curation import Curator, Writer, information_gain, pixels_hash, text_hash
+from winnow._curation import (Curator, ManifestPartition, Writer, information_gain, pixels_hash,
+                              text_hash)
 
 from curation_data import fashion_mnist, pixels_line
 
@@ -95,3 +97,23 @@ def test_verifiers_gain_and_label_vote_on_arrays(ingested):
 def test_errors_are_winnow_errors():
     with pytest.raises(winnow.Error):
         Curator("{not json")
+
+
+def test_the_writer_refuses_a_part_embedded_otherwise_and_keeps_nothing(ingested, tmp_path):
+    db, _, images = ingested
+    config = json.loads(Writer(db).config_json())
+    config["embedder"] = "pixels(width=28,height=28)"  # not the dataset's embedder
+    manifest = tmp_path / "other.jsonl"
+    manifest.write_text("".join(pixels_line(f"z{i}", images[i], 1) + "\n" for i in range(5)))
+    part = Curator(json.dumps(config)).read(manifest.read_bytes(), str(manifest), str(tmp_path), True)
+    before = len(stored(db))
+    with pytest.raises(winnow.Error, match="embedded with"):
+        Writer(db).ingest(str(manifest), "checksum-of-other", [part])
+    assert len(stored(db)) == before
+
+
+def test_damaged_partition_bytes_are_a_corrupt_error():
+    part = ManifestPartition.__new__(ManifestPartition)
+    with pytest.raises(winnow.Error) as raised:
+        part.__setstate__(b"\xa1\x63abc")  # CBOR, but no partition
+    assert raised.value.kind == "corrupt"

@@ -44,7 +44,9 @@ using LabelArray = py::array_t<std::int64_t, py::array::c_style | py::array::for
 // winnow::Error becomes the winnow.Error that `_winnow` defines, so that one
 // `except winnow.Error` catches both modules' errors.
 void translate_errors() {
-  static py::object error_type = py::module_::import("winnow._winnow").attr("Error");
+  // A handle kept for the process's life: no reference dropped after Python ends.
+  static const py::handle error_type =
+      py::object(py::module_::import("winnow._winnow").attr("Error")).release();
   py::register_local_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);

@@ -38,8 +38,8 @@ std::vector<std::uint8_t> bytes_in(const json& j) {
 
 std::vector<float> floats_in(const json& j) {
   const auto& raw = j.get_binary();
-  WINNOW_THROW_IF_NOT(raw.size() % sizeof(float) == 0,
-                      "manifest partition: a float array of {} bytes", raw.size());
+  WINNOW_THROW_IF_NOT_KIND(raw.size() % sizeof(float) == 0, corrupt,
+                           "manifest partition: a float array of {} bytes", raw.size());
   std::vector<float> v(raw.size() / sizeof(float));
   if (!v.empty()) std::memcpy(v.data(), raw.data(), raw.size());
   return v;
@@ -79,8 +79,9 @@ ManifestRecord record_in(const json& j) {
   r.line = j.at("line").get<std::size_t>();
   r.key = j.at("key").get<std::string>();
   const int kind = j.at("kind").get<int>();
-  WINNOW_THROW_IF_NOT(kind >= 0 && kind <= static_cast<int>(curation::ContentKind::none),
-                      "manifest partition: record '{}' has content kind {}", r.key, kind);
+  WINNOW_THROW_IF_NOT_KIND(kind >= 0 && kind <= static_cast<int>(curation::ContentKind::none),
+                           corrupt, "manifest partition: record '{}' has content kind {}", r.key,
+                           kind);
   r.kind = static_cast<curation::ContentKind>(kind);
   r.path = j.at("path").get<std::string>();
   r.resolved_path = j.at("resolved_path").get<std::string>();
@@ -134,11 +135,11 @@ std::string to_bytes(const ManifestPartition& partition) {
 }
 
 ManifestPartition partition_from_bytes(std::string_view bytes) {
-  const json j = json::from_cbor(bytes.begin(), bytes.end(), true, false);
-  WINNOW_THROW_IF_NOT(j.is_object() && j.contains("entries"),
-                      "manifest partition: {} bytes that are not a partition", bytes.size());
   ManifestPartition partition;
   try {
+    const json j = json::from_cbor(bytes.begin(), bytes.end(), true, false);
+    WINNOW_THROW_IF_NOT_KIND(j.is_object() && j.contains("entries"), corrupt,
+                             "manifest partition: {} bytes that are not a partition", bytes.size());
     partition.lines = j.at("lines").get<std::size_t>();
     partition.embedder = j.at("embedder").get<std::string>();
     for (const json& e : j.at("entries")) {
@@ -150,7 +151,8 @@ ManifestPartition partition_from_bytes(std::string_view bytes) {
       }
     }
   } catch (const json::exception& e) {
-    WINNOW_THROW("manifest partition: {}", e.what());
+    WINNOW_THROW_KIND(corrupt, "manifest partition: {} bytes that are not a partition: {}",
+                      bytes.size(), e.what());
   }
   return partition;
 }
