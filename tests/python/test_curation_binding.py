@@ -117,3 +117,27 @@ def test_damaged_partition_bytes_are_a_corrupt_error():
     with pytest.raises(winnow.Error) as raised:
         part.__setstate__(b"\xa1\x63abc")  # CBOR, but no partition
     assert raised.value.kind == "corrupt"
+
+
+def test_a_failing_source_fails_the_batch_keeps_nothing_and_can_be_redone(ingested, tmp_path):
+    db, _, images = ingested
+    writer = Writer(db)
+    curator = Curator(writer.config_json())
+    manifest = tmp_path / "retry.jsonl"
+    manifest.write_text("".join(pixels_line(f"r{i}", images[i], 1) + "\n" for i in range(5)))
+
+    def read():
+        return curator.read(manifest.read_bytes(), str(manifest), str(tmp_path), True)
+
+    def failing():
+        yield read()
+        raise RuntimeError("a task was lost")
+
+    before = len(stored(db))
+    with pytest.raises(RuntimeError, match="a task was lost"):
+        writer.ingest(str(manifest), "checksum-of-retry", failing())
+    assert len(stored(db)) == before
+    assert not writer.batch_done("checksum-of-retry")
+    report = json.loads(writer.ingest(str(manifest), "checksum-of-retry", [read()]))
+    assert not report["skipped"] and report["counts"]["total"] == 5
+    assert writer.batch_done("checksum-of-retry") and len(stored(db)) == before + 5

@@ -290,6 +290,13 @@ class Writer {
 
   std::string config_json() const { return pipeline_.config().to_json(); }
 
+  // Whether the manifest with this checksum was ingested already (the
+  // ingest would skip it).
+  bool batch_done(const std::string& checksum) {
+    const auto batch = pipeline_.store().find_batch_by_checksum(checksum);
+    return batch && batch->state == winnow::store::BatchState::done;
+  }
+
   // Ingests the partitions `parts` yields, in order, as one batch: what
   // `winnow ingest` does with the manifest they came from. Consumes them.
   std::string ingest(const std::string& name, const std::string& checksum, py::iterable parts) {
@@ -299,12 +306,22 @@ class Writer {
     std::size_t position = 0;
     std::size_t lines_before = 0;  // of the manifest, in the partitions before `current`
     const std::string spec = pipeline_.embedder().spec();
+    // A Python error of the source (a failed task, an interrupt) fails the
+    // batch with its message and is raised again once the batch rolled back.
+    std::exception_ptr source_error;
     const auto next_entry = [&](ManifestEntry& entry) {
       while (position == current.entries.size()) {
         lines_before += current.lines;
         {
           py::gil_scoped_acquire gil;
-          const py::object part = next(it, py::none());
+          py::object part;
+          try {
+            part = next(it, py::none());
+          } catch (py::error_already_set& e) {
+            const std::string message = e.what();  // formatted under the GIL
+            source_error = std::current_exception();
+            WINNOW_THROW("batch '{}': its partitions could not be read: {}", name, message);
+          }
           if (part.is_none()) return false;
           current = std::move(part.cast<ManifestPartition&>());
         }
@@ -319,9 +336,12 @@ class Writer {
       return true;
     };
     winnow::curation::ingest::BatchReport report;
-    {
+    try {
       py::gil_scoped_release release;
       report = pipeline_.ingest_batch(name, checksum, next_entry);
+    } catch (const winnow::Error&) {
+      if (source_error) std::rethrow_exception(source_error);
+      throw;
     }
     const nlohmann::json j = {{"batch_id", report.batch_id},
                               {"name", report.name},
@@ -341,6 +361,8 @@ void bind_writer(py::module_& m) {
       .def(py::init<const std::string&, int>(), py::arg("db"), py::arg("threads") = 0,
            "Opens an initialised database (winnow init); threads as `winnow ingest --threads`.")
       .def("config_json", &Writer::config_json, "The dataset's config as stored (for Curator).")
+      .def("batch_done", &Writer::batch_done, py::arg("checksum"),
+           "Whether the manifest with this checksum was ingested already.")
       .def("ingest", &Writer::ingest, py::arg("name"), py::arg("checksum"), py::arg("partitions"),
            "Ingests the partitions of one manifest, in order, as one batch; returns the batch "
            "report as JSON.");

@@ -196,7 +196,10 @@ def curate(
     t0 = time.monotonic()
     writer = Writer(db, writer_threads)
     config_json = writer.config_json()
-    parts = plan_parts(paths, part_bytes)
+    # Manifests already ingested (by checksum) are skipped without being read.
+    checksums = [file_checksum(path) for path in paths]
+    todo = [i for i, checksum in enumerate(checksums) if not writer.batch_done(checksum)]
+    parts = plan_parts([paths[i] for i in todo], part_bytes)
     if window is None:
         window = max(8, 4 * sum(client.nthreads().values()))
     in_flight = PartsInFlight(client, parts, config_json, worker_threads, window)
@@ -211,9 +214,9 @@ def curate(
             yield partition
 
     batches = []
-    for batch, path in enumerate(paths):
-        report = writer.ingest(batch_name(path), file_checksum(path), in_order(batch))
-        batches.append(json.loads(report))
+    for i, path in enumerate(paths):
+        entries = in_order(todo.index(i)) if i in todo else iter(())
+        batches.append(json.loads(writer.ingest(batch_name(path), checksums[i], entries)))
     copies = exact_duplicates(client, in_flight.frames).result()
     return {
         "batches": batches,
