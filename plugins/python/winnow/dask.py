@@ -15,7 +15,9 @@ The job, phase 1 (docs/distributed-curation.md):
      workers read, decode, hash and embed part by part (winnow._curation's
      Curator: the C++ reader and the dataset's embedder);
   2. exact duplicates are found by a Dask shuffle on the content hash, the
-     original being the first in the global order (manifest, line);
+     original being the first in the global order (manifest, line); in phase 1
+     this is the job's count of copies, a check on the writer's decisions (in
+     phase 2 it picks the originals the neighbour search runs on);
   3. this process, the one writer, ingests each manifest as one batch through
      winnow's ingest pipeline fed with the workers' embeddings, parts in
      order: the statuses, reasons and event log `winnow ingest` writes for the
@@ -217,7 +219,7 @@ def curate(
     for i, path in enumerate(paths):
         entries = in_order(todo.index(i)) if i in todo else iter(())
         batches.append(json.loads(writer.ingest(batch_name(path), checksums[i], entries)))
-    copies = exact_duplicates(client, in_flight.frames).result()
+    copies = exact_duplicates(client, in_flight.frames).result() if in_flight.frames else []
     return {
         "batches": batches,
         "parts": len(parts),
