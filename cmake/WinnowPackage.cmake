@@ -24,6 +24,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Not found by shlibdeps: the Python side and the postinst's adduser.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3, python3-torch, python3-numpy, adduser")
+# winnow.dask, curation on a Dask cluster (docs/distributed-curation.md).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-dask, python3-distributed, python3-pandas")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/postinst)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -533,3 +533,39 @@ TEST_CASE("ingest pipeline: perturbed copies are near duplicates, of flagged sam
   IngestPipeline reopened(db);
   copy_batch(reopened, "flagged-copy-3", 102);
 }
+
+TEST_CASE("ingest pipeline: a precomputed embedding is taken instead of the embedder's",
+          "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+  IngestPipeline p(db);
+  auto shirts = of_class("0", 3);
+  REQUIRE(shirts.size() == 3);
+  const auto entries = [&](const std::vector<float>& second_vector) {
+    std::vector<ManifestEntry> out(2);
+    out[0].record = *shirts[0];
+    out[0].record->key = "first";
+    out[1].record = *shirts[1];
+    out[1].record->key = "second";
+    out[1].record->precomputed_embedding = second_vector;
+    return out;
+  };
+  // The second image carries the first one's vector: its nearest accepted
+  // neighbour is then at cosine 1 (gain 0), which its own vector is not.
+  const std::vector<float> first_vector = p.embedder().embed(*shirts[0]);
+  const BatchReport r = p.ingest_batch("b1", "c1", entries(first_vector));
+  CHECK(r.counts[SampleStatus::accepted] == 2);  // verified on the pixels: not a duplicate
+  const auto second = p.store().find_by_external_key("second");
+  REQUIRE(second);
+  REQUIRE(second->gain);
+  CHECK(*second->gain == Approx(0.0).margin(1e-6));
+  CHECK(p.embedder().embed(*shirts[1]) != first_vector);
+
+  // A vector of another length is no embedding of this dataset: the batch fails.
+  std::vector<ManifestEntry> wrong = entries(std::vector<float>(first_vector.size() + 1, 0.1f));
+  wrong[0].record->key = "third";
+  wrong[1].record->key = "fourth";
+  CHECK_THROWS_AS(p.ingest_batch("b2", "c2", std::move(wrong)), winnow::Error);
+  CHECK_FALSE(p.store().find_by_external_key("third"));
+}

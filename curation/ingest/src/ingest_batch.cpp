@@ -127,14 +127,27 @@ void IngestBatch::embed_and_search_chunk() {
   std::vector<std::size_t> to_embed;
   for (std::size_t e = 0; e < end; ++e) {
     // Annotation-only records have nothing to embed (import-annotations).
-    if (entries_[e].ok() && entries_[e].record->kind != ContentKind::none) to_embed.push_back(e);
+    if (!entries_[e].ok() || entries_[e].record->kind == ContentKind::none) continue;
+    const ManifestRecord& record = *entries_[e].record;
+    WINNOW_THROW_IF_NOT(
+        record.precomputed_embedding.empty() || record.precomputed_embedding.size() == dim_,
+        "record '{}' comes with a precomputed embedding of {} values; the dataset's embedder {} "
+        "gives {}",
+        record.key, record.precomputed_embedding.size(), context_.embedder.spec(), dim_);
+    to_embed.push_back(e);
   }
   chunk_vectors_.assign(to_embed.size() * dim_, 0.0f);
   std::vector<char> failed(to_embed.size(), 0);
   const auto embed_one = [&](std::size_t r) {
     const std::size_t e = to_embed[r];
+    const ManifestRecord& record = *entries_[e].record;
+    if (!record.precomputed_embedding.empty()) {  // by the same embedder elsewhere (winnow.dask)
+      std::copy(record.precomputed_embedding.begin(), record.precomputed_embedding.end(),
+                chunk_vectors_.data() + r * dim_);
+      return;
+    }
     try {
-      context_.embedder.embed(*entries_[e].record, chunk_vectors_.data() + r * dim_);
+      context_.embedder.embed(record, chunk_vectors_.data() + r * dim_);
     } catch (const winnow::Error& err) {
       embed_errors_[e] = err.what();
       failed[r] = 1;

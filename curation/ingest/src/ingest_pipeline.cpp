@@ -45,14 +45,21 @@ constexpr const char* kRevisionKey = "curation.revision";
 // Rows read from the store per call while the index is rebuilt.
 constexpr std::size_t kRebuildBatch = 4096;
 
-dedup::ColourImageVerifierOptions colour_verifier_options(const CurationConfig& config) {
-  dedup::ColourImageVerifierOptions options;
-  options.threshold = config.image_colour_threshold;
-  options.max_shift = config.image_max_shift;
-  return options;
+}  // namespace
+
+std::unique_ptr<dedup::ColourImageNearDuplicateVerifier> make_image_verifier(
+    const CurationConfig& config) {
+  dedup::ColourImageVerifierOptions colour;
+  colour.threshold = config.image_colour_threshold;
+  colour.max_shift = config.image_max_shift;
+  return std::make_unique<dedup::ColourImageNearDuplicateVerifier>(
+      colour, dedup::ImageVerifierOptions{config.image_max_shift, config.image_threshold});
 }
 
-}  // namespace
+std::unique_ptr<dedup::TextNearDuplicateVerifier> make_text_verifier(const CurationConfig& config) {
+  return std::make_unique<dedup::TextNearDuplicateVerifier>(dedup::TextVerifierOptions{
+      config.text_shingle, config.text_threshold, config.text_min_jaccard});
+}
 
 // --- config ------------------------------------------------------------------
 
@@ -144,16 +151,19 @@ void CurationConfig::validate() const {
   WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);
   image_issues.validate();
   // The verifiers, embedder and index validate their own parameters.
-  dedup::ColourImageNearDuplicateVerifier image(colour_verifier_options(*this),
-                                                {image_max_shift, image_threshold});
-  dedup::TextNearDuplicateVerifier text({text_shingle, text_threshold, text_min_jaccard});
+  make_image_verifier(*this);
+  make_text_verifier(*this);
   auto e = embed::make_embedder(embedder);
   index::make_vector_index(index, e->dim());
 }
 
 ImageReading IngestPipeline::image_reading() const {
-  const embed::Embedder::ImageSize size = embedder_->image_size();
-  return {size.width, size.height, config_.max_image_pixels,
+  return ingest::image_reading(config_, *embedder_);
+}
+
+ImageReading image_reading(const CurationConfig& config, const embed::Embedder& embedder) {
+  const embed::Embedder::ImageSize size = embedder.image_size();
+  return {size.width, size.height, config.max_image_pixels,
           dedup::ColourImageVerifierOptions{}.side};
 }
 
@@ -219,11 +229,8 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
   index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
   embedder_ = embed::make_embedder(config_.embedder);
-  image_verifier_ = std::make_unique<dedup::ColourImageNearDuplicateVerifier>(
-      colour_verifier_options(config_),
-      dedup::ImageVerifierOptions{config_.image_max_shift, config_.image_threshold});
-  text_verifier_ = std::make_unique<dedup::TextNearDuplicateVerifier>(dedup::TextVerifierOptions{
-      config_.text_shingle, config_.text_threshold, config_.text_min_jaccard});
+  image_verifier_ = make_image_verifier(config_);
+  text_verifier_ = make_text_verifier(config_);
   label_names_ = labels::LabelNames::read(*store_);
   revision_ = stored_revision();
   open_index();

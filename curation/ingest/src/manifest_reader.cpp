@@ -422,7 +422,7 @@ bool ManifestReader::read_line() {
     ++bytes_read_;
     // JSON text never holds a raw NUL byte; one near the start means the file
     // is binary (an image, an archive, UTF-16), and every line would be junk.
-    WINNOW_THROW_IF_NOT(c != 0 || bytes_read_ > kBinarySniffBytes,
+    WINNOW_THROW_IF_NOT(c != 0 || bytes_read_ > kBinarySniffBytes || !options_.check_binary,
                         "manifest '{}' is not JSON Lines text: NUL byte at offset {} (a binary "
                         "file?)",
                         name_, bytes_read_ - 1);

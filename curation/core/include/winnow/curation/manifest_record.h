@@ -63,6 +63,11 @@ struct ManifestRecord {
   std::string source;
   std::vector<Annotation> annotations;
   std::vector<float> embedding;  // empty when the manifest gave none
+  // The dataset embedder's vector of this record, computed by another
+  // process (winnow.dask's workers, docs/distributed-curation.md); the ingest
+  // then takes it instead of embedding the record itself. Never read from a
+  // manifest. Empty: the ingest embeds the record.
+  std::vector<float> precomputed_embedding;
   // Set when the reader decoded the `path` record's file as an image.
   std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.

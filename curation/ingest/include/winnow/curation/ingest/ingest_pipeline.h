@@ -316,6 +316,17 @@ class IngestPipeline {
   std::unique_ptr<AcceptedLabelCache> accepted_labels_;  // of the accepted samples
 };
 
+// How image files are read for a dataset with `config` and its `embedder`:
+// the embedder's working image size and the config's max_image_pixels
+// (IngestPipeline::image_reading; winnow.dask's workers read the same way).
+ImageReading image_reading(const CurationConfig& config, const embed::Embedder& embedder);
+
+// The near-duplicate verifiers of a dataset with `config`: images (colour,
+// else grey) and text.
+std::unique_ptr<dedup::ColourImageNearDuplicateVerifier> make_image_verifier(
+    const CurationConfig& config);
+std::unique_ptr<dedup::TextNearDuplicateVerifier> make_text_verifier(const CurationConfig& config);
+
 // Hex checksum of a file (the manifest's batch identity).
 std::string file_checksum(const std::string& path);
 

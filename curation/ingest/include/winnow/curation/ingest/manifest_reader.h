@@ -50,6 +50,10 @@ struct ManifestReaderOptions {
   // this size while hashing (IngestPipeline::image_reading gives the
   // dataset's); off by default.
   ImageReading image;
+  // Refuse the input as binary when a NUL byte comes among its first bytes
+  // (kBinarySniffBytes). Off for a part of a manifest that does not start it
+  // (winnow.dask's partitions): the sniff belongs to the file's start.
+  bool check_binary = true;
   static constexpr std::uint64_t kDefaultMaxContentBytes = std::uint64_t{256} << 20;  // 256 MiB
 };
 

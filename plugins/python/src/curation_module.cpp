@@ -1,0 +1,417 @@
+// _curation: the Python binding of the curation core, for winnow.dask
+// (docs/distributed-curation.md). No decision is made in Python: parsing,
+// decoding, embedding, hashing, verifying near duplicates, the label vote, the
+// gain and the ingest itself are the C++ code `winnow ingest` runs.
+//
+// Arrays cross as numpy buffers: images as uint8 [n, height, width],
+// vectors as float32 [n, dim]. The heavy calls release the GIL. Every
+// winnow::Error becomes winnow.Error (the `_winnow` module's) with its kind.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "manifest_partition.h"
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/labels/label_quality.h"
+#include "winnow/curation/printable_text.h"
+#include "winnow/curation/status_counts_json.h"
+#include "winnow/error.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using winnow::curation::ContentKind;
+using winnow::curation::ManifestRecord;
+using winnow::curation::ingest::IngestPipeline;
+using winnow::curation::ingest::ManifestEntry;
+using winnow::python::Curator;
+using winnow::python::ManifestPartition;
+using ImageArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using LabelArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+// winnow::Error becomes the winnow.Error that `_winnow` defines, so that one
+// `except winnow.Error` catches both modules' errors.
+void translate_errors() {
+  // A handle kept for the process's life: no reference dropped after Python ends.
+  static const py::handle error_type =
+      py::object(py::module_::import("winnow._winnow").attr("Error")).release();
+  py::register_local_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const winnow::Error& e) {
+      py::object error = error_type(e.what());
+      error.attr("kind") = winnow::to_string(e.kind());
+      PyErr_SetObject(error_type.ptr(), error.ptr());
+    }
+  });
+}
+
+// A grey image as a pixels record (what the manifest's `pixels` field makes).
+ManifestRecord pixels_record(const std::uint8_t* data, std::size_t height, std::size_t width,
+                             std::size_t index) {
+  ManifestRecord r;
+  r.key = std::to_string(index);
+  r.kind = ContentKind::pixels;
+  r.pixels.assign(data, data + height * width);
+  r.width = width;
+  r.height = height;
+  return r;
+}
+
+ManifestRecord text_record(const std::string& text, std::size_t index) {
+  ManifestRecord r;
+  r.key = std::to_string(index);
+  r.kind = ContentKind::text;
+  r.text = text;
+  return r;
+}
+
+// Images as [n, height, width] (one image may come as [height, width]).
+ImageArray checked_images(const py::array& raw) {
+  ImageArray images = ImageArray::ensure(raw);
+  WINNOW_THROW_IF_NOT(images && (images.ndim() == 2 || images.ndim() == 3),
+                      "images must be a uint8 array [n, height, width], got {} dimensions",
+                      raw.ndim());
+  if (images.ndim() == 2)
+    images = images.reshape({py::ssize_t{1}, images.shape(0), images.shape(1)});
+  return images;
+}
+
+FloatArray embed_all(const Curator& curator, const std::vector<ManifestRecord>& records) {
+  const std::size_t dim = curator.embedder().dim();
+  FloatArray out({static_cast<py::ssize_t>(records.size()), static_cast<py::ssize_t>(dim)});
+  float* data = out.mutable_data();
+  py::gil_scoped_release release;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    curator.embedder().embed(records[i], data + i * dim);
+  return out;
+}
+
+// Search results of [n, k] neighbour similarities: a NaN or -inf slot is no
+// neighbour; a real one gets the id query * k + rank.
+winnow::index::SearchResults results_of(const FloatArray& similarities) {
+  WINNOW_THROW_IF_NOT(similarities.ndim() == 2,
+                      "similarities must be a float array [n, k], got {} dimensions",
+                      similarities.ndim());
+  winnow::index::SearchResults results =
+      winnow::index::SearchResults::padded(static_cast<std::size_t>(similarities.shape(0)),
+                                           static_cast<std::size_t>(similarities.shape(1)));
+  const float* s = similarities.data();
+  for (std::size_t i = 0; i < results.ids.size(); ++i) {
+    if (std::isnan(s[i]) || std::isinf(s[i])) continue;
+    results.ids[i] = static_cast<std::int64_t>(i);
+    results.similarities[i] = s[i];
+  }
+  return results;
+}
+
+void bind_curator(py::module_& m) {
+  py::class_<Curator>(m, "Curator",
+                      "A dataset's embedder, image reading and verifiers, built from its stored "
+                      "config (Writer.config_json); what a worker needs, without the store.")
+      .def(py::init<const std::string&>(), py::arg("config_json"))
+      .def_property_readonly("config_json", &Curator::config_json)
+      .def_property_readonly("embedder", [](const Curator& c) { return c.embedder().spec(); })
+      .def_property_readonly("dim", [](const Curator& c) { return c.embedder().dim(); })
+      .def(
+          "read",
+          [](const Curator& c, py::bytes text, const std::string& name, const std::string& base_dir,
+             bool starts_manifest, int threads) {
+            std::string lines = text;
+            py::gil_scoped_release release;
+            return c.read(std::move(lines), name, base_dir, starts_manifest, threads);
+          },
+          py::arg("text"), py::arg("name"), py::arg("base_dir"), py::arg("starts_manifest"),
+          py::arg("threads") = 1,
+          "Reads whole manifest lines as `winnow ingest` does (files beneath base_dir read and "
+          "decoded), then hashes and embeds every record: a ManifestPartition.")
+      .def(
+          "embed_pixels",
+          [](const Curator& c, const py::array& raw) {
+            const ImageArray images = checked_images(raw);
+            const auto n = static_cast<std::size_t>(images.shape(0));
+            const auto h = static_cast<std::size_t>(images.shape(1));
+            const auto w = static_cast<std::size_t>(images.shape(2));
+            std::vector<ManifestRecord> records;
+            for (std::size_t i = 0; i < n; ++i)
+              records.push_back(pixels_record(images.data() + i * h * w, h, w, i));
+            return embed_all(c, records);
+          },
+          py::arg("images"), "Embeddings [n, dim] of grey images [n, height, width] (uint8).")
+      .def(
+          "embed_texts",
+          [](const Curator& c, const std::vector<std::string>& texts) {
+            std::vector<ManifestRecord> records;
+            for (std::size_t i = 0; i < texts.size(); ++i)
+              records.push_back(text_record(texts[i], i));
+            return embed_all(c, records);
+          },
+          py::arg("texts"), "Embeddings [n, dim] of texts.")
+      .def(
+          "image_similarity",
+          [](const Curator& c, const py::array& a, const py::array& b) {
+            const ImageArray x = checked_images(a), y = checked_images(b);
+            const ManifestRecord ra = pixels_record(x.data(), x.shape(1), x.shape(2), 0);
+            const ManifestRecord rb = pixels_record(y.data(), y.shape(1), y.shape(2), 1);
+            return c.image_verifier().similarity(ra, rb);
+          },
+          py::arg("a"), py::arg("b"),
+          "The near-duplicate verifier's similarity of two grey images (near duplicates from "
+          "image_threshold up).")
+      .def(
+          "text_similarity",
+          [](const Curator& c, const std::string& a, const std::string& b) {
+            return c.text_verifier().similarity(text_record(a, 0), text_record(b, 1));
+          },
+          py::arg("a"), py::arg("b"),
+          "The near-duplicate verifier's similarity of two texts (near duplicates from "
+          "text_threshold up).")
+      .def_property_readonly("image_threshold",
+                             [](const Curator& c) { return c.image_verifier().threshold(); })
+      .def_property_readonly("text_threshold",
+                             [](const Curator& c) { return c.text_verifier().threshold(); })
+      .def(
+          "label_quality",
+          [](const Curator& c, const py::array& similarities, const py::array& neighbour_labels,
+             const py::array& labels) {
+            const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
+            const LabelArray theirs = LabelArray::ensure(neighbour_labels);
+            const LabelArray ours = LabelArray::ensure(labels);
+            WINNOW_THROW_IF_NOT(
+                theirs && static_cast<std::size_t>(theirs.size()) == found.ids.size() && ours &&
+                    static_cast<std::size_t>(ours.size()) == found.num_queries,
+                "label_quality: neighbour_labels must be [n, k] and labels [n]");
+            const winnow::curation::labels::LabelQuality vote(
+                {c.config().label_k, 1.0, c.config().label_flag_below});
+            const std::int64_t* their = theirs.data();
+            const winnow::curation::labels::LabelLookup lookup =
+                [their](std::int64_t id) -> std::optional<int> {
+              if (their[id] < 0) return std::nullopt;
+              return static_cast<int>(their[id]);
+            };
+            py::array_t<double> quality(static_cast<py::ssize_t>(found.num_queries));
+            py::array_t<bool> flagged(static_cast<py::ssize_t>(found.num_queries));
+            py::array_t<std::int64_t> suggested(static_cast<py::ssize_t>(found.num_queries));
+            for (std::size_t q = 0; q < found.num_queries; ++q) {
+              const auto r = vote.score(found, q, static_cast<int>(ours.data()[q]), lookup);
+              quality.mutable_data()[q] = r.quality;
+              flagged.mutable_data()[q] = r.flagged;
+              suggested.mutable_data()[q] = r.suggested_label ? *r.suggested_label : -1;
+            }
+            return py::make_tuple(quality, flagged, suggested);
+          },
+          py::arg("similarities"), py::arg("neighbour_labels"), py::arg("labels"),
+          "The kNN label vote of the dataset (label_k, label_flag_below): for each row, the "
+          "neighbours' cosines [n, k] (NaN: none) and labels [n, k] (-1: unlabelled) against "
+          "its label [n]; returns (quality, flagged, suggested label or -1).");
+}
+
+void bind_partition(py::module_& m) {
+  py::class_<ManifestPartition>(m, "ManifestPartition",
+                                "A manifest part read, hashed and embedded by a worker; pickles "
+                                "to compact bytes.")
+      .def("__len__", [](const ManifestPartition& p) { return p.entries.size(); })
+      .def_readonly("lines", &ManifestPartition::lines)
+      .def_readonly("embedder", &ManifestPartition::embedder)
+      .def(
+          "keys",
+          [](const ManifestPartition& p) {
+            std::vector<std::string> keys;
+            for (const ManifestEntry& e : p.entries)
+              keys.push_back(e.ok() ? e.record->key : e.rejection->key);
+            return keys;
+          },
+          "Every entry's key (a rejection's may be empty).")
+      .def(
+          "content_hashes",
+          [](const ManifestPartition& p) {
+            std::vector<std::optional<std::string>> hashes;
+            for (const ManifestEntry& e : p.entries) {
+              hashes.push_back(e.ok() && !e.record->content_hash.empty()
+                                   ? std::optional<std::string>(e.record->content_hash)
+                                   : std::nullopt);
+            }
+            return hashes;
+          },
+          "Every entry's content hash; None for a rejection.")
+      .def(
+          "embeddings",
+          [](const ManifestPartition& p) {
+            std::size_t dim = 0;
+            for (const ManifestEntry& e : p.entries) {
+              if (e.ok() && !e.record->precomputed_embedding.empty())
+                dim = e.record->precomputed_embedding.size();
+            }
+            FloatArray out(
+                {static_cast<py::ssize_t>(p.entries.size()), static_cast<py::ssize_t>(dim)});
+            std::fill_n(out.mutable_data(), out.size(), std::numeric_limits<float>::quiet_NaN());
+            for (std::size_t i = 0; i < p.entries.size(); ++i) {
+              const ManifestEntry& e = p.entries[i];
+              if (e.ok() && e.record->precomputed_embedding.size() == dim) {
+                std::copy(e.record->precomputed_embedding.begin(),
+                          e.record->precomputed_embedding.end(), out.mutable_data() + i * dim);
+              }
+            }
+            return out;
+          },
+          "Embeddings [entries, dim]; a row of NaN where there is none (a rejection).")
+      .def(py::pickle(
+          [](const ManifestPartition& p) {
+            std::string bytes;
+            {
+              py::gil_scoped_release release;
+              bytes = winnow::python::to_bytes(p);
+            }
+            return py::bytes(bytes);
+          },
+          [](const py::bytes& b) {
+            const std::string bytes = b;
+            py::gil_scoped_release release;
+            return winnow::python::partition_from_bytes(bytes);
+          }));
+}
+
+// The one writer of a job: the ordinary ingest pipeline over the dataset.
+class Writer {
+ public:
+  Writer(const std::string& db, int threads) : pipeline_(db) { pipeline_.set_threads(threads); }
+
+  std::string config_json() const { return pipeline_.config().to_json(); }
+
+  // Whether the manifest with this checksum was ingested already (the
+  // ingest would skip it).
+  bool batch_done(const std::string& checksum) {
+    const auto batch = pipeline_.store().find_batch_by_checksum(checksum);
+    return batch && batch->state == winnow::store::BatchState::done;
+  }
+
+  // Ingests the partitions `parts` yields, in order, as one batch: what
+  // `winnow ingest` does with the manifest they came from. Consumes them.
+  std::string ingest(const std::string& name, const std::string& checksum, py::iterable parts) {
+    const py::iterator it = py::iter(parts);
+    const py::object next = py::module_::import("builtins").attr("next");
+    ManifestPartition current;
+    std::size_t position = 0;
+    std::size_t lines_before = 0;  // of the manifest, in the partitions before `current`
+    const std::string spec = pipeline_.embedder().spec();
+    // A Python error of the source (a failed task, an interrupt) fails the
+    // batch with its message and is raised again once the batch rolled back.
+    std::exception_ptr source_error;
+    const auto next_entry = [&](ManifestEntry& entry) {
+      while (position == current.entries.size()) {
+        lines_before += current.lines;
+        {
+          py::gil_scoped_acquire gil;
+          py::object part;
+          try {
+            part = next(it, py::none());
+          } catch (py::error_already_set& e) {
+            const std::string message = e.what();  // formatted under the GIL
+            source_error = std::current_exception();
+            WINNOW_THROW("batch '{}': its partitions could not be read: {}", name, message);
+          }
+          if (part.is_none()) return false;
+          current = std::move(part.cast<ManifestPartition&>());
+        }
+        position = 0;
+        WINNOW_THROW_IF_NOT(current.embedder == spec,
+                            "batch '{}': a partition was embedded with {}, but the dataset's "
+                            "embedder is {}",
+                            name, current.embedder, spec);
+      }
+      entry = std::move(current.entries[position++]);
+      (entry.ok() ? entry.record->line : entry.rejection->line) += lines_before;
+      return true;
+    };
+    winnow::curation::ingest::BatchReport report;
+    try {
+      py::gil_scoped_release release;
+      report = pipeline_.ingest_batch(name, checksum, next_entry);
+    } catch (const winnow::Error&) {
+      if (source_error) std::rethrow_exception(source_error);
+      throw;
+    }
+    const nlohmann::json j = {{"batch_id", report.batch_id},
+                              {"name", report.name},
+                              {"skipped", report.skipped},
+                              {"counts", winnow::curation::counts_json(report.counts)},
+                              {"seconds", report.seconds}};
+    return j.dump();
+  }
+
+ private:
+  IngestPipeline pipeline_;
+};
+
+void bind_writer(py::module_& m) {
+  py::class_<Writer>(m, "Writer",
+                     "The one writer of a job: winnow's ingest pipeline on a database.")
+      .def(py::init<const std::string&, int>(), py::arg("db"), py::arg("threads") = 0,
+           "Opens an initialised database (winnow init); threads as `winnow ingest --threads`.")
+      .def("config_json", &Writer::config_json, "The dataset's config as stored (for Curator).")
+      .def("batch_done", &Writer::batch_done, py::arg("checksum"),
+           "Whether the manifest with this checksum was ingested already.")
+      .def("ingest", &Writer::ingest, py::arg("name"), py::arg("checksum"), py::arg("partitions"),
+           "Ingests the partitions of one manifest, in order, as one batch; returns the batch "
+           "report as JSON.");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_curation, m) {
+  m.doc() = "winnow's curation core for Python (winnow.dask); use the `winnow.dask` module";
+  translate_errors();
+  bind_curator(m);
+  bind_partition(m);
+  bind_writer(m);
+  m.def(
+      "file_checksum",
+      [](const std::string& path) { return winnow::curation::ingest::file_checksum(path); },
+      py::arg("path"), "A manifest's checksum: its batch identity (as `winnow ingest` takes it).");
+  m.def(
+      "batch_name", [](const std::string& path) { return winnow::curation::printable_text(path); },
+      py::arg("path"), "The batch name `winnow ingest` gives a manifest path.");
+  m.def(
+      "pixels_hash",
+      [](const py::array& raw) {
+        const ImageArray images = checked_images(raw);
+        const auto size = static_cast<std::size_t>(images.shape(1) * images.shape(2));
+        std::vector<std::string> hashes;
+        for (py::ssize_t i = 0; i < images.shape(0); ++i) {
+          hashes.push_back(winnow::curation::dedup::content_hash(ContentKind::pixels,
+                                                                 images.data() + i * size, size));
+        }
+        return hashes;
+      },
+      py::arg("images"), "Content hashes of grey images [n, height, width], as a pixels record's.");
+  m.def(
+      "text_hash",
+      [](const std::string& text) {
+        return winnow::curation::dedup::content_hash(ContentKind::text, text.data(), text.size());
+      },
+      py::arg("text"), "The content hash of a text record.");
+  m.def(
+      "information_gain",
+      [](const py::array& similarities) {
+        const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
+        py::array_t<double> gains(static_cast<py::ssize_t>(found.num_queries));
+        for (std::size_t q = 0; q < found.num_queries; ++q) {
+          gains.mutable_data()[q] = winnow::curation::ingest::information_gain(found, q);
+        }
+        return gains;
+      },
+      py::arg("similarities"),
+      "The gain of each row of neighbour cosines [n, k] (best first; NaN: none).");
+}

@@ -1,0 +1,205 @@
+#include "manifest_partition.h"
+
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/thread_pool.h"
+#include "winnow/error.h"
+
+namespace winnow::python {
+
+namespace {
+
+using curation::ManifestRecord;
+using curation::ingest::ManifestEntry;
+using curation::ingest::Rejection;
+using nlohmann::json;
+
+// Bytes and floats travel as CBOR byte strings (floats in this machine's
+// byte order: workers and writer of one job run the same build).
+json bytes_of(const std::vector<std::uint8_t>& v) {
+  return json::binary(v);
+}
+
+json bytes_of(const std::vector<float>& v) {
+  std::vector<std::uint8_t> raw(v.size() * sizeof(float));
+  if (!raw.empty()) std::memcpy(raw.data(), v.data(), raw.size());
+  return json::binary(std::move(raw));
+}
+
+std::vector<std::uint8_t> bytes_in(const json& j) {
+  return j.get_binary();
+}
+
+std::vector<float> floats_in(const json& j) {
+  const auto& raw = j.get_binary();
+  WINNOW_THROW_IF_NOT_KIND(raw.size() % sizeof(float) == 0, corrupt,
+                           "manifest partition: a float array of {} bytes", raw.size());
+  std::vector<float> v(raw.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), raw.data(), raw.size());
+  return v;
+}
+
+json record_json(const ManifestRecord& r) {
+  json annotations = json::array();
+  for (const curation::Annotation& a : r.annotations) annotations.push_back({a.annotator, a.label});
+  json quality = nullptr;
+  if (r.image_quality) {
+    const curation::ImageMeasurement& m = *r.image_quality;
+    quality = {m.width,           m.height,        m.scores.blurry,
+               m.scores.dark,     m.scores.bright, m.scores.low_information,
+               m.scores.grayscale};
+  }
+  return {{"line", r.line},
+          {"key", r.key},
+          {"kind", static_cast<int>(r.kind)},
+          {"path", r.path},
+          {"resolved_path", r.resolved_path},
+          {"text", r.text},
+          {"pixels", bytes_of(r.pixels)},
+          {"width", r.width},
+          {"height", r.height},
+          {"colour", bytes_of(r.colour)},
+          {"label", r.label ? json(*r.label) : json(nullptr)},
+          {"source", r.source},
+          {"annotations", std::move(annotations)},
+          {"embedding", bytes_of(r.embedding)},
+          {"image_quality", std::move(quality)},
+          {"content_hash", r.content_hash},
+          {"precomputed_embedding", bytes_of(r.precomputed_embedding)}};
+}
+
+ManifestRecord record_in(const json& j) {
+  ManifestRecord r;
+  r.line = j.at("line").get<std::size_t>();
+  r.key = j.at("key").get<std::string>();
+  const int kind = j.at("kind").get<int>();
+  WINNOW_THROW_IF_NOT_KIND(kind >= 0 && kind <= static_cast<int>(curation::ContentKind::none),
+                           corrupt, "manifest partition: record '{}' has content kind {}", r.key,
+                           kind);
+  r.kind = static_cast<curation::ContentKind>(kind);
+  r.path = j.at("path").get<std::string>();
+  r.resolved_path = j.at("resolved_path").get<std::string>();
+  r.text = j.at("text").get<std::string>();
+  r.pixels = bytes_in(j.at("pixels"));
+  r.width = j.at("width").get<std::size_t>();
+  r.height = j.at("height").get<std::size_t>();
+  r.colour = bytes_in(j.at("colour"));
+  if (!j.at("label").is_null()) r.label = j.at("label").get<std::string>();
+  r.source = j.at("source").get<std::string>();
+  for (const json& a : j.at("annotations")) {
+    r.annotations.push_back({a.at(0).get<std::string>(), a.at(1).get<std::string>()});
+  }
+  r.embedding = floats_in(j.at("embedding"));
+  if (const json& q = j.at("image_quality"); !q.is_null()) {
+    curation::ImageMeasurement m;
+    m.width = q.at(0).get<std::size_t>();
+    m.height = q.at(1).get<std::size_t>();
+    m.scores = {q.at(2).get<double>(), q.at(3).get<double>(), q.at(4).get<double>(),
+                q.at(5).get<double>(), q.at(6).get<double>()};
+    r.image_quality = m;
+  }
+  r.content_hash = j.at("content_hash").get<std::string>();
+  r.precomputed_embedding = floats_in(j.at("precomputed_embedding"));
+  return r;
+}
+
+json rejection_json(const Rejection& r) {
+  return {{"line", r.line}, {"key", r.key}, {"reason", r.reason}, {"source", r.source}};
+}
+
+Rejection rejection_in(const json& j) {
+  return {j.at("line").get<std::size_t>(), j.at("key").get<std::string>(),
+          j.at("reason").get<std::string>(), j.at("source").get<std::string>()};
+}
+
+}  // namespace
+
+std::string to_bytes(const ManifestPartition& partition) {
+  json entries = json::array();
+  for (const ManifestEntry& e : partition.entries) {
+    WINNOW_THROW_IF_NOT(!e.deferred, "manifest partition: an entry was not read to its end");
+    entries.push_back(e.ok() ? json{{"record", record_json(*e.record)}}
+                             : json{{"rejection", rejection_json(*e.rejection)}});
+  }
+  const json j = {{"lines", partition.lines},
+                  {"embedder", partition.embedder},
+                  {"entries", std::move(entries)}};
+  const std::vector<std::uint8_t> cbor = json::to_cbor(j);
+  return std::string(cbor.begin(), cbor.end());
+}
+
+ManifestPartition partition_from_bytes(std::string_view bytes) {
+  ManifestPartition partition;
+  try {
+    const json j = json::from_cbor(bytes.begin(), bytes.end(), true, false);
+    WINNOW_THROW_IF_NOT_KIND(j.is_object() && j.contains("entries"), corrupt,
+                             "manifest partition: {} bytes that are not a partition", bytes.size());
+    partition.lines = j.at("lines").get<std::size_t>();
+    partition.embedder = j.at("embedder").get<std::string>();
+    for (const json& e : j.at("entries")) {
+      ManifestEntry& entry = partition.entries.emplace_back();
+      if (e.contains("record")) {
+        entry.record = record_in(e.at("record"));
+      } else {
+        entry.rejection = rejection_in(e.at("rejection"));
+      }
+    }
+  } catch (const json::exception& e) {
+    WINNOW_THROW_KIND(corrupt, "manifest partition: {} bytes that are not a partition: {}",
+                      bytes.size(), e.what());
+  }
+  return partition;
+}
+
+Curator::Curator(const std::string& config_json)
+    : config_json_(config_json),
+      config_(curation::ingest::CurationConfig::from_json(config_json)),
+      embedder_(curation::embed::make_embedder(config_.embedder)),
+      image_verifier_(curation::ingest::make_image_verifier(config_)),
+      text_verifier_(curation::ingest::make_text_verifier(config_)) {}
+
+ManifestPartition Curator::read(std::string text, const std::string& name,
+                                const std::string& base_dir, bool starts_manifest,
+                                int threads) const {
+  curation::ingest::ManifestReaderOptions options;
+  options.image = curation::ingest::image_reading(config_, *embedder_);
+  options.base_dir = base_dir;
+  options.check_binary = starts_manifest;
+  std::istringstream in(std::move(text));
+  curation::ingest::ManifestReader reader(in, name, options);
+  ManifestPartition partition;
+  partition.embedder = embedder_->spec();
+  for (ManifestEntry entry; reader.next_deferred(entry);) {
+    partition.entries.push_back(std::move(entry));
+  }
+  partition.lines = reader.lines_read();
+  const curation::ThreadPool pool(threads);
+  const auto complete = [&](std::size_t i) {
+    ManifestEntry& entry = partition.entries[i];
+    entry.complete();
+    if (!entry.ok() || entry.record->kind == curation::ContentKind::none) return;
+    ManifestRecord& record = *entry.record;
+    // As IngestBatch::decide_entry takes it when the reader left it empty.
+    if (record.content_hash.empty())
+      record.content_hash = curation::dedup::record_content_hash(record);
+    try {
+      record.precomputed_embedding = embedder_->embed(record);
+    } catch (const Error&) {
+      // Left empty: the writer's embedder rejects it with the same reason.
+    }
+  };
+  if (embedder_->thread_safe()) {
+    pool.for_each(partition.entries.size(), complete);
+  } else {
+    for (std::size_t i = 0; i < partition.entries.size(); ++i) complete(i);
+  }
+  return partition;
+}
+
+}  // namespace winnow::python

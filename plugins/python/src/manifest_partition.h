@@ -1,0 +1,67 @@
+// ManifestPartition: a part of a manifest as winnow.dask's workers hand it to
+// the one writer: its entries parsed (records' files read and decoded), their
+// content hashes and their embeddings computed by the dataset's embedder
+// (ManifestRecord::precomputed_embedding), so that the writer's ordinary
+// ingest (IngestPipeline::ingest_batch) only decides and writes.
+//
+// A Curator is the read-only half of a dataset's curation, built from its
+// stored config: the embedder, how image files are read, the verifiers. It
+// is what a worker needs, without the store.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/ingest/manifest_reader.h"
+
+namespace winnow::python {
+
+struct ManifestPartition {
+  std::vector<curation::ingest::ManifestEntry> entries;  // complete: record or rejection
+  // Lines of the manifest the part spans, blank ones too: line numbers in
+  // `entries` count from the part's start, and the writer adds the lines of
+  // the parts before it.
+  std::size_t lines = 0;
+  std::string embedder;  // spec of the embedder that computed the embeddings
+};
+
+// The partition as bytes (CBOR), for Dask to move between processes, and back.
+// from_bytes throws winnow::Error when the bytes are not such a partition.
+std::string to_bytes(const ManifestPartition& partition);
+ManifestPartition partition_from_bytes(std::string_view bytes);
+
+class Curator {
+ public:
+  // `config_json`: the dataset's config as stored (CurationConfig::to_json).
+  explicit Curator(const std::string& config_json);
+
+  // Reads `text`, the lines of a manifest part (whole lines), as `winnow
+  // ingest` reads a manifest: relative paths resolved against `base_dir`,
+  // image files decoded as the dataset reads them; `starts_manifest`: the
+  // part begins at the file's first byte (the binary sniff is its alone).
+  // Then hashes and embeds every record, on `threads` threads (1: this one).
+  // A record the embedder refuses keeps no embedding: the writer embeds it
+  // again and rejects it with the embedder's own reason.
+  ManifestPartition read(std::string text, const std::string& name, const std::string& base_dir,
+                         bool starts_manifest, int threads) const;
+
+  const std::string& config_json() const { return config_json_; }
+  const curation::ingest::CurationConfig& config() const { return config_; }
+  const curation::embed::Embedder& embedder() const { return *embedder_; }
+  const curation::dedup::NearDuplicateVerifier& image_verifier() const { return *image_verifier_; }
+  const curation::dedup::NearDuplicateVerifier& text_verifier() const { return *text_verifier_; }
+
+ private:
+  std::string config_json_;
+  curation::ingest::CurationConfig config_;
+  std::unique_ptr<curation::embed::Embedder> embedder_;
+  std::unique_ptr<curation::dedup::ColourImageNearDuplicateVerifier> image_verifier_;
+  std::unique_ptr<curation::dedup::TextNearDuplicateVerifier> text_verifier_;
+};
+
+}  // namespace winnow::python

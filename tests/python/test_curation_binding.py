@@ -1,0 +1,143 @@
+"""winnow._curation: the C++ curation core from Python gives what `winnow ingest` stores."""
+
+import json
+import os
+import pickle
+import sqlite3
+import subprocess
+
+import numpy as np
+import pytest
+
+import winnow
+from winnow._curation import (Curator, ManifestPartition, Writer, information_gain, pixels_hash,
+                              text_hash)
+
+from curation_data import fashion_mnist, pixels_line
+
+CLI = os.environ["WINNOW_CLI"]  # the `winnow` program of this build (set by ctest)
+
+
+def run_cli(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """A database of 60 Fashion-MNIST images ingested by `winnow ingest` (default config)."""
+    folder = tmp_path_factory.mktemp("binding")
+    images, labels = fashion_mnist(60, 1000)
+    manifest = folder / "m.jsonl"
+    manifest.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n" for i in range(60)))
+    db = str(folder / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    return db, manifest, images
+
+
+def stored(db):
+    with sqlite3.connect(db) as c:
+        rows = c.execute(
+            "SELECT s.external_key, s.content_hash, v.embedding FROM samples s "
+            "LEFT JOIN curation_vectors v ON v.sample_id = s.id ORDER BY s.id").fetchall()
+    return {key: (h, None if blob is None else np.frombuffer(blob, dtype=np.float32)) for key, h, blob in rows}
+
+
+def test_embeddings_and_hashes_equal_what_the_cli_stored(ingested):
+    db, _, images = ingested
+    curator = Curator(Writer(db).config_json())
+    vectors = curator.embed_pixels(images)
+    hashes = pixels_hash(images)
+    rows = stored(db)
+    with_vector = 0
+    for i in range(len(images)):
+        stored_hash, stored_vector = rows[f"k{i}"]
+        assert hashes[i] == stored_hash
+        if stored_vector is not None:  # accepted and label_issue samples keep their vector
+            with_vector += 1
+            assert np.array_equal(vectors[i], stored_vector)
+    assert with_vector > 0
+    assert curator.dim == vectors.shape[1]
+
+
+def test_a_partition_reads_as_the_cli_does_and_pickles(ingested):
+    db, manifest, images = ingested
+    curator = Curator(Writer(db).config_json())
+    part = curator.read(manifest.read_bytes(), str(manifest), str(manifest.parent), True)
+    assert len(part) == 60 and part.lines == 60
+    rows = stored(db)
+    assert part.keys() == [f"k{i}" for i in range(60)]
+    assert part.content_hashes() == [rows[f"k{i}"][0] for i in range(60)]
+    assert np.array_equal(part.embeddings(), curator.embed_pixels(images))
+    again = pickle.loads(pickle.dumps(part))
+    assert again.keys() == part.keys() and again.lines == part.lines
+    assert np.array_equal(again.embeddings(), part.embeddings())
+
+
+def test_verifiers_gain_and_label_vote_on_arrays(ingested):
+    db, _, images = ingested
+    curator = Curator(Writer(db).config_json())
+    assert curator.image_similarity(images[0], images[0]) >= curator.image_threshold
+    assert curator.image_similarity(images[0], images[1]) < curator.image_threshold
+    assert curator.text_similarity("the same words here", "the same words here") >= curator.text_threshold
+    assert text_hash("a") != text_hash("b")
+    vectors = curator.embed_pixels(images[:6])
+    similarities = (vectors[1:5] @ vectors[0]).astype(np.float32)[None, :]
+    gains = information_gain(np.sort(similarities)[:, ::-1].copy())
+    assert gains[0] == pytest.approx(float(np.mean(1.0 - similarities)), abs=1e-6)
+    assert information_gain(np.full((1, 4), np.nan, dtype=np.float32))[0] == 1.0  # no neighbour
+    k = 15
+    close = np.full((2, k), 0.9, dtype=np.float32)
+    theirs = np.array([[4] * k, [4] * k])
+    quality, flagged, suggested = curator.label_quality(close, theirs, np.array([4, 7]))
+    assert not flagged[0] and quality[0] > quality[1]
+    assert flagged[1] and suggested[1] == 4
+
+
+def test_errors_are_winnow_errors():
+    with pytest.raises(winnow.Error):
+        Curator("{not json")
+
+
+def test_the_writer_refuses_a_part_embedded_otherwise_and_keeps_nothing(ingested, tmp_path):
+    db, _, images = ingested
+    config = json.loads(Writer(db).config_json())
+    config["embedder"] = "pixels(width=28,height=28)"  # not the dataset's embedder
+    manifest = tmp_path / "other.jsonl"
+    manifest.write_text("".join(pixels_line(f"z{i}", images[i], 1) + "\n" for i in range(5)))
+    part = Curator(json.dumps(config)).read(manifest.read_bytes(), str(manifest), str(tmp_path), True)
+    before = len(stored(db))
+    with pytest.raises(winnow.Error, match="embedded with"):
+        Writer(db).ingest(str(manifest), "checksum-of-other", [part])
+    assert len(stored(db)) == before
+
+
+def test_damaged_partition_bytes_are_a_corrupt_error():
+    part = ManifestPartition.__new__(ManifestPartition)
+    with pytest.raises(winnow.Error) as raised:
+        part.__setstate__(b"\xa1\x63abc")  # CBOR, but no partition
+    assert raised.value.kind == "corrupt"
+
+
+def test_a_failing_source_fails_the_batch_keeps_nothing_and_can_be_redone(ingested, tmp_path):
+    db, _, images = ingested
+    writer = Writer(db)
+    curator = Curator(writer.config_json())
+    manifest = tmp_path / "retry.jsonl"
+    manifest.write_text("".join(pixels_line(f"r{i}", images[i], 1) + "\n" for i in range(5)))
+
+    def read():
+        return curator.read(manifest.read_bytes(), str(manifest), str(tmp_path), True)
+
+    def failing():
+        yield read()
+        raise RuntimeError("a task was lost")
+
+    before = len(stored(db))
+    with pytest.raises(RuntimeError, match="a task was lost"):
+        writer.ingest(str(manifest), "checksum-of-retry", failing())
+    assert len(stored(db)) == before
+    assert not writer.batch_done("checksum-of-retry")
+    report = json.loads(writer.ingest(str(manifest), "checksum-of-retry", [read()]))
+    assert not report["skipped"] and report["counts"]["total"] == 5
+    assert writer.batch_done("checksum-of-retry") and len(stored(db)) == before + 5

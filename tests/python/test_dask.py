@@ -1,0 +1,153 @@
+"""winnow.dask on a LocalCluster of 2 worker processes: the database it writes is the
+one `winnow ingest` writes for the same manifests in the same order, the other commands
+work on it, and a worker killed mid-job changes nothing."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from distributed import Client, LocalCluster
+
+import winnow.dask as wd
+
+from curation_data import fashion_mnist, pixels_line, write_manifests
+
+CLI = os.environ["WINNOW_CLI"]  # the `winnow` program of this build (set by ctest)
+PART_BYTES = 96 << 10  # about 30 records a part: many parts, several per worker
+
+
+def run_cli(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster, Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def manifests(tmp_path_factory):
+    return write_manifests(str(tmp_path_factory.mktemp("manifests")), 150)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, manifests):
+    """The same manifests through `winnow ingest` in one process."""
+    db = str(tmp_path_factory.mktemp("reference") / "ref.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, *manifests)
+    return db
+
+
+def decisions(db):
+    """Every sample and every event, as `winnow export --details` and the event log say."""
+    samples = [json.loads(line) for line in run_cli("export", "--db", db, "--details").splitlines()]
+    for sample in samples:  # when it was written is not a decision
+        sample.pop("created_at", None)
+        sample.pop("updated_at", None)
+    with sqlite3.connect(db) as c:
+        events = c.execute(
+            "SELECT e.id, s.external_key, e.batch_id, e.kind, e.decision, e.reason, e.details "
+            "FROM events e LEFT JOIN samples s ON s.id = e.sample_id ORDER BY e.id").fetchall()
+        batches = c.execute(
+            "SELECT id, file_name, checksum, state, n_accepted, n_duplicate_exact, n_duplicate_near, "
+            "n_label_issue, n_rejected FROM ingest_batches ORDER BY id").fetchall()
+    return samples, events, batches
+
+
+def curated(tmp_path, client, manifests, **options):
+    db = str(tmp_path / "dask.db")
+    run_cli("init", "--db", db)
+    report = wd.curate(client, db, manifests, part_bytes=PART_BYTES, **options)
+    return db, report
+
+
+@pytest.mark.parametrize("part_bytes", [4096, 5000, 9999, 1 << 20])
+def test_parts_cover_every_line_once(tmp_path, part_bytes):
+    lines = [b"x" * n for n in (0, 1, 4095, 4096, 4097, 20000, 3, 0, 8191)]
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines))  # no newline at the end
+    parts = wd.plan_parts([str(path)], part_bytes)
+    texts = [wd.part_text(p) for p in parts]
+    data = path.read_bytes()
+    assert b"".join(texts) == data
+    offset = 0
+    for text in texts:  # each part's text is whole lines
+        assert not text or offset == 0 or data[offset - 1:offset] == b"\n"
+        offset += len(text)
+    with pytest.raises(ValueError):
+        wd.plan_parts([str(path)], 4095)  # the first part must hold the reader's binary sniff
+
+
+def test_same_decisions_as_winnow_ingest(tmp_path, client, manifests, reference):
+    db, report = curated(tmp_path, client, manifests)
+    assert report["parts"] > 4
+    ours, theirs = decisions(db), decisions(reference)
+    statuses = {s["status"] for s in ours[0]}
+    assert {"accepted", "duplicate_exact", "duplicate_near", "label_issue", "rejected"} <= statuses
+    assert ours == theirs
+    # The shuffle on the content hash found the copies the writer decided, and the
+    # copies the writer rejected first for a key already taken (the key comes first).
+    seen, taken_keys = set(), 0
+    for sample in ours[0]:
+        if "already in the dataset" in sample["reason"] and sample["content_hash"] in seen:
+            taken_keys += 1
+        seen.add(sample["content_hash"])
+    exact = sum(s["status"] == "duplicate_exact" for s in ours[0])
+    assert exact > 0 and taken_keys > 0
+    assert report["exact_duplicates"] == exact + taken_keys
+
+
+def test_other_commands_work_on_the_result_and_ingest_adds_a_batch(tmp_path, client, manifests,
+                                                                   reference):
+    db, _ = curated(tmp_path, client, manifests)
+    report = json.loads(run_cli("report", "--db", db, "--format", "json"))
+    assert report  # a report of the curated dataset
+    images, labels = fashion_mnist(40, 5000)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text("".join(pixels_line(f"c-{i}", images[i], labels[i]) + "\n" for i in range(40)))
+    reference_copy = str(tmp_path / "ref-copy.db")
+    with sqlite3.connect(reference) as source, sqlite3.connect(reference_copy) as target:
+        source.backup(target)
+    for database in (db, reference_copy):
+        run_cli("ingest", "--db", database, str(extra))
+    assert decisions(db) == decisions(reference_copy)
+    # Curating the same manifests again changes nothing: each batch is done once.
+    again = wd.curate(client, db, manifests, part_bytes=PART_BYTES)
+    assert all(batch["skipped"] for batch in again["batches"])
+    assert decisions(db) == decisions(reference_copy)
+
+
+def test_a_worker_killed_mid_job_changes_nothing(tmp_path, client, manifests, reference):
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one_worker(part):
+        if not killed and part.index == 1:  # the writer has its first part; the rest is in flight
+            victim = next(iter(pids.values()))
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    # A window of 2 parts: most parts are read after the kill.
+    db, _ = curated(tmp_path, client, manifests, window=2, on_part=kill_one_worker)
+    assert killed
+    assert decisions(db) == decisions(reference)
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def test_the_command_on_a_local_cluster(tmp_path, manifests, reference):
+    db = str(tmp_path / "command.db")
+    run_cli("init", "--db", db)
+    out = subprocess.run(
+        [sys.executable, "-m", "winnow.dask", "--local-workers", "2", "--part-bytes", str(PART_BYTES),
+         "--db", db, *manifests],
+        check=True, capture_output=True, text=True, timeout=120).stdout.splitlines()
+    batches, summary = [json.loads(line) for line in out[:-1]], json.loads(out[-1])
+    assert [b["name"] for b in batches] == manifests and summary["parts"] > 4
+    assert decisions(db) == decisions(reference)
