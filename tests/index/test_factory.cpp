@@ -15,14 +15,14 @@ TEST_CASE("factory strings make the right index", "[factory]") {
 
   auto hnsw = make_vector_index("hnsw", 8);
   CHECK(hnsw->type() == "hnsw");
-  CHECK(hnsw->config() == "hnsw(M=16,efConstruction=40,efSearch=64)");
+  CHECK(hnsw->config() == "hnsw(M=24,efConstruction=80,efSearch=128)");
 
-  auto custom = make_vector_index(" hnsw( efSearch = 128, M=16 ) ", 8);
-  CHECK(custom->config() == "hnsw(M=16,efConstruction=40,efSearch=128)");
+  auto custom = make_vector_index(" hnsw( efSearch = 256, M=16 ) ", 8);
+  CHECK(custom->config() == "hnsw(M=16,efConstruction=80,efSearch=256)");
   const auto* typed = dynamic_cast<const HnswVectorIndex*>(custom.get());
   REQUIRE(typed != nullptr);
   CHECK(typed->params().M == 16);
-  CHECK(typed->params().ef_search == 128);
+  CHECK(typed->params().ef_search == 256);
 }
 
 TEST_CASE("canonical configs round-trip", "[factory]") {
@@ -30,7 +30,7 @@ TEST_CASE("canonical configs round-trip", "[factory]") {
     CHECK(canonical_vector_index_config(config) == config);
     CHECK(canonical_vector_index_config(canonical_vector_index_config(config)) == config);
   }
-  CHECK(canonical_vector_index_config("hnsw()") == "hnsw(M=16,efConstruction=40,efSearch=64)");
+  CHECK(canonical_vector_index_config("hnsw()") == "hnsw(M=24,efConstruction=80,efSearch=128)");
 }
 
 TEST_CASE("bad factory strings are rejected with the offending part", "[factory]") {

@@ -41,7 +41,7 @@ class VectorIndex {
 
   // "flat" or "hnsw".
   virtual std::string type() const = 0;
-  // Canonical factory string, e.g. "hnsw(M=16,efConstruction=40,efSearch=64)";
+  // Canonical factory string, e.g. "hnsw(M=24,efConstruction=80,efSearch=128)";
   // make_vector_index(config(), dim()) makes an empty index of the same kind.
   virtual std::string config() const = 0;
   virtual std::size_t dim() const = 0;

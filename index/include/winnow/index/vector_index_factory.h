@@ -2,7 +2,7 @@
 //
 //   "flat"                                        exact search (FlatVectorIndex)
 //   "hnsw"                                        HNSW with the default parameters
-//   "hnsw(M=16,efConstruction=40,efSearch=64)"    any subset of the keys, any order
+//   "hnsw(M=24,efConstruction=80,efSearch=128)"   any subset of the keys, any order
 //
 // The grammar is winnow's one spec grammar (winnow/spec.h, docs/specs.md):
 // whitespace around tokens is ignored; keys are case-sensitive; values are
