@@ -112,6 +112,26 @@ TEST_CASE("a large JPEG may decode at a DCT scale, never below the wanted size",
   CHECK(decode_image(jpeg.data(), jpeg.size()).width == 400);
 }
 
+TEST_CASE("area resampling to several sizes in one pass gives each size's own result", "[image]") {
+  std::uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int trial = 0; trial < 20; ++trial) {
+    Image image;
+    image.width = 1 + next() % 300;
+    image.height = 1 + next() % 300;
+    image.rgb.resize(image.width * image.height * 3);
+    for (auto& v : image.rgb) v = static_cast<std::uint8_t>(next() >> 24);
+    const ImageSize a{1 + next() % 40, 1 + next() % 40}, b{1 + next() % 40, 1 + next() % 40};
+    const std::vector<Image> both = resize_area(image, {a, b});
+    REQUIRE(both.size() == 2);
+    CHECK(both[0].rgb == resize_area(image, a.width, a.height).rgb);
+    CHECK(both[1].rgb == resize_area(image, b.width, b.height).rgb);
+    CHECK(both[1].width == b.width);
+    CHECK(grey_levels(both[0]) == grey_thumbnail(image, a.width, a.height));
+  }
+  CHECK_THROWS_WITH(resize_area(Image{}, {ImageSize{2, 2}}), Catch::Contains("cannot resize"));
+}
+
 TEST_CASE("area resampling averages and keeps flat images flat", "[image]") {
   Image image;
   image.width = 4;

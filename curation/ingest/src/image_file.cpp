@@ -28,15 +28,17 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
   try {
     const image::ImageHeader header = image::read_image_header(bytes.data(), bytes.size());
     const image::Image decoded = image::decode_image(bytes.data(), bytes.size(), options);
-    record.pixels = image::grey_thumbnail(decoded, reading.width, reading.height);
+    // The grey working image and the colour thumbnail in one pass.
+    std::vector<image::ImageSize> sizes = {{reading.width, reading.height}};
+    if (reading.colour_side > 0) sizes.push_back({reading.colour_side, reading.colour_side});
+    std::vector<image::Image> small = image::resize_area(decoded, sizes);
+    record.pixels = image::grey_levels(small[0]);
     record.width = reading.width;
     record.height = reading.height;
+    if (reading.colour_side > 0) record.colour = std::move(small[1].rgb);
     // Exact duplicates by picture, not by bytes: a re-saved file is the same
     // content (docs/images.md).
     record.content_hash = dedup::decoded_image_hash(decoded.width, decoded.height, decoded.rgb);
-    if (reading.colour_side > 0) {
-      record.colour = image::resize_area(decoded, reading.colour_side, reading.colour_side).rgb;
-    }
     // The quality scores come from the decoded image (a JPEG perhaps at 1/2
     // to 1/8 scale: still at least 8 x the working size, more than the
     // analysis image needs); the size is the file's.

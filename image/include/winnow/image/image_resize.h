@@ -18,6 +18,17 @@ namespace winnow::image {
 // `image` resampled to width x height, RGB, values rounded to 8 bits.
 Image resize_area(const Image& image, std::size_t width, std::size_t height);
 
+// The same for several sizes in one pass over `image` (each result exactly
+// what resize_area gives for its size alone).
+struct ImageSize {
+  std::size_t width = 0;
+  std::size_t height = 0;
+};
+std::vector<Image> resize_area(const Image& image, const std::vector<ImageSize>& sizes);
+
+// Grey levels (ITU-R BT.601 luma, rounded) of an RGB image.
+std::vector<std::uint8_t> grey_levels(const Image& image);
+
 // Grey levels (ITU-R BT.601 luma, rounded) of `image` resampled to width x height.
 std::vector<std::uint8_t> grey_thumbnail(const Image& image, std::size_t width, std::size_t height);
 
