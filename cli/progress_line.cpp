@@ -9,11 +9,13 @@
 
 namespace winnow::cli {
 
-ProgressLine::ProgressLine(std::size_t total, std::string what, bool quiet, Unit unit)
+ProgressLine::ProgressLine(std::size_t total, std::string what, bool quiet, Unit unit,
+                           std::string stage)
     : enabled_(!quiet && ::isatty(STDERR_FILENO) == 1),
       unit_(unit),
       total_(total),
       what_(std::move(what)),
+      stage_(stage.empty() ? std::string() : stage + ": "),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -63,12 +65,12 @@ void ProgressLine::draw() {
   if (unit_ == Unit::Bytes) {
     constexpr double kMB = 1e6;
     const double things_rate = seconds > 0 ? static_cast<double>(things_) / seconds : 0.0;
-    fmt::print(stderr, "\r{:.0f}% of {:.1f} MB, {:.1f} MB/s, ETA {}, {} {} ({:.0f}/s)\033[K",
-               percent, static_cast<double>(total_) / kMB, rate / kMB, eta, things_, what_,
+    fmt::print(stderr, "\r{}{:.0f}% of {:.1f} MB, {:.1f} MB/s, ETA {}, {} {} ({:.0f}/s)\033[K",
+               stage_, percent, static_cast<double>(total_) / kMB, rate / kMB, eta, things_, what_,
                things_rate);
   } else {
-    fmt::print(stderr, "\r{} / {} {} ({:.0f}%), {:.0f} {}/s, ETA {}\033[K", done_, total_, what_,
-               percent, rate, what_, eta);
+    fmt::print(stderr, "\r{}{} / {} {} ({:.0f}%), {:.0f} {}/s, ETA {}\033[K", stage_, done_, total_,
+               what_, percent, rate, what_, eta);
   }
   std::fflush(stderr);
 }

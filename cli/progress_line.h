@@ -18,7 +18,9 @@ class ProgressLine {
   // (`what` names the things read from it, "records", counted beside).
   enum class Unit { Items, Bytes };
 
-  ProgressLine(std::size_t total, std::string what, bool quiet = false, Unit unit = Unit::Items);
+  // `stage`, when given, starts the line ("label neighbours: ...").
+  ProgressLine(std::size_t total, std::string what, bool quiet = false, Unit unit = Unit::Items,
+               std::string stage = {});
   ~ProgressLine();  // ends the line (finish)
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -39,6 +41,7 @@ class ProgressLine {
   std::size_t done_ = 0;
   std::size_t things_ = 0;
   std::string what_;
+  std::string stage_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
 };

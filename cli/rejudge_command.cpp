@@ -12,6 +12,7 @@
 
 #include "cli_json.h"
 #include "command.h"
+#include "progress_line.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 
 namespace winnow::cli {
@@ -26,6 +27,7 @@ Command add_rejudge_command(CLI::App& parent) {
     std::optional<double> text_min_candidate;
     std::optional<double> flag_below;
     double consensus_flag_below = curation::ingest::RejudgeOptions{}.consensus_flag_below;
+    bool quiet = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -62,6 +64,7 @@ Command add_rejudge_command(CLI::App& parent) {
   cmd->add_option("--text-min-candidate", o->text_min_candidate,
                   "with --embedder: the same for text records (default: unchanged)")
       ->needs("--embedder");
+  add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
             curation::ingest::IngestPipeline pipeline(o->db);
             curation::ingest::RejudgeOptions options;
@@ -72,7 +75,20 @@ Command add_rejudge_command(CLI::App& parent) {
             if (!o->embedder.empty()) options.embedder = o->embedder;
             options.min_candidate_similarity = o->min_candidate;
             options.text_min_candidate_similarity = o->text_min_candidate;
+            // One progress line per stage of searches.
+            std::unique_ptr<ProgressLine> progress;
+            std::string stage;
+            options.progress = [&](const std::string& now, std::size_t done, std::size_t total) {
+              if (now != stage) {
+                if (progress) progress->finish();
+                stage = now;
+                progress = std::make_unique<ProgressLine>(total, "samples", o->quiet,
+                                                          ProgressLine::Unit::Items, now);
+              }
+              progress->update(done);
+            };
             const curation::ingest::RejudgeReport r = pipeline.rejudge(options);
+            if (progress) progress->finish();
             nlohmann::json out = {{"updated", r.gains_updated},
                                   {"gains_updated", r.gains_updated},
                                   {"embedder", r.embedder},

@@ -38,8 +38,9 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("ingest and import-idx draw a progress line with a rate and an ETA on a terminal only",
-          "[cli][progress]") {
+TEST_CASE(
+    "ingest, import-idx and regain draw a progress line with a rate and an ETA on a terminal only",
+    "[cli][progress]") {
   winnow::curation::test::ScratchDir dir;
   const std::string db = dir.file("data.db");
   REQUIRE(std::system(
@@ -58,6 +59,13 @@ TEST_CASE("ingest and import-idx draw a progress line with a rate and an ETA on 
       run_on_terminal(dir, "ingest --db " + db + " " + dir.file("m.jsonl"), "ingest");
   CHECK_THAT(ingest, Catch::Contains("100% of 0.0 MB") && Catch::Contains("2 records") &&
                          Catch::Contains("\"batch\":2"));
+
+  const std::string regain = run_on_terminal(dir, "regain --labels --db " + db, "regain");
+  CHECK_THAT(regain, Catch::Contains("label neighbours: ") && Catch::Contains("samples (100%)") &&
+                         Catch::Contains("\"gains_updated\""));
+  const std::string regain_quiet =
+      run_on_terminal(dir, "regain --labels --quiet --db " + db, "regain-quiet");
+  CHECK_THAT(regain_quiet, !Catch::Contains("ETA") && Catch::Contains("\"gains_updated\""));
 
   // --quiet on a terminal, and no terminal at all: the JSON summary alone.
   const std::string quiet = run_on_terminal(

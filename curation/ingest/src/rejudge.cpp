@@ -102,10 +102,19 @@ ManifestRecord record_to_reembed(const store::JudgedVectorRow& row, const std::s
 // kSearchChunk queries at a time, and calls visit(found, begin, end) per
 // chunk: row q of `found` is rows[begin + q]. An empty index finds nothing
 // (found.k == 0).
+// Where a search reports its progress (RejudgeOptions::progress), if anywhere.
+struct SearchProgress {
+  const RejudgeOptions::Progress* report = nullptr;
+  std::string stage;
+  void operator()(std::size_t done, std::size_t total) const {
+    if (report != nullptr && *report) (*report)(stage, done, total);
+  }
+};
+
 template <typename Visit>
 void search_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
-                 std::size_t dim, const std::vector<std::size_t>& rows, std::size_t k,
-                 Visit visit) {
+                 std::size_t dim, const std::vector<std::size_t>& rows, std::size_t k, Visit visit,
+                 const SearchProgress& progress = {}) {
   std::vector<float> queries;
   for (std::size_t begin = 0; begin < rows.size(); begin += kSearchChunk) {
     const std::size_t end = std::min(rows.size(), begin + kSearchChunk);
@@ -117,6 +126,7 @@ void search_rows(const index::VectorIndex& index, const std::vector<float>& vect
     index::SearchResults found;
     if (index.size() > 0) found = index.search(end - begin, queries.data(), k);
     visit(found, begin, end);
+    progress(end, rows.size());
   }
 }
 
@@ -124,16 +134,19 @@ void search_rows(const index::VectorIndex& index, const std::vector<float>& vect
 // index is empty).
 index::SearchResults search_all_rows(const index::VectorIndex& index,
                                      const std::vector<float>& vectors, std::size_t dim,
-                                     const std::vector<std::size_t>& rows, std::size_t k) {
+                                     const std::vector<std::size_t>& rows, std::size_t k,
+                                     const SearchProgress& progress = {}) {
   index::SearchResults all;
   all.num_queries = rows.size();
-  search_rows(index, vectors, dim, rows, k,
-              [&](const index::SearchResults& found, std::size_t, std::size_t) {
-                all.k = found.k;
-                all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
-                all.similarities.insert(all.similarities.end(), found.similarities.begin(),
-                                        found.similarities.end());
-              });
+  search_rows(
+      index, vectors, dim, rows, k,
+      [&](const index::SearchResults& found, std::size_t, std::size_t) {
+        all.k = found.k;
+        all.ids.insert(all.ids.end(), found.ids.begin(), found.ids.end());
+        all.similarities.insert(all.similarities.end(), found.similarities.begin(),
+                                found.similarities.end());
+      },
+      progress);
   if (all.k == 0) all.ids.clear(), all.similarities.clear();
   return all;
 }
@@ -149,7 +162,8 @@ std::vector<store::SampleScore> gains_against_final_index(
     const std::vector<StoredSample>& samples, const std::vector<float>& vectors, std::size_t dim,
     const index::VectorIndex& final_index, const std::vector<std::size_t>& judged,
     const index::SearchResults& neighbours, const std::vector<std::int64_t>& leaving,
-    const std::vector<std::int64_t>& joining, const std::vector<float>& joining_vectors) {
+    const std::vector<std::int64_t>& joining, const std::vector<float>& joining_vectors,
+    const SearchProgress& progress) {
   std::vector<store::SampleScore> gains;
   std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
   std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
@@ -214,15 +228,17 @@ std::vector<store::SampleScore> gains_against_final_index(
   }
   for (std::size_t m = 0; m < merged.size(); ++m)
     gain_of(samples[merged[m]].id, std::move(kept[m]));
-  search_rows(final_index, vectors, dim, searched, k + 1,
-              [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-                for (std::size_t q = 0; q < end - begin; ++q) {
-                  const std::int64_t id = samples[searched[begin + q]].id;
-                  std::vector<Neighbour> found;
-                  add_found(r, q, id, found);
-                  gain_of(id, std::move(found));
-                }
-              });
+  search_rows(
+      final_index, vectors, dim, searched, k + 1,
+      [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
+        for (std::size_t q = 0; q < end - begin; ++q) {
+          const std::int64_t id = samples[searched[begin + q]].id;
+          std::vector<Neighbour> found;
+          add_found(r, q, id, found);
+          gain_of(id, std::move(found));
+        }
+      },
+      progress);
   return gains;
 }
 
@@ -507,7 +523,8 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   out.judged = samples_to_judge(store, stored.samples, report.kept_confident_learning);
   report.without_vector = label_issues_without_vector(store.database());
   out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
-                                   static_cast<std::size_t>(config.label_k) + 1);
+                                   static_cast<std::size_t>(config.label_k) + 1,
+                                   SearchProgress{&options.progress, "label neighbours"});
   const JudgedScore score = [&](std::size_t j) {
     const StoredSample& s = stored.samples[judged[j]];
     auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
@@ -644,7 +661,8 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     // 3. Gains of the accepted samples against the final index.
     const std::vector<store::SampleScore> gains = gains_against_final_index(
         stored.samples, stored.vectors, stored.dim, today, judged, neighbours, judgements.leaving,
-        judgements.joining, judgements.joining_vectors);
+        judgements.joining, judgements.joining_vectors,
+        SearchProgress{&options.progress, "gain neighbours"});
 
     // Write it all.
     CurationConfig new_config = config_;

@@ -188,6 +188,12 @@ struct RejudgeOptions {
   // the dataset's label_flag_below). Not stored: later batches keep the
   // dataset's threshold.
   std::optional<double> flag_below;
+  // Called after each chunk of the long searches, with the stage's name
+  // ("label neighbours", "gain neighbours"), samples done and the stage's
+  // total: for a progress line. Unset: nothing is called.
+  using Progress =
+      std::function<void(const std::string& stage, std::size_t done, std::size_t total)>;
+  Progress progress;
 };
 
 struct RejudgeReport {
