@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -29,9 +30,15 @@ void ProgressLine::update(std::size_t done, std::size_t things) {
   things_ = things;
   if (!enabled_ || finished_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (done_ < total_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
+  // Steps are few and may be long: each is drawn as it starts.
+  if (unit_ != Unit::Steps && done_ < total_ && now - last_draw_ < std::chrono::milliseconds(200))
+    return;
   last_draw_ = now;
   draw();
+}
+
+void ProgressLine::set_stage(const std::string& stage) {
+  stage_ = stage.empty() ? std::string() : stage + ": ";
 }
 
 void ProgressLine::finish() {
@@ -62,7 +69,10 @@ void ProgressLine::draw() {
   const double left = rate > 0 ? (static_cast<double>(total_) - done) / rate : NAN;
   const std::string eta = done_ >= total_ ? "0:00" : format_eta(left);
   // \r back to the start of the line, \033[K clears what a longer line left.
-  if (unit_ == Unit::Bytes) {
+  if (unit_ == Unit::Steps) {
+    fmt::print(stderr, "\r{}{} of {} {}, {:.1f} s\033[K", stage_, std::min(done_ + 1, total_),
+               total_, what_, seconds);
+  } else if (unit_ == Unit::Bytes) {
     constexpr double kMB = 1e6;
     const double things_rate = seconds > 0 ? static_cast<double>(things_) / seconds : 0.0;
     fmt::print(stderr, "\r{}{:.0f}% of {:.1f} MB, {:.1f} MB/s, ETA {}, {} {} ({:.0f}/s)\033[K",

@@ -14,9 +14,11 @@ namespace winnow::cli {
 
 class ProgressLine {
  public:
-  // What is counted: things (`what` names them, "files") or bytes of an input
-  // (`what` names the things read from it, "records", counted beside).
-  enum class Unit { Items, Bytes };
+  // What is counted: things (`what` names them, "files"), bytes of an input
+  // (`what` names the things read from it, "records", counted beside), or the
+  // steps of a command whose steps differ in length (no rate or ETA then, the
+  // time elapsed).
+  enum class Unit { Items, Bytes, Steps };
 
   // `stage`, when given, starts the line ("label neighbours: ...").
   ProgressLine(std::size_t total, std::string what, bool quiet = false, Unit unit = Unit::Items,
@@ -28,6 +30,9 @@ class ProgressLine {
   // Redraws at most every 0.2 s (and when the total is reached). `things`:
   // with Unit::Bytes, how many of `what` have been read so far.
   void update(std::size_t done, std::size_t things = 0);
+  // Names the stage now running (a command of several steps), drawn by the
+  // next update.
+  void set_stage(const std::string& stage);
   // Draws the last state and ends the line; later updates draw nothing.
   void finish();
 

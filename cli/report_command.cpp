@@ -13,6 +13,7 @@
 
 #include "cli_json.h"
 #include "command.h"
+#include "progress_line.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/curation/report/report_render.h"
 #include "winnow/error.h"
@@ -34,6 +35,7 @@ std::ofstream open_output(const std::string& path, const char* what) {
 Command add_report_command(CLI::App& parent) {
   struct Options {
     std::string db, format = "json", out, samples;
+    bool quiet = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -44,6 +46,7 @@ Command add_report_command(CLI::App& parent) {
   cmd->add_option("--out", o->out, "write the report here instead of standard output");
   cmd->add_option("--samples", o->samples,
                   "also write the per-sample export (JSON lines) to this file");
+  add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
             WINNOW_THROW_IF_NOT(o->format == "json" || o->format == "html" || o->format == "md",
                                 "--format '{}' is not json, html or md", o->format);
@@ -57,7 +60,13 @@ Command add_report_command(CLI::App& parent) {
               samples = open_output(o->samples, "per-sample export");
               options.sample_export = &samples;
             }
+            ProgressLine progress(5, "steps", o->quiet, ProgressLine::Unit::Steps);
+            options.progress = [&](const std::string& step, std::size_t done, std::size_t) {
+              progress.set_stage(step);
+              progress.update(done);
+            };
             const nlohmann::json report = curation::report::build_quality_report(store, options);
+            progress.finish();
             std::string text;
             if (o->format == "json") {
               text = json_text(report, 2) + "\n";

@@ -67,6 +67,14 @@ TEST_CASE(
       run_on_terminal(dir, "regain --labels --quiet --db " + db, "regain-quiet");
   CHECK_THAT(regain_quiet, !Catch::Contains("ETA") && Catch::Contains("\"gains_updated\""));
 
+  const std::string report =
+      run_on_terminal(dir, "report --db " + db + " --out " + dir.file("report.json"), "report");
+  CHECK_THAT(report, Catch::Contains("Dawid-Skene and agreement: 3 of 5 steps") &&
+                         Catch::Contains("report built: 5 of 5 steps"));
+  CHECK(run_on_terminal(dir, "report --quiet --db " + db + " --out " + dir.file("r2.json"),
+                        "report-quiet")
+            .find("steps") == std::string::npos);
+
   // --quiet on a terminal, and no terminal at all: the JSON summary alone.
   const std::string quiet = run_on_terminal(
       dir, "import-idx --db " + db + " --quiet --limit 600 --prefix q " + idx, "quiet");

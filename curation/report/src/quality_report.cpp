@@ -131,16 +131,20 @@ class ReportBuilder {
   json build() {
     {
       ReadSnapshot snapshot(store_.database());
+      step("reading samples", 0);
       label_names_ = labels::LabelNames::read(store_);
       read_contributors();
       batches_ = store_.all_batches();
       read_samples();
       read_suggested_labels();
+      step("reading annotations", 1);
       read_annotations();
       image_quality_ = image_quality_json(store_, label_names_);
     }
     order_classes();
+    step("Dawid-Skene and agreement", 2);
     estimate();
+    step("writing the report", 3);
     json report = {
         {"schema_version", kReportSchemaVersion},
         {"generated_at", options_.generated_at.empty() ? utc_now() : options_.generated_at},
@@ -162,11 +166,20 @@ class ReportBuilder {
     report["confused_pairs"] = confused_pairs_json();
     report["batches"] = batches_json();
     report["image_quality"] = image_quality_;
-    if (options_.sample_export != nullptr) write_sample_export(*options_.sample_export);
+    if (options_.sample_export != nullptr) {
+      step("per-sample export", 4);
+      write_sample_export(*options_.sample_export);
+    }
+    step("report built", kSteps);
     return report;
   }
 
  private:
+  static constexpr std::size_t kSteps = 5;
+  void step(const char* name, std::size_t done) const {
+    if (options_.progress) options_.progress(name, done, kSteps);
+  }
+
   // --- reading the store ---------------------------------------------------
 
   std::string label_name(std::int64_t label) const { return label_names_.name_of(label); }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,9 @@ struct QualityReportOptions {
   std::size_t max_confused_pairs = 20;
   std::string generated_at;               // ISO-8601 UTC; empty: now
   std::ostream* sample_export = nullptr;  // when set, the per-sample export goes here
+  // Called as each step starts ("reading samples", "Dawid-Skene", ...), with
+  // the steps done so far and their number: for a progress line.
+  std::function<void(const std::string& step, std::size_t done, std::size_t total)> progress;
 };
 
 // Reads the store from one snapshot (a read transaction, unless the caller
