@@ -25,13 +25,10 @@ namespace {
 // cycle per observation; the caller looks for the culprit only on failure.
 bool all_valid(const std::uint64_t* ids, const float* losses, std::size_t count,
                std::uint64_t num_samples, bool allow_negative) {
-  constexpr float kMax = std::numeric_limits<float>::max();
-  const float low = allow_negative ? -kMax : 0.0f;
   unsigned valid = 1;
   for (std::size_t i = 0; i < count; ++i) {
-    // NaN fails both comparisons; -0.0 passes low = 0.
-    valid &= static_cast<unsigned>(ids[i] < num_samples) & static_cast<unsigned>(losses[i] >= low) &
-             static_cast<unsigned>(losses[i] <= kMax);
+    valid &=
+        static_cast<unsigned>(valid_observation(ids[i], losses[i], num_samples, allow_negative));
   }
   return valid != 0;
 }

@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "curation_test_helpers.h"
+#include "daemon/cli_process.h"  // winnow::test::slurp
 
 namespace {
 
@@ -23,17 +23,7 @@ std::string run_on_terminal(const winnow::curation::test::ScratchDir& dir, const
                               args + "' /dev/null > " + out + " 2>&1";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return winnow::test::slurp(out);
 }
 
 }  // namespace
@@ -84,6 +74,6 @@ TEST_CASE(
       std::system((std::string(WINNOW_CLI_PATH) + " import-idx --db " + db +
                    " --limit 700 --prefix p " + idx + " > " + plain + ".out 2> " + plain + ".err")
                       .c_str()) == 0);
-  CHECK(read_file(plain + ".err").empty());
-  CHECK_THAT(read_file(plain + ".out"), Catch::Contains("\"batch\":4"));
+  CHECK(winnow::test::slurp(plain + ".err").empty());
+  CHECK_THAT(winnow::test::slurp(plain + ".out"), Catch::Contains("\"batch\":4"));
 }

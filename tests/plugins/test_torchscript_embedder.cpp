@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "daemon/cli_process.h"  // winnow::test::slurp
 #include "support/temp_dir.h"
 #include "winnow/curation/embed/embedder.h"
 #include "winnow/curation/ingest/idx_importer.h"
@@ -98,24 +99,19 @@ TEST_CASE("the winnow CLI ingests with a TorchScript embedder", "[torchscript]")
                           .c_str()) == 0);
   REQUIRE(std::system(
               (cli + " status --db " + db + " --json > " + dir.file("status.json")).c_str()) == 0);
-  std::ifstream in(dir.file("status.json"));
-  std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string status = winnow::test::slurp(dir.file("status.json"));
   CHECK_THAT(status, Catch::Contains("\"total\": 300"));
   CHECK_THAT(status, Catch::Contains("torchscript(path="));
 
   // The program does not link LibTorch: the plugin brings it, and only to
   // datasets that use it. Without the plugin the error says where it looks.
   REQUIRE(std::system(("ldd " + cli + " > " + dir.file("ldd.txt")).c_str()) == 0);
-  std::ifstream ldd(dir.file("ldd.txt"));
-  const std::string libraries((std::istreambuf_iterator<char>(ldd)),
-                              std::istreambuf_iterator<char>());
+  const std::string libraries = winnow::test::slurp(dir.file("ldd.txt"));
   CHECK_THAT(libraries, !Catch::Contains("libtorch"));
   std::filesystem::create_directories(dir.file("no-plugins"));
   CHECK(std::system(("WINNOW_PLUGIN_DIR=" + dir.file("no-plugins") + " " + cli + " init --db " +
                      dir.file("other.db") + " --embedder torchscript:" + model + log)
                         .c_str()) != 0);
-  std::ifstream out(dir.file("out.txt"));
-  const std::string message((std::istreambuf_iterator<char>(out)),
-                            std::istreambuf_iterator<char>());
+  const std::string message = winnow::test::slurp(dir.file("out.txt"));
   CHECK_THAT(message, Catch::Contains("no TorchScript plugin was found"));
 }

@@ -1,6 +1,5 @@
 #include "winnow/torch/pruned_loss.h"
 
-#include <cmath>
 #include <vector>
 
 #include "tensor_shape.h"
@@ -83,7 +82,7 @@ struct PrunedLoss::DeviceState {
     losses.clear();
     const auto* id_ptr = all_ids.data_ptr<std::int64_t>();
     const float* loss_ptr = all_losses.data_ptr<float>();
-    const auto n = static_cast<std::int64_t>(pruner.num_samples());
+    const std::uint64_t n = pruner.num_samples();
     const bool negatives = pruner.allows_negative_losses();
     std::vector<std::uint64_t> call_ids;
     std::vector<float> call_losses;
@@ -93,13 +92,13 @@ struct PrunedLoss::DeviceState {
       call_ids.clear();
       call_losses.clear();
       for (std::int64_t i = offset; i < offset + size; ++i) {
-        const bool valid = id_ptr[i] >= 0 && id_ptr[i] < n && std::isfinite(loss_ptr[i]) &&
-                           (negatives || loss_ptr[i] >= 0.0f);
-        if (!valid) {
+        // A negative id becomes a huge one, out of every data set's range.
+        const auto id = static_cast<std::uint64_t>(id_ptr[i]);
+        if (!valid_observation(id, loss_ptr[i], n, negatives)) {
           ++bad;
           continue;
         }
-        call_ids.push_back(static_cast<std::uint64_t>(id_ptr[i]));
+        call_ids.push_back(id);
         call_losses.push_back(loss_ptr[i]);
       }
       if (!call_ids.empty()) pruner.update(call_ids.data(), call_losses.data(), call_ids.size());

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace winnow {
@@ -57,6 +58,19 @@ class ScoreTable {
   float momentum_;
   bool allow_negative_;
 };
+
+// Whether check_observations accepts one observation: the id below
+// `num_samples`, the loss finite and, unless `allow_negative`, >= 0 (-0.0
+// counts as zero; NaN fails both comparisons). Branch-free, for callers that
+// skip bad observations instead of failing (PrunedLoss's device log).
+inline bool valid_observation(std::uint64_t id, float loss, std::uint64_t num_samples,
+                              bool allow_negative) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const float low = allow_negative ? -kMax : 0.0f;
+  return static_cast<bool>(static_cast<unsigned>(id < num_samples) &
+                           static_cast<unsigned>(loss >= low) &
+                           static_cast<unsigned>(loss <= kMax));
+}
 
 // Throws winnow::Error (invalid_input) unless every id is below
 // `num_samples` and every loss is finite and, unless `allow_negative`, >= 0.
