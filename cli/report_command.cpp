@@ -60,13 +60,17 @@ Command add_report_command(CLI::App& parent) {
               samples = open_output(o->samples, "per-sample export");
               options.sample_export = &samples;
             }
-            ProgressLine progress(5, "steps", o->quiet, ProgressLine::Unit::Steps);
-            options.progress = [&](const std::string& step, std::size_t done, std::size_t) {
-              progress.set_stage(step);
-              progress.update(done);
+            std::unique_ptr<ProgressLine> progress;  // made with the first step's count
+            options.progress = [&](const std::string& step, std::size_t done, std::size_t total) {
+              if (!progress) {
+                progress = std::make_unique<ProgressLine>(total, "steps", o->quiet,
+                                                          ProgressLine::Unit::Steps);
+              }
+              progress->set_stage(step);
+              progress->update(done);
             };
             const nlohmann::json report = curation::report::build_quality_report(store, options);
-            progress.finish();
+            if (progress) progress->finish();
             std::string text;
             if (o->format == "json") {
               text = json_text(report, 2) + "\n";
