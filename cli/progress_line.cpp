@@ -16,9 +16,10 @@ ProgressLine::ProgressLine(std::size_t total, std::string what, bool quiet, Unit
       unit_(unit),
       total_(total),
       what_(std::move(what)),
-      stage_(stage.empty() ? std::string() : stage + ": "),
       start_(std::chrono::steady_clock::now()),
-      last_draw_(start_) {}
+      last_draw_(start_) {
+  set_stage(stage);
+}
 
 ProgressLine::~ProgressLine() {
   finish();
