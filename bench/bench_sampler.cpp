@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     for (std::uint64_t e = 0; e < epochs; ++e) {
       const auto plan_start = Clock::now();
       const double plan_cpu_start = thread_cpu_seconds();
+      const long faults_start = thread_minor_faults();
       const winnow::EpochPlan& plan = pruner.begin_epoch();
+      const long plan_faults = thread_minor_faults() - faults_start;
       const double plan_seconds = seconds_since(plan_start);
       const double plan_cpu_seconds = thread_cpu_seconds() - plan_cpu_start;
       if (e > 0) {
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
       update_cpu_ns.push_back(update_cpu_seconds * 1e9 / static_cast<double>(samples));
       weight_ns.push_back(weight_seconds * 1e9 / static_cast<double>(samples));
       std::cerr << "epoch " << e << ": " << samples << " samples, plan " << plan_seconds * 1e3
-                << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms), update " << update_ns.back()
+                << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms, " << plan_faults
+                << " page faults), update " << update_ns.back()
                 << " ns/sample\n";
     }
 

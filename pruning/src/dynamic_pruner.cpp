@@ -121,8 +121,8 @@ void DynamicPruner::build_plan() {
   plan_built_ = false;
   EpochPlan plan = std::move(plan_);
   plan_ = EpochPlan{};
-  plan.ids.clear();
-  plan.weight_codes.clear();
+  // ids and weight_codes keep their length: finish_plan() sizes them, and
+  // only growth beyond the previous plan is zero-filled.
   plan.codes_by_id.clear();
   plan.palette = {1.0f};
   plan.candidates = 0;

@@ -1,13 +1,17 @@
 #include "plan_builder.h"
 
-#include <sys/mman.h>
+#include "huge_pages.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <new>
 #include <limits>
 #include <memory>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 namespace winnow::detail {
 
@@ -26,9 +30,7 @@ class ScratchBuffer {
       const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
       void* memory = std::aligned_alloc(kHugePage, rounded);
       if (memory == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-      ::madvise(memory, rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
-#endif
+      advise_huge_pages(memory, rounded);
       data_.reset(memory);
       capacity_ = rounded;
     }
@@ -61,11 +63,13 @@ ScratchBuffer& bucket_buffer() {
   return buffer;
 }
 
-// At most 64 buckets: each write stream touches its own page, and beyond 64
-// the scatter outruns the L1 data TLB (64 entries on the machines measured;
-// 128 buckets made the scatter 3.5x slower). Buckets of up to about 1M entries
-// (8 MB) still shuffle from L2/L3 at N = 10M.
-constexpr std::uint64_t kMaxBuckets = 64;
+// At most 256 buckets, so one byte of a draw picks an entry's bucket. The
+// buffers sit on huge pages, so the 256 write streams of the scatter need few
+// TLB entries (on 4 KB pages, 128 buckets already made the scatter 3.5x
+// slower); with 1024 buckets the scatter itself ran 3x slower (its write
+// streams outgrow the L1 cache). Buckets of about 26k entries at N = 10M and
+// 260k at N = 100M shuffle from L2.
+constexpr std::uint64_t kMaxBuckets = 256;
 constexpr std::uint64_t kBucketTarget = 16384;
 
 // Fisher-Yates shuffle of a bucket. Buckets hold fewer than 2^32 entries (a
@@ -132,7 +136,7 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
   while (shuffle && count < kMaxBuckets && count * kBucketTarget < kept) count *= 2;
   const std::uint64_t mask = count - 1;
   // Bucket sizes are multinomial; mean + 16 sd (plus a floor) never overflows
-  // in practice, and a full bucket falls back to the slow path below.
+  // in practice, and a full bucket spills into a vector of its own.
   const std::uint64_t mean_size = kept / count;
   const std::uint64_t want =
       mean_size + 16 * static_cast<std::uint64_t>(std::sqrt(static_cast<double>(mean_size))) + 256;
@@ -142,24 +146,22 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
   constexpr std::uint64_t kLine = 64 / sizeof(Entry);
   const std::uint64_t stride = (want + kPage - 1) / kPage * kPage + kLine;
   auto* buckets = static_cast<Entry*>(bucket_buffer().reserve(stride * count * sizeof(Entry)));
-  Entry* first[kMaxBuckets];
   Entry* next[kMaxBuckets];
   Entry* end[kMaxBuckets];
   for (std::uint64_t b = 0; b < count; ++b) {
-    first[b] = buckets + b * stride;
-    next[b] = first[b];
-    end[b] = first[b] + want;
+    next[b] = buckets + b * stride;
+    end[b] = next[b] + want;
   }
 
   // A local copy of the generator: its state stays in registers, which it
   // cannot while entry stores might alias it through a reference.
   Rng rng = shared_rng;
-  std::vector<std::pair<std::size_t, Entry>> overflow;  // (bucket, entry), rare
+  std::vector<std::vector<Entry>> spill(count);  // entries past a full bucket, rare
   auto place = [&](std::size_t b, Entry entry) {
     if (next[b] != end[b]) {
       *next[b]++ = entry;
     } else {
-      overflow.emplace_back(b, entry);
+      spill[b].push_back(entry);
     }
   };
   if (mask == 0) {
@@ -175,42 +177,76 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
     }
   }
 
-  // Appended bucket by bucket: resize() would first zero-fill the whole plan.
-  plan.ids.clear();
-  plan.ids.reserve(kept);
-  plan.weight_codes.clear();
-  plan.weight_codes.reserve(any_code ? kept : 0);
-  std::vector<Entry> spill;
+  // Each bucket's place in the plan and the seed of its own shuffle.
+  struct Bucket {
+    Entry* entries;
+    std::uint64_t size;
+    std::uint64_t offset;
+    std::uint64_t seed;
+  };
+  std::vector<Bucket> parts(count);
+  std::uint64_t offset = 0;
   for (std::uint64_t b = 0; b < count; ++b) {
-    Entry* p = first[b];
-    std::uint64_t size = static_cast<std::uint64_t>(next[b] - p);
-    if (!overflow.empty()) {
-      // Rare: this bucket ran out of room; shuffle it from a larger copy.
-      spill.assign(p, p + size);
-      for (const auto& [bucket, entry] : overflow) {
-        if (bucket == b) spill.push_back(entry);
-      }
-      p = spill.data();
-      size = spill.size();
+    Entry* first = buckets + b * stride;
+    std::uint64_t size = static_cast<std::uint64_t>(next[b] - first);
+    if (!spill[b].empty()) {
+      spill[b].insert(spill[b].begin(), first, next[b]);
+      first = spill[b].data();
+      size = spill[b].size();
     }
-    if (shuffle) fisher_yates(p, size, rng);
-    // The bucket is hot in cache: split codes and ids there, then append.
-    if (any_code) {
-      const std::size_t at = plan.weight_codes.size();
-      plan.weight_codes.insert(plan.weight_codes.end(), size, 0);
-      std::uint8_t* codes = plan.weight_codes.data() + at;
-      for (std::uint64_t i = 0; i < size; ++i) codes[i] = static_cast<std::uint8_t>(p[i] >> shift);
-    }
-    const std::size_t at = plan.ids.size();
-    plan.ids.insert(plan.ids.end(), size, 0);
-    std::uint64_t* ids = plan.ids.data() + at;
-    for (std::uint64_t i = 0; i < size; ++i) ids[i] = p[i] & id_mask;
+    parts[b] = Bucket{first, size, offset, rng.next()};
+    offset += size;
   }
   shared_rng = rng;
+
+  // Sized, not appended: the plan keeps the previous epoch's length, so only
+  // growth is zero-filled (a resize from empty would zero-fill all of it in
+  // one cold pass).
+  plan.ids.resize(kept);
+  if (any_code) {
+    plan.weight_codes.resize(kept);
+  } else {
+    plan.weight_codes.clear();
+  }
+  std::uint64_t* ids = plan.ids.data();
+  std::uint8_t* codes = plan.weight_codes.data();
+  auto finish_bucket = [&](const Bucket& bucket) {
+    Rng bucket_rng(bucket.seed);
+    if (shuffle) fisher_yates(bucket.entries, bucket.size, bucket_rng);
+    // The bucket is hot in cache: split codes and ids there.
+    const Entry* p = bucket.entries;
+    std::uint64_t* out = ids + bucket.offset;
+    for (std::uint64_t i = 0; i < bucket.size; ++i) out[i] = p[i] & id_mask;
+    if (any_code) {
+      std::uint8_t* out_codes = codes + bucket.offset;
+      for (std::uint64_t i = 0; i < bucket.size; ++i) {
+        out_codes[i] = static_cast<std::uint8_t>(p[i] >> shift);
+      }
+    }
+  };
+  std::atomic<std::uint64_t> next_bucket{0};
+  auto work = [&]() {
+    for (std::uint64_t b; (b = next_bucket.fetch_add(1)) < count;) finish_bucket(parts[b]);
+  };
+  std::thread helper;
+  if (kept >= parallel_plan_entries() && count > 1 && std::thread::hardware_concurrency() > 1) {
+    try {
+      helper = std::thread(work);
+    } catch (const std::system_error&) {
+      // No second thread to be had: this one finishes every bucket.
+    }
+  }
+  work();
+  if (helper.joinable()) helper.join();
   if (!any_code) plan.codes_by_id.clear();
 }
 
 }  // namespace
+
+std::uint64_t& parallel_plan_entries() {
+  static std::uint64_t entries = std::uint64_t{1} << 24;
+  return entries;
+}
 
 StagingLayout staging_layout(std::uint64_t num_samples, std::uint8_t max_code) {
   unsigned code_bits = 1;
@@ -221,6 +257,13 @@ StagingLayout staging_layout(std::uint64_t num_samples, std::uint8_t max_code) {
 }
 
 void* start_plan(EpochPlan& plan, StagingLayout layout) {
+  if (plan.codes_by_id.capacity() < plan.num_samples) {
+    // Read at random by every weight lookup: huge pages spare the TLB.
+    plan.codes_by_id.clear();
+    plan.codes_by_id.shrink_to_fit();
+    plan.codes_by_id.reserve(plan.num_samples);
+    advise_huge_pages(plan.codes_by_id.data(), plan.num_samples);
+  }
   plan.codes_by_id.assign(plan.num_samples, 0);
   StagingBuffer& staging = staging_buffer();
   staging.layout = layout;

@@ -39,7 +39,8 @@ constexpr std::uint64_t kMaxSamples = std::uint64_t{1} << 56;
 //
 // finish_plan() shuffles the kept samples with a Rao-Sandelius shuffle: each
 // goes to one of B random buckets, each bucket is Fisher-Yates shuffled in
-// cache, and the buckets are concatenated. That is a uniform random
+// cache (by a generator of its own, so large plans shuffle buckets on two
+// threads and get the same plan), and the buckets are concatenated. That is a uniform random
 // permutation, like one big Fisher-Yates, without a cache miss per element
 // (at N = 10M a plain shuffle spends most of its time on those). The random
 // draws do not depend on the entry width, so both widths give the same plan.
@@ -85,6 +86,12 @@ std::uint64_t stage_plan(EpochPlan& plan, std::uint8_t max_code, Pass&& pass) {
 // (left empty when plan.palette has only weight 1); shuffle = false keeps the
 // order of the pass.
 void finish_plan(EpochPlan& plan, Rng& rng, std::uint64_t kept, bool shuffle = true);
+
+// Plans of at least this many entries finish their buckets on two threads
+// (2^24 by default; tests lower it to compare with one thread). Each bucket
+// is shuffled by a generator of its own into its own place, so a plan does
+// not depend on the number of threads.
+std::uint64_t& parallel_plan_entries();
 
 // Plans every sample with weight 1: warm-up, annealing and the "full" policy.
 void plan_all(std::uint64_t num_samples, Rng& rng, EpochPlan& plan, bool shuffle = true);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "huge_pages.h"
 #include "winnow/error.h"
 
 namespace winnow {
@@ -15,6 +16,8 @@ ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float mom
                       "ScoreTable: initial_score must be finite, got {}", initial_score);
   WINNOW_THROW_IF_NOT(momentum >= 0.0f && momentum < 1.0f,
                       "ScoreTable: momentum must be in [0, 1), got {}", momentum);
+  scores_.reserve(num_samples);
+  detail::advise_huge_pages(scores_.data(), num_samples * sizeof(float));
   scores_.assign(num_samples, initial_score);
 }
 

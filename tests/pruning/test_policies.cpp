@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "plan_builder.h"  // internal: the two-thread threshold
 #include "test_helpers.h"
 #include "winnow/pruning/policy_registry.h"
 
@@ -189,5 +190,24 @@ TEST_CASE("the plan shuffle makes every order equally likely", "[policies]") {
     for (std::uint64_t pos = 0; pos < n; ++pos) sum[plan.ids[pos] / quarter] += pos;
     const double sd = n / std::sqrt(12.0 * quarter);
     for (int q = 0; q < 4; ++q) CHECK(std::abs(sum[q] / quarter - (n - 1) / 2.0) < 5 * sd);
+  }
+}
+
+TEST_CASE("a plan does not depend on how many threads finish it", "[policies]") {
+  // 70,000 samples make several buckets; with the threshold at 0 a second
+  // thread finishes some of them (where the machine has two cores).
+  const ScoreTable scores = test::ramp_scores(70000);
+  std::uint64_t& threshold = detail::parallel_plan_entries();
+  const std::uint64_t saved = threshold;
+  for (const char* spec : {"full", "infobatch", "infobatch-quantile", "repb"}) {
+    threshold = ~std::uint64_t{0};
+    const EpochPlan one = plan_with(spec, scores);
+    threshold = 0;
+    const EpochPlan two = plan_with(spec, scores);
+    threshold = saved;
+    INFO(spec);
+    CHECK(one.size() > 32768);
+    CHECK(one.ids == two.ids);
+    CHECK(one.weight_codes == two.weight_codes);
   }
 }

@@ -1,5 +1,6 @@
 #include "infobatch_policy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "../plan_builder.h"
@@ -42,35 +43,49 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
   const std::uint64_t n = scores.size();
   const float* s = scores.data();
   const float mean = candidate_threshold(scores);
-  // Each candidate is kept with probability 1 - r (the paper's Eq. 3): a
-  // 64-bit draw below keep_below. r = 0 keeps every candidate.
-  const double keep = 1.0 - r_;
-  const bool keep_all = r_ == 0.0;
-  const auto keep_below = static_cast<std::uint64_t>(std::ldexp(keep, 64));
+  // Each candidate is kept with probability about 1 - r (the paper's Eq. 3):
+  // a 32-bit draw below keep_below (2^32 when r = 0 keeps every candidate;
+  // one generator step gives two draws). Its weight is the inverse of that
+  // exact probability, 2^32 / keep_below, so rounding 1 - r to 32 bits
+  // leaves the weighted sum unbiased.
+  const auto keep_below =
+      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(1.0 - r_, 32)));
+  const double keep = std::ldexp(static_cast<double>(keep_below), -32);
 
   std::uint64_t candidates = 0;
-  // A local generator stays in registers (byte stores could alias a
-  // reference's state), and the loop is branch-free: whether a sample is a
-  // candidate is a coin flip to the CPU. Weight code 1 marks kept candidates.
-  Rng local = rng;
+  // The loop is branch-free: whether a sample is a candidate is a coin flip
+  // to the CPU. Weight code 1 marks kept candidates.
   const std::uint64_t kept = detail::stage_plan(plan, 1, [&](auto staging) {
+    // Locals, not captures: a byte store through `codes` may alias anything
+    // reached by reference (the generator's state included), which the
+    // compiler would then reload for every sample.
     std::uint8_t* codes = staging.codes;
     auto* packed = staging.packed;
+    const float* scores_of = s;
+    const float threshold = mean;
+    const std::uint64_t below = keep_below;
+    Rng local = rng;
     std::uint64_t count = 0;
     std::uint64_t kept_count = 0;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const unsigned candidate = s[i] < mean ? 1u : 0u;
-      const unsigned kept_candidate =
-          candidate & ((local.next() < keep_below) | keep_all ? 1u : 0u);
+    auto visit = [&](std::uint64_t i, std::uint32_t draw) {
+      const unsigned candidate = scores_of[i] < threshold ? 1u : 0u;
+      const unsigned kept_candidate = candidate & (draw < below ? 1u : 0u);
       codes[i] = static_cast<std::uint8_t>(kept_candidate);
       packed[kept_count] = staging.pack(i, static_cast<std::uint8_t>(kept_candidate));
       kept_count += (candidate ^ 1u) | kept_candidate;
       count += candidate;
+    };
+    std::uint64_t i = 0;
+    for (; i + 2 <= n; i += 2) {  // one generator step gives two 32-bit draws
+      const std::uint64_t bits = local.next();
+      visit(i, static_cast<std::uint32_t>(bits));
+      visit(i + 1, static_cast<std::uint32_t>(bits >> 32));
     }
+    if (i < n) visit(i, static_cast<std::uint32_t>(local.next()));
     candidates = count;
+    rng = local;
     return kept_count;
   });
-  rng = local;
   // Without candidates every weight is 1, which needs no per-sample codes.
   plan.palette = {1.0f};
   if (candidates > 0) plan.palette.push_back(static_cast<float>(1.0 / keep));
