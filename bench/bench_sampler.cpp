@@ -105,8 +105,7 @@ int main(int argc, char** argv) {
       weight_ns.push_back(weight_seconds * 1e9 / static_cast<double>(samples));
       std::cerr << "epoch " << e << ": " << samples << " samples, plan " << plan_seconds * 1e3
                 << " ms (cpu " << plan_cpu_seconds * 1e3 << " ms, " << plan_faults
-                << " page faults), update " << update_ns.back()
-                << " ns/sample\n";
+                << " page faults), update " << update_ns.back() << " ns/sample\n";
     }
 
     const winnow::RunStats totals = pruner.totals();
