@@ -73,10 +73,12 @@ constexpr std::uint64_t kMaxBuckets = 256;
 constexpr std::uint64_t kBucketTarget = 16384;
 
 // Fisher-Yates shuffle of a bucket. Buckets hold fewer than 2^32 entries (a
-// larger one takes 64-bit draws), so each position takes a 32-bit bounded draw (Lemire's
-// multiply-shift with rejection, as Rng::below): two draws per generator step. The draws do not
-// depend on the data, so they are made a few positions ahead and the entry
-// each will swap is prefetched: the swaps' cache misses then overlap.
+// larger one takes 64-bit draws), so each position takes a 32-bit bounded draw
+// (Lemire's multiply-shift with rejection, as Rng::below): two draws per
+// generator step. Buckets of up to a few hundred thousand entries sit in L2,
+// where the plain loop is fastest: drawing a few positions ahead and
+// prefetching their entries measured 2 ms slower at N = 10M, and no faster at
+// 100M and 300M (docs/benchmarks.md).
 template <typename Entry>
 void fisher_yates(Entry* p, std::uint64_t size, Rng& rng) {
   if (size < 2) return;
@@ -107,21 +109,8 @@ void fisher_yates(Entry* p, std::uint64_t size, Rng& rng) {
     }
     return static_cast<std::uint32_t>(m >> 32);
   };
-  constexpr std::uint64_t kAhead = 8;  // a power of two
-  std::uint32_t ahead[kAhead];
-  // Position i (from size down to 2) swaps p[i - 1] with p[draw for i].
-  std::uint64_t drawn = size;  // the next position to draw for
-  auto draw_next = [&]() {
-    const std::uint32_t j = below(static_cast<std::uint32_t>(drawn));
-    ahead[drawn & (kAhead - 1)] = j;
-    __builtin_prefetch(p + j, 1);
-    --drawn;
-  };
-  while (drawn > 1 && size - drawn < kAhead) draw_next();
   for (std::uint64_t i = size; i > 1; --i) {
-    const std::uint32_t j = ahead[i & (kAhead - 1)];
-    if (drawn > 1) draw_next();
-    std::swap(p[i - 1], p[j]);
+    std::swap(p[i - 1], p[below(static_cast<std::uint32_t>(i))]);
   }
 }
 
@@ -213,14 +202,20 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
   auto finish_bucket = [&](const Bucket& bucket) {
     Rng bucket_rng(bucket.seed);
     if (shuffle) fisher_yates(bucket.entries, bucket.size, bucket_rng);
-    // The bucket is hot in cache: split codes and ids there.
+    // The bucket is hot in cache: split codes and ids there. Locals, not
+    // captures: a store through `out` may alias anything reached by
+    // reference, which would then be reloaded for every entry (and the loops
+    // not vectorised).
     const Entry* p = bucket.entries;
+    const std::uint64_t size = bucket.size;
+    const Entry id_bits = id_mask;
+    const unsigned code_shift = shift;
     std::uint64_t* out = ids + bucket.offset;
-    for (std::uint64_t i = 0; i < bucket.size; ++i) out[i] = p[i] & id_mask;
+    for (std::uint64_t i = 0; i < size; ++i) out[i] = p[i] & id_bits;
     if (any_code) {
       std::uint8_t* out_codes = codes + bucket.offset;
-      for (std::uint64_t i = 0; i < bucket.size; ++i) {
-        out_codes[i] = static_cast<std::uint8_t>(p[i] >> shift);
+      for (std::uint64_t i = 0; i < size; ++i) {
+        out_codes[i] = static_cast<std::uint8_t>(p[i] >> code_shift);
       }
     }
   };

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "plan_builder.h"  // internal: the two-thread threshold
 #include "test_helpers.h"
@@ -70,6 +72,52 @@ TEST_CASE("infobatch keeps every above-mean sample and (1-r) of the below-mean o
   CHECK(plan_with("infobatch(r=0.3)", scores).palette.at(1) == Approx(1.0 / 0.7));
   // r = 0 keeps everything, with weight 1.
   CHECK(plan_with("infobatch(r=0)", scores).size() == 1000);
+}
+
+// InfoBatch's pass compares four samples at a time with SSE2 on x86-64 and
+// one at a time elsewhere (and for the tail); both must make the decisions
+// its comment documents, from the same draws: sample i's draw is the low
+// (even i) or high (odd i) half of the generator's (i / 2)-th output, and a
+// candidate (score below the mean) is kept when that draw is below
+// floor((1 - r) 2^32). Sizes that are not multiples of four reach the tail.
+TEST_CASE("infobatch keeps exactly the candidates its documented draws select", "[policies]") {
+  for (const std::uint64_t n : {1u, 2u, 3u, 4u, 5u, 7u, 1001u, 4099u}) {
+    for (const double r : {0.0, 0.3, 0.5, 0.9}) {
+      INFO("n = " << n << ", r = " << r);
+      const std::vector<float> losses = test::synthetic_losses(n, n);
+      ScoreTable scores(n);
+      scores.assign(losses.data(), n);
+      const std::string spec = "infobatch(r=" + std::to_string(r) + ")";
+      const EpochPlan plan = plan_with(spec, scores, 3);
+
+      const auto mean = static_cast<float>(scores.mean());
+      const auto keep_below =
+          std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(1.0 - r, 32)));
+      Rng rng = Rng::for_epoch(7, 3);  // plan_with's generator
+      std::uint64_t bits = 0;
+      std::uint64_t candidates = 0;
+      std::map<std::uint64_t, bool> expected;  // id -> kept as a weighted candidate
+      for (std::uint64_t i = 0; i < n; ++i) {
+        if (i % 2 == 0) bits = rng.next();
+        const auto draw = static_cast<std::uint32_t>(i % 2 == 0 ? bits : bits >> 32);
+        const bool candidate = losses[i] < mean;
+        candidates += candidate ? 1 : 0;
+        if (!candidate) {
+          expected[i] = false;
+        } else if (draw < keep_below) {
+          expected[i] = true;
+        }
+      }
+      CHECK(plan.candidates == candidates);
+      const auto weights = test::weights_by_id(plan);
+      REQUIRE(weights.size() == expected.size());
+      const float candidate_weight = static_cast<float>(std::ldexp(1.0, 32) / keep_below);
+      for (const auto& [id, weighted] : expected) {
+        REQUIRE(weights.count(id) == 1);
+        CHECK(weights.at(id) == (weighted ? candidate_weight : 1.0f));
+      }
+    }
+  }
 }
 
 TEST_CASE("infobatch prunes nothing while all scores are equal", "[policies]") {

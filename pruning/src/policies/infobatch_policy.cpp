@@ -21,6 +21,29 @@ constexpr std::uint32_t kCodeBytes[16] = {
     0x00000000, 0x00000001, 0x00000100, 0x00000101, 0x00010000, 0x00010001, 0x00010100, 0x00010101,
     0x01000000, 0x01000001, 0x01000100, 0x01000101, 0x01010000, 0x01010001, 0x01010100, 0x01010101};
 constexpr std::uint8_t kBitCount[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+
+// The kept entries of four samples i..i+3, packed to the front, for 32-bit
+// entries with the weight code in bit 31: indexed by (kept mask) | (kept
+// candidate mask << 4), each slot holds its lane (added to i) and its code.
+// One 16-byte store then replaces four dependent scalar stores.
+struct PackedLanes {
+  alignas(16) std::uint32_t lanes[256][4];
+};
+constexpr PackedLanes make_packed_lanes() {
+  PackedLanes table{};
+  for (unsigned index = 0; index < 256; ++index) {
+    const unsigned kept = index & 15u;
+    const unsigned weighted = index >> 4;
+    unsigned slot = 0;
+    for (unsigned lane = 0; lane < 4; ++lane) {
+      if ((kept >> lane) & 1u) {
+        table.lanes[index][slot++] = lane | (((weighted >> lane) & 1u) << 31);
+      }
+    }
+  }
+  return table;
+}
+constexpr PackedLanes kPackedLanes = make_packed_lanes();
 }  // namespace
 #endif
 
@@ -103,6 +126,10 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
     const __m128i flip = _mm_set1_epi32(INT32_MIN);
     const __m128i below4 =
         _mm_set1_epi32(static_cast<std::int32_t>(static_cast<std::uint32_t>(below) ^ 0x80000000u));
+    // 32-bit entries with the code in bit 31 (every plan of up to 2^31
+    // samples) take the lane table; i + lane then never carries into bit 31.
+    constexpr bool narrow = sizeof(*packed) == sizeof(std::uint32_t);
+    const bool lane_table = narrow && staging.shift == 31;
     for (; i + 4 <= n; i += 4) {
       const std::uint64_t first = local.next();
       const std::uint64_t second = local.next();
@@ -118,10 +145,22 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
       const unsigned advance = (~candidate | kept_candidate) & 15u;
       const std::uint32_t code_bytes = kCodeBytes[kept_candidate];
       std::memcpy(codes + i, &code_bytes, sizeof code_bytes);
-      for (unsigned j = 0; j < 4; ++j) {
-        packed[kept_count] =
-            staging.pack(i + j, static_cast<std::uint8_t>((kept_candidate >> j) & 1u));
-        kept_count += (advance >> j) & 1u;
+      if (lane_table) {
+        if constexpr (narrow) {
+          // Slots past the kept ones are written too; the next samples'
+          // entries overwrite them (kept_count + 4 <= i + 4 <= n: in room).
+          const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(
+              kPackedLanes.lanes[advance | (kept_candidate << 4)]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(packed + kept_count),
+                           _mm_add_epi32(_mm_set1_epi32(static_cast<std::int32_t>(i)), lanes));
+        }
+        kept_count += kBitCount[advance];
+      } else {
+        for (unsigned j = 0; j < 4; ++j) {
+          packed[kept_count] =
+              staging.pack(i + j, static_cast<std::uint8_t>((kept_candidate >> j) & 1u));
+          kept_count += (advance >> j) & 1u;
+        }
       }
       count += kBitCount[candidate];
     }
