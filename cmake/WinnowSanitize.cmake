@@ -13,6 +13,6 @@ set(WINNOW_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=und
 # -O1 (after the build type's -O3, so it wins): the optimisation level ASan
 # is designed for, with readable stacks and far shorter compiles. -g1: line
 # tables for the reports.
-add_compile_options(${WINNOW_SANITIZE_FLAGS} -O1 -g1)
+add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${WINNOW_SANITIZE_FLAGS};-O1;-g1>")
 add_link_options(-fsanitize=address,undefined)
 message(STATUS "winnow: WINNOW_SANITIZE=ON: building with ASan and UBSan")

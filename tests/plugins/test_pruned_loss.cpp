@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "fused_loss_step.h"  // internal: the fused device step
 #include "winnow/torch/pruned_loss.h"
 
 using namespace winnow;
@@ -211,6 +212,64 @@ TEST_CASE("device tables give every policy exactly the host path's plans and sco
     for (const auto& device : devices) {
       INFO(policy << " on " << device);
       CHECK(run_policy(policy, PrunedLoss::Mode::DeviceTables, device) == host);
+    }
+  }
+}
+
+TEST_CASE("the fused step records what the host path records, observation by observation",
+          "[loss]") {
+  // The same per-observation code runs as the CUDA kernel; here its host loop
+  // is checked against the pruning core's own update() and weight lookup.
+  const std::int64_t n = 500;
+  for (const float momentum : {0.0f, 0.7f}) {
+    for (const bool allow_negative : {false, true}) {
+      INFO("momentum " << momentum << ", negatives allowed: " << allow_negative);
+      Rng rng(static_cast<std::uint64_t>(momentum * 10) + (allow_negative ? 1 : 0));
+      ScoreTable reference(n, 1.0f, momentum, allow_negative);
+      std::vector<float> weights(n);
+      for (auto& w : weights) w = rng.uniform() < 0.5 ? 1.0f : 2.0f;
+      std::vector<std::int64_t> ids;
+      std::vector<float> losses;
+      for (std::int64_t id = 0; id < n; id += 2) {  // distinct ids, as a plan gives them
+        ids.push_back(id);
+        losses.push_back(static_cast<float>(rng.uniform() * 4.0));
+      }
+      ids[3] = n + 3;                                        // out of range
+      ids[7] = -1;                                           // out of range
+      losses[11] = std::numeric_limits<float>::quiet_NaN();  // not finite
+      losses[12] = std::numeric_limits<float>::infinity();   // not finite
+      losses[13] = -0.5f;                                    // negative
+      losses[14] = -0.0f;                                    // zero
+
+      std::vector<float> scores(reference.data(), reference.data() + n);
+      const auto count = static_cast<std::int64_t>(ids.size());
+      std::vector<float> weighted(ids.size()), gathered(ids.size());
+      unsigned long long invalid = 0;
+      winnow::detail::FusedLossStep step{
+          losses.data(), ids.data(),     count,           weights.data(),  scores.data(), n,
+          momentum,      allow_negative, weighted.data(), gathered.data(), &invalid};
+      winnow::detail::run_fused_loss_step_on_host(step);
+
+      std::vector<std::uint64_t> valid_ids;
+      std::vector<float> valid_losses;
+      unsigned long long expected_invalid = 0;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const bool in_range = ids[i] >= 0 && ids[i] < n;
+        const auto id = static_cast<std::uint64_t>(ids[i]);
+        CHECK(gathered[i] == (in_range ? weights[id] : 0.0f));
+        if (in_range && std::isfinite(losses[i])) CHECK(weighted[i] == losses[i] * weights[id]);
+        if (!in_range) CHECK(weighted[i] == 0.0f);
+        if (valid_observation(id, losses[i], n, allow_negative)) {
+          valid_ids.push_back(id);
+          valid_losses.push_back(losses[i]);
+        } else {
+          ++expected_invalid;
+        }
+      }
+      reference.update(valid_ids.data(), valid_losses.data(), valid_ids.size());
+      CHECK(invalid == expected_invalid);
+      CHECK(expected_invalid == (allow_negative ? 4u : 5u));
+      CHECK(scores == std::vector<float>(reference.data(), reference.data() + n));
     }
   }
 }

@@ -1,9 +1,15 @@
 #include "winnow/torch/pruned_loss.h"
 
+#include <torch/csrc/autograd/custom_function.h>
+
 #include <vector>
 
+#include "fused_loss_step.h"
 #include "tensor_shape.h"
 #include "winnow/error.h"
+#if defined(WINNOW_TORCH_HAS_CUDA)
+#include "torch_cuda_stream.h"
+#endif
 
 namespace winnow {
 namespace {
@@ -40,6 +46,37 @@ at::Tensor host_ids(const at::Tensor& ids, std::uint64_t num_samples) {
   return out;
 }
 
+// Where the fused step runs: a loop on the CPU, a kernel on a CUDA device
+// (when winnow has its CUDA kernels), nowhere else.
+bool fused_step_runs_on(const at::Device& device) {
+  return device.is_cpu() || (device.is_cuda() && detail::fused_loss_step_has_cuda());
+}
+
+void* stream_of(const at::Device& device) {
+#if defined(WINNOW_TORCH_HAS_CUDA)
+  if (device.is_cuda()) return detail::current_cuda_stream(device);
+#endif
+  (void)device;
+  return nullptr;
+}
+
+// The loss scaled by the plan's weights, computed by the fused step: forward
+// returns its `weighted` output, backward scales the gradient by the same
+// weights, as autograd would through loss * weights.
+class PlanWeightedLoss : public torch::autograd::Function<PlanWeightedLoss> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& loss,
+                            const at::Tensor& weighted, const at::Tensor& weights) {
+    ctx->save_for_backward({weights});
+    return weighted.to(loss.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    const at::Tensor weights = ctx->get_saved_variables()[0];
+    return {grad[0] * weights.to(grad[0].scalar_type()), at::Tensor(), at::Tensor()};
+  }
+};
+
 }  // namespace
 
 // The device side: the current plan's weights as a device tensor, and every
@@ -51,28 +88,92 @@ at::Tensor host_ids(const at::Tensor& ids, std::uint64_t num_samples) {
 // only the time of the update differs. Checks of the values also wait for
 // the host: a step costs the copy of its ids, one copy of its losses and the
 // weighted mean, and never synchronises.
+//
+// Policies without an observe() hook (infobatch, uniform, seta, ...) take the
+// fused step instead of the log where it can run (the CPU, or CUDA with
+// winnow's kernels): one pass gathers the weights, scales the losses and
+// writes the scores into a device copy of the score table, which crosses to
+// the host in one transfer at the sync. Its checks count the invalid
+// observations on the device, reported at the sync like the log's.
 struct PrunedLoss::DeviceState {
   at::Device device;
+  bool fused = false;
   at::Tensor weights;              // [N] float32
-  std::vector<at::Tensor> ids;     // [B] int64 per call, as given (maybe out of range)
-  std::vector<at::Tensor> losses;  // [B] float32 per call
+  std::vector<at::Tensor> ids;     // log: [B] int64 per call, as given (maybe out of range)
+  std::vector<at::Tensor> losses;  // log: [B] float32 per call
+  at::Tensor scores;               // fused: [N] float32, the score table
+  at::Tensor invalid;              // fused: [1] int64, observations not recorded
+  bool scores_written = false;     // fused: steps since the last sync
   std::uint64_t generation = 0;
 
-  explicit DeviceState(at::Device d) : device(d) {}
+  DeviceState(at::Device d, const DynamicPruner& pruner)
+      : device(d), fused(!pruner.policy().observes() && fused_step_runs_on(d)) {}
 
-  // Uploads the current plan's weights (once per plan).
+  // Uploads the current plan's weights (once per plan), and for the fused
+  // step the host's scores, which the last sync made current.
   void refresh(DynamicPruner& pruner) {
     const std::uint64_t n = pruner.num_samples();
     at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, at::kFloat);
     float* w = host_weights.data_ptr<float>();
     for (std::uint64_t id = 0; id < n; ++id) w[id] = pruner.weight_table()[id];
     weights = host_weights.to(device);
+    if (fused) {
+      scores = at::from_blob(const_cast<float*>(pruner.scores().data()),
+                             {static_cast<std::int64_t>(n)}, at::kFloat)
+                   .to(device, /*non_blocking=*/false, /*copy=*/true);
+      invalid = at::zeros({1}, at::TensorOptions().dtype(at::kLong).device(device));
+      scores_written = false;
+    }
     generation = pruner.plan_generation();
   }
 
-  // The score-sync hook: brings the log to the host and replays it; skips and
+  // The fused step for one call; returns mean(w_i * l_i) with autograd.
+  at::Tensor fused_step(const DynamicPruner& pruner, const at::Tensor& per_sample_loss,
+                        const at::Tensor& id_device) {
+    const at::Tensor loss = per_sample_loss.detach().to(device, at::kFloat).contiguous();
+    const at::Tensor step_ids = id_device.contiguous();
+    at::Tensor weighted = at::empty_like(loss);
+    at::Tensor gathered = at::empty_like(loss);
+    detail::FusedLossStep step;
+    step.losses = loss.data_ptr<float>();
+    step.ids = step_ids.data_ptr<std::int64_t>();
+    step.count = loss.numel();
+    step.weights = weights.data_ptr<float>();
+    step.scores = scores.data_ptr<float>();
+    step.num_samples = static_cast<std::int64_t>(pruner.num_samples());
+    step.momentum = pruner.scores().momentum();
+    step.allow_negative = pruner.allows_negative_losses();
+    step.weighted = weighted.data_ptr<float>();
+    step.gathered = gathered.data_ptr<float>();
+    // int64 and unsigned long long share their size and layout.
+    step.invalid = reinterpret_cast<unsigned long long*>(invalid.data_ptr<std::int64_t>());
+    if (device.is_cpu()) {
+      detail::run_fused_loss_step_on_host(step);
+    } else {
+      detail::launch_fused_loss_step(step, stream_of(device));
+    }
+    scores_written = true;
+    return PlanWeightedLoss::apply(per_sample_loss, weighted, gathered).mean();
+  }
+
+  // The score-sync hook. Fused: the device's score table replaces the host's
+  // (it started from it at the last refresh), then the invalid observations
+  // are reported. Log: brings the log to the host and replays it; skips and
   // reports the observations that the host path would have refused.
   void pull(DynamicPruner& pruner) {
+    if (fused) {
+      if (!scores_written) return;
+      const at::Tensor host_scores = scores.to(at::kCPU).contiguous();
+      const std::int64_t bad = invalid.item<std::int64_t>();
+      invalid.zero_();
+      scores_written = false;
+      pruner.assign_scores(host_scores.data_ptr<float>(), pruner.num_samples());
+      WINNOW_THROW_IF_NOT(bad == 0,
+                          "PrunedLoss: {} observations reported on {} since the last plan had an "
+                          "id out of range or a non-finite or negative loss; they were skipped",
+                          bad, device.str());
+      return;
+    }
     if (ids.empty()) return;
     std::vector<std::int64_t> sizes;
     for (const at::Tensor& t : ids) sizes.push_back(t.size(0));
@@ -124,7 +225,7 @@ PrunedLoss::PrunedLoss(std::shared_ptr<DynamicPruner> pruner, at::Device device,
   WINNOW_THROW_IF_NOT(!pruner_->has_score_sync(),
                       "PrunedLoss: this pruner already records scores on a device through another "
                       "PrunedLoss; use one loss helper per pruner");
-  state_ = std::make_shared<DeviceState>(device);
+  state_ = std::make_shared<DeviceState>(device, *pruner_);
   std::weak_ptr<DeviceState> weak = state_;
   pruner_->set_score_sync([weak](DynamicPruner& p) {
     if (auto state = weak.lock()) state->pull(p);
@@ -166,6 +267,13 @@ at::Tensor PrunedLoss::operator()(const at::Tensor& per_sample_loss, const at::T
 
   DeviceState& state = *state_;
   if (state.generation != pruner_->plan_generation()) state.refresh(*pruner_);
+  if (state.fused) {
+    // Ids from the CPU are checked at once, as on the host path; ids already
+    // on the device are checked by the step itself (weight 0 and counted).
+    const at::Tensor id_device =
+        ids.is_cpu() ? host_ids(ids, n).to(state.device) : ids.to(state.device, at::kLong);
+    return state.fused_step(*pruner_, per_sample_loss, id_device);
+  }
   at::Tensor id_device;  // for the weight lookup: always in range
   if (ids.is_cpu()) {
     id_device = host_ids(ids, n).to(state.device, /*non_blocking=*/true);

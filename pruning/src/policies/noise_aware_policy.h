@@ -36,6 +36,7 @@ class NoiseAwarePolicy final : public Policy {
   float score_momentum() const override { return inner_->score_momentum(); }
   void observe(const ScoreTable& before, const std::uint64_t* ids, const float* losses,
                std::size_t count) override;
+  bool observes() const override { return true; }
   std::vector<float> state() const override;
   void set_state(const std::vector<float>& state) override;
   std::uint64_t state_bytes() const override {

@@ -33,6 +33,7 @@ class RepbPolicy final : public Policy {
   void plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) override;
   void observe(const ScoreTable& before, const std::uint64_t* ids, const float* losses,
                std::size_t count) override;
+  bool observes() const override { return true; }
   std::vector<float> state() const override;
   void set_state(const std::vector<float>& state) override;
   std::uint64_t state_bytes() const override {

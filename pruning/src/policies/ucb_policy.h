@@ -20,6 +20,7 @@ class UcbPolicy final : public Policy {
   float score_momentum() const override { return static_cast<float>(momentum_); }
   void observe(const ScoreTable& before, const std::uint64_t* ids, const float* losses,
                std::size_t count) override;
+  bool observes() const override { return true; }
   std::vector<float> state() const override { return spread_; }
   void set_state(const std::vector<float>& state) override;
   std::uint64_t state_bytes() const override { return spread_.size() * sizeof(float); }

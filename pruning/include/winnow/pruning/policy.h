@@ -38,6 +38,9 @@ class Policy {
   // the table *before* the new losses are written; ids and losses are checked.
   virtual void observe(const ScoreTable& /*before*/, const std::uint64_t* /*ids*/,
                        const float* /*losses*/, std::size_t /*count*/) {}
+  // True when observe() does something: adapters that record scores
+  // elsewhere (a GPU) must then replay every observation, not just the scores.
+  virtual bool observes() const { return false; }
   virtual std::vector<float> state() const { return {}; }
   virtual void set_state(const std::vector<float>& state);
   virtual std::uint64_t state_bytes() const { return 0; }
