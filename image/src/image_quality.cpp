@@ -62,13 +62,27 @@ Image binned(const Image& image, std::size_t f) {
     }
     const auto rows = static_cast<std::uint32_t>(y_end - by * f);
     std::uint8_t* dst = out.rgb.data() + by * out.width * 3;
+    // Every block of the row but perhaps the last has rows * f pixels: the
+    // rounded division by it is a multiplication by its inverse, corrected
+    // to the exact quotient (an integer division per byte cost more than the
+    // rest of the binning).
+    std::uint32_t n = 0;
+    double inverse = 0.0;
     for (std::size_t bx = 0; bx < out.width; ++bx) {
       const std::size_t x_end = std::min(image.width, (bx + 1) * f);
-      const auto n = rows * static_cast<std::uint32_t>(x_end - bx * f);
+      const auto pixels = rows * static_cast<std::uint32_t>(x_end - bx * f);
+      if (pixels != n) {
+        n = pixels;
+        inverse = 1.0 / n;
+      }
       for (std::size_t c = 0; c < 3; ++c) {
         std::uint32_t sum = 0;
         for (std::size_t x = bx * f; x < x_end; ++x) sum += line[3 * x + c];
-        dst[3 * bx + c] = static_cast<std::uint8_t>((sum + n / 2) / n);
+        const std::uint32_t rounded = sum + n / 2;
+        auto q = static_cast<std::uint32_t>(rounded * inverse);
+        if (q * n > rounded) --q;
+        if ((q + 1) * n <= rounded) ++q;
+        dst[3 * bx + c] = static_cast<std::uint8_t>(q);
       }
     }
   }
@@ -156,16 +170,29 @@ ImageQualityScores measure_image_quality(const Image& image) {
   // outline is grey at 64 px, and line art would read as washed out.
   std::size_t stride = 1;
   while ((image.width / stride) * (image.height / stride) > kQualityToneSamples) ++stride;
-  Histogram luma{};
-  Histogram spread{};
+  // Four histograms of each kind, one per sample position modulo 4, summed
+  // at the end: runs of one level (a white background) would otherwise
+  // make every count wait for the one before it.
+  constexpr std::size_t kWays = 4;
+  std::array<std::array<std::uint32_t, 256>, kWays> luma_ways{};
+  std::array<std::array<std::uint32_t, 256>, kWays> spread_ways{};
   std::size_t n = 0;
   for (std::size_t y = 0; y < image.height; y += stride) {
     const std::uint8_t* row = image.rgb.data() + y * image.width * 3;
     for (std::size_t x = 0; x < image.width; x += stride, ++n) {
       const std::uint8_t* p = row + 3 * x;
-      ++luma[(299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u];
-      ++spread[static_cast<std::size_t>(std::max({p[0], p[1], p[2]}) -
-                                        std::min({p[0], p[1], p[2]}))];
+      const std::size_t way = n % kWays;
+      ++luma_ways[way][(299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u];
+      ++spread_ways[way][static_cast<std::size_t>(std::max({p[0], p[1], p[2]}) -
+                                                  std::min({p[0], p[1], p[2]}))];
+    }
+  }
+  Histogram luma{};
+  Histogram spread{};
+  for (std::size_t level = 0; level < 256; ++level) {
+    for (std::size_t way = 0; way < kWays; ++way) {
+      luma[level] += luma_ways[way][level];
+      spread[level] += spread_ways[way][level];
     }
   }
   scores.dark = percentile(luma, n, 0.999) / 255.0;

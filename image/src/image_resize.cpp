@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "winnow/error.h"
 
@@ -36,6 +37,20 @@ AxisWeights axis_weights(std::size_t source, std::size_t target) {
   return w;
 }
 
+// The two long loops of resize_area, also compiled for AVX2 and chosen when
+// the CPU has it (GCC's target_clones: an ifunc resolved at load time). The
+// same products and sums in the same order either way (no fused
+// multiply-add), so the result does not depend on the CPU.
+__attribute__((target_clones("avx2", "default"))) void to_float(const std::uint8_t* in, float* out,
+                                                                std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = in[i];
+}
+
+__attribute__((target_clones("avx2", "default"))) void add_scaled(float* sum, const float* row,
+                                                                  float w, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) sum[i] += w * row[i];
+}
+
 }  // namespace
 
 std::vector<Image> resize_area(const Image& image, const std::vector<ImageSize>& sizes) {
@@ -44,62 +59,62 @@ std::vector<Image> resize_area(const Image& image, const std::vector<ImageSize>&
                         "resize_area: cannot resize {} x {} to {} x {}", image.width, image.height,
                         size.width, size.height);
   }
-  // Per target size: its weights, its sums and its next unfinished row.
+  // Rows first: each source row, converted to float once, is added with its
+  // weight into the full-width sums of the target rows it overlaps (long
+  // contiguous loops that vectorise); then each target row's sum is averaged
+  // across, once per target row rather than once per source row.
+  const std::size_t line = image.width * 3;
   struct Target {
     AxisWeights cols, rows;
-    std::vector<float> out, row;
-    std::size_t next_row = 0;
+    std::vector<float> sums;  // height x line: each target row summed down
   };
   std::vector<Target> targets;
   for (const ImageSize& size : sizes) {
-    Target t{axis_weights(image.width, size.width), axis_weights(image.height, size.height),
-             std::vector<float>(size.width * size.height * 3, 0.0f),
-             std::vector<float>(size.width * 3)};
-    targets.push_back(std::move(t));
+    targets.push_back(Target{axis_weights(image.width, size.width),
+                             axis_weights(image.height, size.height),
+                             std::vector<float>(size.height * line, 0.0f)});
   }
-  // Each source row is converted once, resampled horizontally once per target
-  // size, then added to the target rows it overlaps: memory stays one source
-  // row plus the targets.
-  std::vector<float> source(image.width * 3);
+  std::vector<float> source(line);
   for (std::size_t y = 0; y < image.height; ++y) {
-    const std::uint8_t* src = image.rgb.data() + y * image.width * 3;
-    for (std::size_t i = 0; i < source.size(); ++i) source[i] = src[i];
+    const float* row = source.data();
+    to_float(image.rgb.data() + y * line, source.data(), line);
     for (std::size_t n = 0; n < targets.size(); ++n) {
-      Target& target = targets[n];
-      const std::size_t width = sizes[n].width, height = sizes[n].height;
-      const AxisWeights& cols = target.cols;
-      const AxisWeights& rows = target.rows;
-      for (std::size_t t = 0; t < width; ++t) {
-        float acc[3] = {0.0f, 0.0f, 0.0f};
-        for (std::size_t k = cols.offset[t], s = cols.first[t]; k < cols.offset[t + 1]; ++k, ++s) {
-          for (int c = 0; c < 3; ++c) acc[c] += cols.weights[k] * source[3 * s + c];
-        }
-        for (int c = 0; c < 3; ++c) target.row[3 * t + c] = acc[c];
-      }
-      while (target.next_row < height &&
-             rows.first[target.next_row] +
-                     (rows.offset[target.next_row + 1] - rows.offset[target.next_row]) <=
-                 y) {
-        ++target.next_row;  // rows wholly above y are complete
-      }
-      for (std::size_t t = target.next_row; t < height && rows.first[t] <= y; ++t) {
+      const AxisWeights& rows = targets[n].rows;
+      const std::size_t height = sizes[n].height;
+      // The target rows covering source row y: those from the last whose
+      // first source row is at or before y, back while they still reach y.
+      auto t = static_cast<std::size_t>(
+          std::upper_bound(rows.first.begin(), rows.first.begin() + height, y) -
+          rows.first.begin());
+      while (t > 0) {
+        --t;
         const std::size_t k = rows.offset[t] + (y - rows.first[t]);
-        if (k >= rows.offset[t + 1]) continue;
+        if (k >= rows.offset[t + 1]) break;  // row t ends above y, and so do those before it
         const float w = rows.weights[k];
-        float* dst = target.out.data() + t * width * 3;
-        for (std::size_t i = 0; i < width * 3; ++i) dst[i] += w * target.row[i];
+        add_scaled(targets[n].sums.data() + t * line, row, w, line);
       }
     }
   }
   std::vector<Image> results;
   for (std::size_t n = 0; n < targets.size(); ++n) {
-    const std::vector<float>& out = targets[n].out;
+    const AxisWeights& cols = targets[n].cols;
+    const std::size_t width = sizes[n].width, height = sizes[n].height;
     Image result;
-    result.width = sizes[n].width;
-    result.height = sizes[n].height;
-    result.rgb.resize(out.size());
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      result.rgb[i] = static_cast<std::uint8_t>(std::clamp(std::lround(out[i]), 0L, 255L));
+    result.width = width;
+    result.height = height;
+    result.rgb.resize(width * height * 3);
+    for (std::size_t t = 0; t < height; ++t) {
+      const float* sum = targets[n].sums.data() + t * line;
+      std::uint8_t* dst = result.rgb.data() + t * width * 3;
+      for (std::size_t x = 0; x < width; ++x) {
+        float acc[3] = {0.0f, 0.0f, 0.0f};
+        for (std::size_t k = cols.offset[x], s = cols.first[x]; k < cols.offset[x + 1]; ++k, ++s) {
+          for (std::size_t c = 0; c < 3; ++c) acc[c] += cols.weights[k] * sum[3 * s + c];
+        }
+        for (std::size_t c = 0; c < 3; ++c) {
+          dst[3 * x + c] = static_cast<std::uint8_t>(std::clamp(std::lround(acc[c]), 0L, 255L));
+        }
+      }
     }
     results.push_back(std::move(result));
   }

@@ -148,3 +148,49 @@ TEST_CASE("colour verifier: verifiers with different options on one thread do no
   CHECK(in_turn_other == Approx(expected_other));
   CHECK(in_turn_default == Approx(expected_default));
 }
+
+TEST_CASE(
+    "colour verifier: the gates stop unrelated pairs early and keep the full search's "
+    "decisions",
+    "[image][dedup]") {
+  // Without gates (min_unshifted -1, max_refine_gain 2) every pair gets the
+  // whole search; the defaults must decide every pair the same way.
+  ColourImageVerifierOptions full_options;
+  full_options.min_unshifted = -1.0;
+  full_options.max_refine_gain = 2.0;
+  const ColourImageNearDuplicateVerifier full(full_options, {});
+  const image::Image original = picture();
+  image::Image stripes = original;  // another drawing on the same light background
+  for (std::size_t y = 0; y < 256; ++y) {
+    for (std::size_t x = 0; x < 256; ++x) {
+      const bool band = (x / 40) % 2 == 1 && y > 30 && y < 226;
+      for (std::size_t c = 0; c < 3; ++c) {
+        stripes.rgb[(y * 256 + x) * 3 + c] = band ? static_cast<std::uint8_t>(60 + 50 * c) : 235;
+      }
+    }
+  }
+  image::Image brighter_crop = cropped(original, 8);
+  for (auto& v : brighter_crop.rgb) v = static_cast<std::uint8_t>(std::min(255.0, v * 1.08));
+  const ManifestRecord a = record_of(original);
+  int stopped_early = 0;
+  for (const image::Image& other :
+       {original, cropped(original, 6), cropped(original, 12), brighter_crop, stripes}) {
+    const ManifestRecord b = record_of(other);
+    const double gated = kVerifier.similarity(a, b);
+    const double searched = full.similarity(a, b);
+    CHECK((gated >= kVerifier.threshold()) == (searched >= full.threshold()));
+    CHECK(gated <= searched + 1e-12);  // a gate reports a lower bound
+    if (gated < searched) ++stopped_early;
+  }
+  // The stripes are unrelated: stopped at the unshifted gate, their reported
+  // similarity is below min_unshifted.
+  CHECK(kVerifier.similarity(a, record_of(stripes)) < ColourImageVerifierOptions{}.min_unshifted);
+  CHECK(stopped_early >= 1);
+
+  ColourImageVerifierOptions bad;
+  bad.min_unshifted = 0.99;  // above the threshold: no pair could pass
+  CHECK_THROWS_WITH(ColourImageNearDuplicateVerifier(bad, {}), Catch::Contains("min_unshifted"));
+  bad = {};
+  bad.max_refine_gain = -0.1;
+  CHECK_THROWS_WITH(ColourImageNearDuplicateVerifier(bad, {}), Catch::Contains("max_refine_gain"));
+}

@@ -2,9 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <deque>
 #include <memory>
+#include <unordered_map>
 
 #include <fmt/format.h>
+
+// Header-only xxhash (as content_hash.cpp): no link dependency. GCC 12
+// reports false -Warray-bounds positives inside its inlined update loop.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#pragma GCC diagnostic pop
 
 #include "winnow/error.h"
 
@@ -144,10 +155,11 @@ double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int d
 
 // One colour image made ready for comparisons: blurred, and its centre zooms
 // (made on first use). A record is compared with up to `candidates` others,
-// and a stored candidate with many records, so the last images prepared on
-// this thread are kept (a small FIFO, checked byte for byte).
-// An entry records the parameters it was made with, so that two verifiers
-// with different options on one thread never share planes.
+// and a stored candidate with many records (on look-alike data the same few
+// come back again and again), so the images prepared on this thread are kept,
+// the last kKept of them, found by a hash of their bytes and checked byte for
+// byte. An entry records the parameters it was made with, so that two
+// verifiers with different options on one thread never share planes.
 struct PreparedImage {
   std::vector<std::uint8_t> rgb;
   double sigma = 0.0;
@@ -161,21 +173,35 @@ class PreparedImages {
   // Shared: an entry stays valid while in use even if it leaves the cache.
   std::shared_ptr<PreparedImage> get(const std::vector<std::uint8_t>& rgb, std::size_t side,
                                      double sigma) {
-    for (const auto& p : kept_) {
-      if (p->sigma == sigma && p->rgb == rgb) return p;
+    std::uint64_t sigma_bits = 0;
+    std::memcpy(&sigma_bits, &sigma, sizeof sigma);
+    const std::uint64_t key = XXH3_64bits_withSeed(rgb.data(), rgb.size(), sigma_bits);
+    const auto found = kept_.find(key);
+    if (found != kept_.end() && found->second->sigma == sigma && found->second->rgb == rgb) {
+      return found->second;
     }
     auto p = std::make_shared<PreparedImage>();
     p->rgb = rgb;
     p->sigma = sigma;
     p->plain = blurred(to_planes(rgb, side), side, sigma);
-    if (kept_.size() == kKept) kept_.erase(kept_.begin());
-    kept_.push_back(p);
+    if (found != kept_.end()) {  // a hash collision: the newer image takes the slot
+      found->second = p;
+      return p;
+    }
+    if (order_.size() == kKept) {
+      kept_.erase(order_.front());
+      order_.pop_front();
+    }
+    kept_.emplace(key, p);
+    order_.push_back(key);
     return p;
   }
 
  private:
-  static constexpr std::size_t kKept = 32;
-  std::vector<std::shared_ptr<PreparedImage>> kept_;
+  // About 15 KB each (and 48 KB more once zoomed): 15-60 MB per thread at most.
+  static constexpr std::size_t kKept = 1024;
+  std::unordered_map<std::uint64_t, std::shared_ptr<PreparedImage>> kept_;
+  std::deque<std::uint64_t> order_;  // keys, oldest first
 };
 
 const std::vector<Planes>& zooms_of(PreparedImage& image, std::size_t side,
@@ -188,11 +214,13 @@ const std::vector<Planes>& zooms_of(PreparedImage& image, std::size_t side,
   return image.zooms;
 }
 
-double best_over_shifts(const Planes& a, const Planes& b, std::size_t side, int max_shift) {
-  double best = -1.0;
+// The best correlation over every shift, given that of the unshifted pair.
+double best_over_shifts(const Planes& a, const Planes& b, std::size_t side, int max_shift,
+                        double unshifted) {
+  double best = unshifted;
   for (int dy = -max_shift; dy <= max_shift; ++dy) {
     for (int dx = -max_shift; dx <= max_shift; ++dx) {
-      best = std::max(best, shifted_pearson(a, b, side, dx, dy));
+      if (dx != 0 || dy != 0) best = std::max(best, shifted_pearson(a, b, side, dx, dy));
     }
   }
   return best;
@@ -220,6 +248,14 @@ ColourImageNearDuplicateVerifier::ColourImageNearDuplicateVerifier(
   WINNOW_THROW_IF_NOT(
       std::isfinite(options_.threshold) && options_.threshold >= -1.0 && options_.threshold <= 1.0,
       "colour image verifier: threshold={} must be in [-1, 1]", options_.threshold);
+  WINNOW_THROW_IF_NOT(std::isfinite(options_.max_refine_gain) && options_.max_refine_gain >= 0.0 &&
+                          options_.max_refine_gain <= 2.0,
+                      "colour image verifier: max_refine_gain={} must be in [0, 2]",
+                      options_.max_refine_gain);
+  WINNOW_THROW_IF_NOT(std::isfinite(options_.min_unshifted) && options_.min_unshifted >= -1.0 &&
+                          options_.min_unshifted <= options_.threshold,
+                      "colour image verifier: min_unshifted={} must be in [-1, threshold={}]",
+                      options_.min_unshifted, options_.threshold);
   if (options_.max_zoom > 1.0) {
     for (int step = 1; step <= options_.zoom_steps; ++step) {
       zooms_.push_back(1.0 + (options_.max_zoom - 1.0) * step / options_.zoom_steps);
@@ -228,9 +264,11 @@ ColourImageNearDuplicateVerifier::ColourImageNearDuplicateVerifier(
 }
 
 std::string ColourImageNearDuplicateVerifier::name() const {
-  return fmt::format("image-colour(side={},blur={},max_shift={},max_zoom={}) else {}",
-                     options_.side, options_.blur_sigma, options_.max_shift, options_.max_zoom,
-                     grey_.name());
+  return fmt::format(
+      "image-colour(side={},blur={},max_shift={},max_zoom={},min_unshifted={},max_refine_gain={}) "
+      "else {}",
+      options_.side, options_.blur_sigma, options_.max_shift, options_.max_zoom,
+      options_.min_unshifted, options_.max_refine_gain, grey_.name());
 }
 
 bool ColourImageNearDuplicateVerifier::both_in_colour(const ManifestRecord& a,
@@ -259,7 +297,13 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   thread_local PreparedImages prepared;  // per thread: no lock
   const std::shared_ptr<PreparedImage> pa = prepared.get(a, side, options_.blur_sigma);
   const std::shared_ptr<PreparedImage> pb = prepared.get(b, side, options_.blur_sigma);
-  double best = best_over_shifts(pa->plain, pb->plain, side, options_.max_shift);
+  // Coarse to fine. First the unshifted correlation: a near copy's stays
+  // high (the blur makes the correlation smooth in shift and zoom), and most
+  // pairs that reach the verifier on look-alike clip art fall below it here,
+  // so they skip the shifts and zooms (docs/images.md, "the unshifted gate").
+  const double unshifted = shifted_pearson(pa->plain, pb->plain, side, 0, 0);
+  if (unshifted < options_.min_unshifted) return unshifted;
+  double best = best_over_shifts(pa->plain, pb->plain, side, options_.max_shift, unshifted);
   if (best >= options_.threshold || zooms_.empty()) return best;
   // Zooms only when the plain comparison fails: a re-encoded or resized copy
   // stops above, and the similarity reported is then the unzoomed one.
@@ -283,8 +327,15 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   std::partial_sort(tried.begin(), tried.begin() + static_cast<std::ptrdiff_t>(refined),
                     tried.end(),
                     [](const Zoomed& x, const Zoomed& y) { return x.unshifted > y.unshifted; });
+  // A shift of a pixel or so raises a blurred correlation by a bounded
+  // amount (at most 0.19 for the near copies measured), so a zoom whose
+  // unshifted correlation is further than max_refine_gain below the
+  // threshold is not refined.
+  const double worth_refining = options_.threshold - options_.max_refine_gain;
   for (std::size_t i = 0; i < refined && best < options_.threshold; ++i) {
-    best = std::max(best, best_over_shifts(*tried[i].a, *tried[i].b, side, options_.max_shift));
+    if (tried[i].unshifted < worth_refining) break;  // sorted: the next is no better
+    best = std::max(best, best_over_shifts(*tried[i].a, *tried[i].b, side, options_.max_shift,
+                                           tried[i].unshifted));
   }
   return best;
 }
