@@ -107,8 +107,24 @@ Planes zoomed(const Planes& in, std::size_t side, double zoom) {
   return out;
 }
 
+// Pearson correlation from the sums over `count` pairs of values. Two
+// constant images: 1 when equal, else 0.
+double pearson_of_sums(double sa, double sb, double saa, double sbb, double sab,
+                       std::size_t count) {
+  if (count == 0) return 0.0;
+  const double m = static_cast<double>(count);
+  const double cov = sab - sa * sb / m;
+  const double va = saa - sa * sa / m;
+  const double vb = sbb - sb * sb / m;
+  constexpr double kFlat = 1e-6;  // variance of a constant image, up to rounding
+  if (va <= kFlat * m || vb <= kFlat * m) {
+    return (va <= kFlat * m && vb <= kFlat * m && std::abs(sa - sb) <= 0.5 * m) ? 1.0 : 0.0;
+  }
+  return cov / std::sqrt(va * vb);
+}
+
 // Pearson correlation of the overlap of a and b shifted by (dx, dy), all
-// three channels together. Two constant overlaps: 1 when equal, else 0.
+// three channels together.
 double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int dx, int dy) {
   const int s = static_cast<int>(side);
   const std::size_t n = side * side;
@@ -141,16 +157,47 @@ double shifted_pearson(const Planes& a, const Planes& b, std::size_t side, int d
       count += static_cast<std::size_t>(x1 - x0);
     }
   }
-  if (count == 0) return 0.0;
-  const double m = static_cast<double>(count);
-  const double cov = sab - sa * sb / m;
-  const double va = saa - sa * sa / m;
-  const double vb = sbb - sb * sb / m;
-  constexpr double kFlat = 1e-6;  // variance of a constant image, up to rounding
-  if (va <= kFlat * m || vb <= kFlat * m) {
-    return (va <= kFlat * m && vb <= kFlat * m && std::abs(sa - sb) <= 0.5 * m) ? 1.0 : 0.0;
+  return pearson_of_sums(sa, sb, saa, sbb, sab, count);
+}
+
+// What an unshifted correlation needs of one image alone, summed exactly as
+// shifted_pearson sums it: made once per prepared image, not once per pair.
+struct PlaneSums {
+  double sum = 0.0;
+  double sum_sq = 0.0;
+};
+
+PlaneSums plane_sums(const Planes& a, std::size_t side) {
+  PlaneSums sums;
+  const float* p = a.data();
+  for (std::size_t row = 0; row < 3 * side; ++row, p += side) {
+    float r = 0, rr = 0;
+#pragma omp simd reduction(+ : r, rr)
+    for (std::size_t x = 0; x < side; ++x) {
+      r += p[x];
+      rr += p[x] * p[x];
+    }
+    sums.sum += r;
+    sums.sum_sq += rr;
   }
-  return cov / std::sqrt(va * vb);
+  return sums;
+}
+
+// shifted_pearson(a, b, side, 0, 0) from the images' own sums: only the
+// products of the pair are summed here.
+double unshifted_pearson(const Planes& a, const PlaneSums& a_sums, const Planes& b,
+                         const PlaneSums& b_sums, std::size_t side) {
+  double sab = 0.0;
+  const float* pa = a.data();
+  const float* pb = b.data();
+  for (std::size_t row = 0; row < 3 * side; ++row, pa += side, pb += side) {
+    float r = 0;
+#pragma omp simd reduction(+ : r)
+    for (std::size_t x = 0; x < side; ++x) r += pa[x] * pb[x];
+    sab += r;
+  }
+  return pearson_of_sums(a_sums.sum, b_sums.sum, a_sums.sum_sq, b_sums.sum_sq, sab,
+                         3 * side * side);
 }
 
 // One colour image made ready for comparisons: blurred, and its centre zooms
@@ -164,8 +211,10 @@ struct PreparedImage {
   std::vector<std::uint8_t> rgb;
   double sigma = 0.0;
   Planes plain;
+  PlaneSums plain_sums;
   std::vector<double> zoom_factors;  // those `zooms` were made for
   std::vector<Planes> zooms;         // empty until needed
+  std::vector<PlaneSums> zoom_sums;
 };
 
 class PreparedImages {
@@ -184,6 +233,7 @@ class PreparedImages {
     p->rgb = rgb;
     p->sigma = sigma;
     p->plain = blurred(to_planes(rgb, side), side, sigma);
+    p->plain_sums = plane_sums(p->plain, side);
     if (found != kept_.end()) {  // a hash collision: the newer image takes the slot
       found->second = p;
       return p;
@@ -204,14 +254,16 @@ class PreparedImages {
   std::deque<std::uint64_t> order_;  // keys, oldest first
 };
 
-const std::vector<Planes>& zooms_of(PreparedImage& image, std::size_t side,
-                                    const std::vector<double>& zooms) {
-  if (image.zoom_factors != zooms) {
-    image.zooms.clear();
-    for (const double zoom : zooms) image.zooms.push_back(zoomed(image.plain, side, zoom));
-    image.zoom_factors = zooms;
+// Makes the image's centre zooms (and their sums) when first needed.
+void make_zooms(PreparedImage& image, std::size_t side, const std::vector<double>& zooms) {
+  if (image.zoom_factors == zooms) return;
+  image.zooms.clear();
+  image.zoom_sums.clear();
+  for (const double zoom : zooms) {
+    image.zooms.push_back(zoomed(image.plain, side, zoom));
+    image.zoom_sums.push_back(plane_sums(image.zooms.back(), side));
   }
-  return image.zooms;
+  image.zoom_factors = zooms;
 }
 
 // The best correlation over every shift, given that of the unshifted pair.
@@ -301,7 +353,8 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   // high (the blur makes the correlation smooth in shift and zoom), and most
   // pairs that reach the verifier on look-alike clip art fall below it here,
   // so they skip the shifts and zooms (docs/images.md, "the unshifted gate").
-  const double unshifted = shifted_pearson(pa->plain, pb->plain, side, 0, 0);
+  const double unshifted =
+      unshifted_pearson(pa->plain, pa->plain_sums, pb->plain, pb->plain_sums, side);
   if (unshifted < options_.min_unshifted) return unshifted;
   double best = best_over_shifts(pa->plain, pb->plain, side, options_.max_shift, unshifted);
   if (best >= options_.threshold || zooms_.empty()) return best;
@@ -310,8 +363,8 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   // Coarse to fine: every zoom of either image unshifted, then the shifts
   // around the best two (the blurred correlation is smooth in zoom and shift,
   // and a crop is centred, so the best unshifted zoom is the one to refine).
-  const std::vector<Planes>& za = zooms_of(*pa, side, zooms_);
-  const std::vector<Planes>& zb = zooms_of(*pb, side, zooms_);
+  make_zooms(*pa, side, zooms_);
+  make_zooms(*pb, side, zooms_);
   struct Zoomed {
     double unshifted;
     const Planes* a;
@@ -319,8 +372,12 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
   };
   std::vector<Zoomed> tried;
   for (std::size_t z = 0; z < zooms_.size(); ++z) {
-    tried.push_back({shifted_pearson(za[z], pb->plain, side, 0, 0), &za[z], &pb->plain});
-    tried.push_back({shifted_pearson(pa->plain, zb[z], side, 0, 0), &pa->plain, &zb[z]});
+    tried.push_back(
+        {unshifted_pearson(pa->zooms[z], pa->zoom_sums[z], pb->plain, pb->plain_sums, side),
+         &pa->zooms[z], &pb->plain});
+    tried.push_back(
+        {unshifted_pearson(pa->plain, pa->plain_sums, pb->zooms[z], pb->zoom_sums[z], side),
+         &pa->plain, &pb->zooms[z]});
   }
   constexpr std::size_t kRefined = 2;
   const std::size_t refined = std::min(kRefined, tried.size());
