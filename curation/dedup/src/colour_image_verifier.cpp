@@ -248,7 +248,7 @@ class PreparedImages {
   }
 
  private:
-  // About 15 KB each (and 48 KB more once zoomed): 15-60 MB per thread at most.
+  // About 15 KB each, 64 KB once zoomed: at most 64 MB per thread.
   static constexpr std::size_t kKept = 1024;
   std::unordered_map<std::uint64_t, std::shared_ptr<PreparedImage>> kept_;
   std::deque<std::uint64_t> order_;  // keys, oldest first
