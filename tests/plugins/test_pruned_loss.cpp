@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <sstream>
 
 #include "fused_loss_step.h"  // internal: the fused device step
+#include "winnow/pruning/pruner_io.h"
 #include "winnow/torch/pruned_loss.h"
 
 using namespace winnow;
@@ -271,5 +273,32 @@ TEST_CASE("the fused step records what the host path records, observation by obs
       CHECK(expected_invalid == (allow_negative ? 4u : 5u));
       CHECK(scores == std::vector<float>(reference.data(), reference.data() + n));
     }
+  }
+}
+
+TEST_CASE("device tables drop what they recorded before the pruner was restored", "[loss]") {
+  // A run restored from a checkpoint in the middle of an epoch: what the
+  // device recorded for the replaced run must not overwrite the restored scores.
+  for (const std::string policy : {"infobatch", "repb"}) {  // the fused step, the log
+    INFO(policy);
+    auto pruner = std::make_shared<DynamicPruner>(40, 5, policy, 3);
+    PrunedLoss pruned_loss(pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
+    pruner->begin_epoch();
+    std::stringstream saved;
+    write_pruner(*pruner, saved);
+    const std::vector<float> restored_scores(pruner->scores().data(), pruner->scores().data() + 40);
+    auto batch = pruner->next_batch(8);
+    REQUIRE(batch);
+    std::vector<std::int64_t> ids(batch->ids, batch->ids + batch->size);
+    pruned_loss(torch::full({static_cast<std::int64_t>(ids.size())}, 7.0f),
+                torch::tensor(ids, torch::kLong));
+    pruner->restore(read_pruner(saved, "test"));
+    pruner->sync_scores();
+    CHECK(std::vector<float>(pruner->scores().data(), pruner->scores().data() + 40) ==
+          restored_scores);
+    // Steps after the restore are recorded as usual.
+    pruned_loss(torch::full({1}, 5.0f), torch::tensor({ids[0]}, torch::kLong));
+    pruner->sync_scores();
+    CHECK(pruner->scores()[static_cast<std::uint64_t>(ids[0])] == 5.0f);
   }
 }

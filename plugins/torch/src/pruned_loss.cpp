@@ -161,6 +161,17 @@ struct PrunedLoss::DeviceState {
   // are reported. Log: brings the log to the host and replays it; skips and
   // reports the observations that the host path would have refused.
   void pull(DynamicPruner& pruner) {
+    if (pruner.plan_generation() != generation) {
+      // The pruner was restored from a saved state since these observations
+      // were recorded (a plan is built only after a pull): they belong to the
+      // run it replaced, so they are dropped, not written over the restored
+      // scores.
+      ids.clear();
+      losses.clear();
+      scores_written = false;
+      if (invalid.defined()) invalid.zero_();
+      return;
+    }
     if (fused) {
       if (!scores_written) return;
       const at::Tensor host_scores = scores.to(at::kCPU).contiguous();
