@@ -300,5 +300,17 @@ TEST_CASE("device tables drop what they recorded before the pruner was restored"
     pruned_loss(torch::full({1}, 5.0f), torch::tensor({ids[0]}, torch::kLong));
     pruner->sync_scores();
     CHECK(pruner->scores()[static_cast<std::uint64_t>(ids[0])] == 5.0f);
+
+    // Restored again, and a step comes before the next sync: only that step counts.
+    pruned_loss(torch::full({static_cast<std::int64_t>(ids.size())}, 9.0f),
+                torch::tensor(ids, torch::kLong));
+    saved.clear();
+    saved.seekg(0);
+    pruner->restore(read_pruner(saved, "test"));
+    pruned_loss(torch::full({1}, 4.0f), torch::tensor({ids[1]}, torch::kLong));
+    pruner->sync_scores();
+    std::vector<float> expected = restored_scores;
+    expected[static_cast<std::size_t>(ids[1])] = 4.0f;
+    CHECK(std::vector<float>(pruner->scores().data(), pruner->scores().data() + 40) == expected);
   }
 }

@@ -110,8 +110,14 @@ struct PrunedLoss::DeviceState {
       : device(d), fused(!pruner.policy().observes() && fused_step_runs_on(d)) {}
 
   // Uploads the current plan's weights (once per plan), and for the fused
-  // step the host's scores, which the last sync made current.
+  // step the host's scores, which the last sync made current. Anything still
+  // recorded belongs to a run the pruner was restored over (a sync empties
+  // the record before every plan), so it is dropped; a restored pruner may
+  // also have another policy, so the choice of path is made again.
   void refresh(DynamicPruner& pruner) {
+    ids.clear();
+    losses.clear();
+    fused = !pruner.policy().observes() && fused_step_runs_on(device);
     const std::uint64_t n = pruner.num_samples();
     at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, at::kFloat);
     float* w = host_weights.data_ptr<float>();
