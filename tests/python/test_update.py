@@ -211,3 +211,24 @@ def test_recent_policies_are_spec_strings():
         train_epoch(s)
         train_epoch(s)
         assert s.totals()["forward_samples"] < 600
+
+
+@pytest.mark.parametrize("policy", ["infobatch", "repb"])
+def test_device_tables_drop_what_they_logged_before_a_restore(policy):
+    # A mid-epoch resume: what the device logged for the replaced run must not
+    # be replayed over the restored scores, whether a sync or a step comes first.
+    s = winnow.Sampler(40, 5, policy=policy, seed=3, device_tables=True)
+    it = iter(s)
+    next(it)
+    state = s.state_dict()
+    restored = s.scores()
+    ids = torch.tensor(s.pruner.plan_ids()[:8])
+    s.update(ids, torch.full((8,), 7.0))
+    s.load_state_dict(state)
+    np.testing.assert_array_equal(s.scores(), restored)
+    s.update(ids, torch.full((8,), 9.0))
+    s.load_state_dict(state)
+    s.update(ids[1:2], torch.tensor([4.0]))
+    expected = restored.copy()
+    expected[int(ids[1])] = 4.0
+    np.testing.assert_array_equal(s.scores(), expected)

@@ -91,7 +91,10 @@ class DeviceTables:
         self.generation = None
 
     def refresh(self, core):
-        """Uploads the current plan's weights (once per plan)."""
+        """Uploads the current plan's weights (once per plan). A log still
+        held belongs to a run the pruner was restored over (a sync empties it
+        before every plan), so it is dropped."""
+        self.log = []
         self.weights = torch.from_numpy(core.all_weights()).to(self.device)
         self.generation = core.plan_generation
 
@@ -100,6 +103,11 @@ class DeviceTables:
         replays it through core.update, step by step; skips and reports the
         observations the CPU path would have refused."""
         if not self.log:
+            return
+        if self.generation != core.plan_generation:
+            # Restored from a saved state since this was recorded: the log
+            # belongs to the replaced run and must not touch the restored scores.
+            self.log = []
             return
         log, self.log = self.log, []
         sizes = [ids.shape[0] for ids, _ in log]
