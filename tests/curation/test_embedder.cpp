@@ -127,3 +127,46 @@ TEST_CASE("the provided embedder normalises the manifest's vector", "[embedder]"
   r.embedding = {0.0f, 0.0f};
   CHECK_THROWS_AS(e->embed(r), winnow::Error);
 }
+
+TEST_CASE("pixels(colour=1) embeds the colour image, channel by channel", "[embedder]") {
+  const auto colour = make_embedder("pixels(width=8,height=8,fourier=2,colour=1)", {});
+  const auto grey = make_embedder("pixels(width=8,height=8,fourier=2)", {});
+  CHECK(colour->dim() == 3 * grey->dim());
+  CHECK(colour->spec() == "pixels(width=8,height=8,pool=1,fourier=2,colour=1)");
+  // A red disc on white and the same disc in blue: the same grey levels
+  // (red and blue swapped), told apart only in colour.
+  ManifestRecord red;
+  red.key = "red";
+  red.kind = ContentKind::path;
+  red.path = "red.png";
+  red.width = red.height = 8;
+  red.pixels.assign(64, 0);
+  red.colour.assign(3 * 64, 255);
+  for (std::size_t y = 0; y < 8; ++y) {
+    for (std::size_t x = 0; x < 8; ++x) {
+      const bool disc = (x - 3.5) * (x - 3.5) + (y - 3.5) * (y - 3.5) < 7.0;
+      red.pixels[y * 8 + x] = disc ? 120 : 255;
+      if (disc) {
+        red.colour[3 * (y * 8 + x) + 0] = 220;
+        red.colour[3 * (y * 8 + x) + 1] = 40;
+        red.colour[3 * (y * 8 + x) + 2] = 40;
+      }
+    }
+  }
+  ManifestRecord blue = red;
+  blue.key = "blue";
+  for (std::size_t i = 0; i < 64; ++i) std::swap(blue.colour[3 * i], blue.colour[3 * i + 2]);
+  CHECK(cosine(grey->embed(red), grey->embed(blue)) == Approx(1.0));
+  CHECK(cosine(colour->embed(red), colour->embed(blue)) < 0.9);
+  CHECK(norm(colour->embed(red)) == Approx(1.0));
+
+  // Grey pixel arrays have no colour image, and the size must be the colour image's.
+  ManifestRecord pixels_only = red;
+  pixels_only.kind = ContentKind::pixels;
+  pixels_only.colour.clear();
+  CHECK_THROWS_WITH(colour->embed(pixels_only), Catch::Contains("no colour image"));
+  const auto wrong_size = make_embedder("pixels(width=4,height=4,colour=1)", {});
+  CHECK_THROWS_WITH(wrong_size->embed(red), Catch::Contains("expects 4 x 4 RGB"));
+  CHECK_THROWS_WITH(make_embedder("pixels(width=8,height=8,colour=2)", {}),
+                    Catch::Contains("colour=2 must be 0 or 1"));
+}

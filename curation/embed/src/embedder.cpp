@@ -60,8 +60,13 @@ class ProvidedEmbedder final : public Embedder {
 class PixelsEmbedder final : public Embedder {
  public:
   PixelsEmbedder(std::size_t width, std::size_t height, std::size_t pool, std::size_t fourier,
-                 std::size_t dim, std::size_t seed)
-      : width_(width), height_(height), pool_(pool), fourier_(fourier), seed_(seed) {
+                 std::size_t dim, std::size_t seed, bool colour)
+      : width_(width),
+        height_(height),
+        pool_(pool),
+        fourier_(fourier),
+        seed_(seed),
+        channels_(colour ? 3 : 1) {
     WINNOW_THROW_IF_NOT(width_ > 0 && height_ > 0,
                         "embedder 'pixels' needs the image size: pixels(width=W,height=H) or "
                         "EmbedderOptions::width/height");
@@ -116,6 +121,9 @@ class PixelsEmbedder final : public Embedder {
     if (fourier_ > 0) {
       s += fmt::format(",fourier={}", fourier_);
     }
+    if (channels_ == 3) {
+      s += ",colour=1";
+    }
     if (!projection_.empty()) {
       s += fmt::format(",dim={},seed={}", dim_, seed_);
     }
@@ -134,45 +142,35 @@ class PixelsEmbedder final : public Embedder {
                         "record '{}' has {} content; the pixels embedder needs an image (pixels or "
                         "an image file)",
                         r.key, to_string(r.kind));
-    WINNOW_THROW_IF_NOT(r.pixels.size() == width_ * height_,
-                        "record '{}' has {} pixels, the pixels embedder expects {} x {} = {}",
-                        r.key, r.pixels.size(), width_, height_, width_ * height_);
-    WINNOW_THROW_IF_NOT(r.width == 0 || (r.width == width_ && r.height == height_),
-                        "record '{}' is {} x {}, the pixels embedder expects {} x {}", r.key,
-                        r.width, r.height, width_, height_);
-    const std::size_t pooled = pw_ * ph_;
-    thread_local std::vector<float> buf;
-    thread_local std::vector<float> spectrum;
-    buf.assign(pooled, 0.0f);
-    // Pixel (x, y) adds to pooled cell (x / pool, y / pool), counted along
-    // instead of divided (a division per pixel was about 1/8 of the embedding).
-    for (std::size_t y = 0, y_in_cell = 0, cell_row = 0; y < height_; ++y) {
-      const std::uint8_t* row = r.pixels.data() + y * width_;
-      float* dst = buf.data() + cell_row * pw_;
-      for (std::size_t x = 0, x_in_cell = 0, cell = 0; x < width_; ++x) {
-        dst[cell] += static_cast<float>(row[x]);
-        if (++x_in_cell == pool_) {
-          x_in_cell = 0;
-          ++cell;
-        }
+    thread_local std::vector<float> combined;
+    const std::vector<float>* features = &combined;
+    if (channels_ == 3) {
+      // The colour working image (side x side RGB, image files only), each
+      // channel pooled, centred and transformed as a grey image is, the three
+      // feature vectors one after another.
+      WINNOW_THROW_IF_NOT(!r.colour.empty(),
+                          "record '{}' has no colour image; pixels(colour=1) embeds the colour "
+                          "working images of image files (use pixels(...) without colour for "
+                          "grey pixel arrays)",
+                          r.key);
+      WINNOW_THROW_IF_NOT(r.colour.size() == 3 * width_ * height_,
+                          "record '{}' has a colour image of {} bytes; pixels(colour=1) expects {} "
+                          "x {} RGB ({} bytes): its width and height must be the colour image's "
+                          "side (the verifier's, 32 by default)",
+                          r.key, r.colour.size(), width_, height_, 3 * width_ * height_);
+      combined.clear();
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::vector<float>& channel = channel_features(r.colour.data() + c, 3);
+        combined.insert(combined.end(), channel.begin(), channel.end());
       }
-      if (++y_in_cell == pool_) {
-        y_in_cell = 0;
-        ++cell_row;
-      }
-    }
-    double mean = 0.0;
-    for (const float v : buf) {
-      mean += v;
-    }
-    mean /= static_cast<double>(pooled);
-    for (float& v : buf) {
-      v -= static_cast<float>(mean);
-    }
-    const std::vector<float>* features = &buf;
-    if (fourier_ > 0) {
-      fourier_magnitudes(buf, spectrum);
-      features = &spectrum;
+    } else {
+      WINNOW_THROW_IF_NOT(r.pixels.size() == width_ * height_,
+                          "record '{}' has {} pixels, the pixels embedder expects {} x {} = {}",
+                          r.key, r.pixels.size(), width_, height_, width_ * height_);
+      WINNOW_THROW_IF_NOT(r.width == 0 || (r.width == width_ && r.height == height_),
+                          "record '{}' is {} x {}, the pixels embedder expects {} x {}", r.key,
+                          r.width, r.height, width_, height_);
+      features = &channel_features(r.pixels.data(), 1);
     }
     const std::size_t nf = features->size();
     if (projection_.empty()) {
@@ -191,9 +189,48 @@ class PixelsEmbedder final : public Embedder {
   }
 
  private:
-  // Length of the vector before projection.
-  std::size_t features() const {
+  // Length of the vector before projection: per channel, then all channels.
+  std::size_t channel_features() const {
     return fourier_ > 0 ? fourier_ * (2 * fourier_ - 1) - 1 : pw_ * ph_;
+  }
+  std::size_t features() const { return channels_ * channel_features(); }
+
+  // One channel's features: its width x height values, `step` bytes apart,
+  // pooled, centred, and with fourier > 0 their DFT magnitudes. Returns a
+  // buffer of this thread's, valid until the next call.
+  const std::vector<float>& channel_features(const std::uint8_t* pixels, std::size_t step) const {
+    const std::size_t pooled = pw_ * ph_;
+    thread_local std::vector<float> buf;
+    thread_local std::vector<float> spectrum;
+    buf.assign(pooled, 0.0f);
+    // Pixel (x, y) adds to pooled cell (x / pool, y / pool), counted along
+    // instead of divided (a division per pixel was about 1/8 of the embedding).
+    for (std::size_t y = 0, y_in_cell = 0, cell_row = 0; y < height_; ++y) {
+      const std::uint8_t* row = pixels + y * width_ * step;
+      float* dst = buf.data() + cell_row * pw_;
+      for (std::size_t x = 0, x_in_cell = 0, cell = 0; x < width_; ++x) {
+        dst[cell] += static_cast<float>(row[x * step]);
+        if (++x_in_cell == pool_) {
+          x_in_cell = 0;
+          ++cell;
+        }
+      }
+      if (++y_in_cell == pool_) {
+        y_in_cell = 0;
+        ++cell_row;
+      }
+    }
+    double mean = 0.0;
+    for (const float v : buf) {
+      mean += v;
+    }
+    mean /= static_cast<double>(pooled);
+    for (float& v : buf) {
+      v -= static_cast<float>(mean);
+    }
+    if (fourier_ == 0) return buf;
+    fourier_magnitudes(buf, spectrum);
+    return spectrum;
   }
 
   // |DFT| of the pooled image at row frequencies [0, F) x column frequencies
@@ -241,6 +278,7 @@ class PixelsEmbedder final : public Embedder {
   }
 
   std::size_t width_, height_, pool_, fourier_, seed_;
+  std::size_t channels_;  // 1: the grey working image; 3: the colour one
   std::vector<float> cos_x_, sin_x_, cos_y_, sin_y_;
   std::size_t pw_ = 0, ph_ = 0, dim_ = 0;
   std::vector<float> projection_;  // dim_ x pooled, empty when not projecting
@@ -314,8 +352,10 @@ std::unique_ptr<Embedder> make_embedder(const std::string& spec, const EmbedderO
     const std::size_t fourier = p.take_size("fourier", 0);
     const std::size_t dim = p.take_size("dim", 0);
     const std::size_t seed = p.take_size("seed", 1);
+    const std::size_t colour = p.take_size("colour", 0);
     p.check_no_extra();
-    return std::make_unique<PixelsEmbedder>(width, height, pool, fourier, dim, seed);
+    WINNOW_THROW_IF_NOT(colour <= 1, "embedder spec '{}': colour={} must be 0 or 1", spec, colour);
+    return std::make_unique<PixelsEmbedder>(width, height, pool, fourier, dim, seed, colour == 1);
   }
   if (p.name() == "hashed-ngrams") {
     const std::size_t n = p.take_size("n", 3);
