@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "winnow/pruning/score_table.h"  // valid_observation
+
 #if defined(__CUDACC__)
 #define WINNOW_HOST_DEVICE __host__ __device__
 #else
@@ -32,16 +34,10 @@ struct FusedLossStep {
   unsigned long long* invalid = nullptr;
 };
 
-// x - x is 0 for every finite x and NaN for infinities and NaN; the same test
-// on host and device (no <cmath> in device code).
-WINNOW_HOST_DEVICE inline bool finite_value(float x) {
-  return x - x == 0.0f;
-}
-
-// One observation. Returns whether it counts as valid by the host path's rule
-// (valid_observation in score_table.h: id in range, loss finite, and >= 0
-// unless negatives are allowed); only valid ones are written to the scores.
-// An id out of range weighs 0, so it adds nothing to the loss.
+// One observation. Returns whether it is valid by the host path's own rule
+// (valid_observation: id in range, loss finite, and >= 0 unless negatives are
+// allowed); only valid ones are written to the scores. An id out of range
+// weighs 0, so it adds nothing to the loss.
 WINNOW_HOST_DEVICE inline bool fused_loss_observation(const FusedLossStep& step, std::int64_t i) {
   const std::int64_t id = step.ids[i];
   const float loss = step.losses[i];
@@ -59,7 +55,10 @@ WINNOW_HOST_DEVICE inline bool fused_loss_observation(const FusedLossStep& step,
 #else
   step.weighted[i] = loss * weight;
 #endif
-  if (!finite_value(loss) || (!step.allow_negative && loss < 0.0f)) return false;
+  if (!valid_observation(static_cast<std::uint64_t>(id), loss,
+                         static_cast<std::uint64_t>(step.num_samples), step.allow_negative)) {
+    return false;
+  }
   if (step.scores != nullptr) {
     if (step.momentum == 0.0f) {
       step.scores[id] = loss;

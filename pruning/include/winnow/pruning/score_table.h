@@ -62,9 +62,11 @@ class ScoreTable {
 // Whether check_observations accepts one observation: the id below
 // `num_samples`, the loss finite and, unless `allow_negative`, >= 0 (-0.0
 // counts as zero; NaN fails both comparisons). Branch-free, for callers that
-// skip bad observations instead of failing (PrunedLoss's device log).
-inline bool valid_observation(std::uint64_t id, float loss, std::uint64_t num_samples,
-                              bool allow_negative) {
+// skip bad observations instead of failing (PrunedLoss's device log, and its
+// fused step: constexpr, so CUDA code may call it with nvcc's
+// --expt-relaxed-constexpr).
+constexpr bool valid_observation(std::uint64_t id, float loss, std::uint64_t num_samples,
+                                 bool allow_negative) {
   constexpr float kMax = std::numeric_limits<float>::max();
   const float low = allow_negative ? -kMax : 0.0f;
   return static_cast<bool>(static_cast<unsigned>(id < num_samples) &
