@@ -46,10 +46,13 @@ at::Tensor host_ids(const at::Tensor& ids, std::uint64_t num_samples) {
   return out;
 }
 
-// Where the fused step runs: a loop on the CPU, a kernel on a CUDA device
-// (when winnow has its CUDA kernels), nowhere else.
-bool fused_step_runs_on(const at::Device& device) {
-  return device.is_cpu() || (device.is_cuda() && detail::fused_loss_step_has_cuda());
+// Whether `pruner`'s observations on `device` take the fused step: its
+// policy has no observe() hook to replay them to, and the step runs there (a
+// loop on the CPU, a kernel on a CUDA device when winnow has its CUDA kernels).
+bool takes_fused_step(const DynamicPruner& pruner, const at::Device& device) {
+  const bool runs_there =
+      device.is_cpu() || (device.is_cuda() && detail::fused_loss_step_has_cuda());
+  return runs_there && !pruner.policy().observes();
 }
 
 void* stream_of(const at::Device& device) {
@@ -107,7 +110,24 @@ struct PrunedLoss::DeviceState {
   std::uint64_t generation = 0;
 
   DeviceState(at::Device d, const DynamicPruner& pruner)
-      : device(d), fused(!pruner.policy().observes() && fused_step_runs_on(d)) {}
+      : device(d), fused(takes_fused_step(pruner, d)) {}
+
+  // Forgets what was recorded since the last sync (the log, the fused step's
+  // writes and its count of invalid observations).
+  void drop_recorded() {
+    ids.clear();
+    losses.clear();
+    scores_written = false;
+    if (invalid.defined()) invalid.zero_();
+  }
+
+  // Throws for the observations a sync skipped.
+  void report_skipped(std::int64_t bad) const {
+    WINNOW_THROW_IF_NOT(bad == 0,
+                        "PrunedLoss: {} observations reported on {} since the last plan had an id "
+                        "out of range or a non-finite or negative loss; they were skipped",
+                        bad, device.str());
+  }
 
   // Uploads the current plan's weights (once per plan), and for the fused
   // step the host's scores, which the last sync made current. Anything still
@@ -115,9 +135,8 @@ struct PrunedLoss::DeviceState {
   // the record before every plan), so it is dropped; a restored pruner may
   // also have another policy, so the choice of path is made again.
   void refresh(DynamicPruner& pruner) {
-    ids.clear();
-    losses.clear();
-    fused = !pruner.policy().observes() && fused_step_runs_on(device);
+    drop_recorded();
+    fused = takes_fused_step(pruner, device);
     const std::uint64_t n = pruner.num_samples();
     at::Tensor host_weights = at::empty({static_cast<std::int64_t>(n)}, at::kFloat);
     float* w = host_weights.data_ptr<float>();
@@ -127,8 +146,9 @@ struct PrunedLoss::DeviceState {
       scores = at::from_blob(const_cast<float*>(pruner.scores().data()),
                              {static_cast<std::int64_t>(n)}, at::kFloat)
                    .to(device, /*non_blocking=*/false, /*copy=*/true);
-      invalid = at::zeros({1}, at::TensorOptions().dtype(at::kLong).device(device));
-      scores_written = false;
+      if (!invalid.defined()) {
+        invalid = at::zeros({1}, at::TensorOptions().dtype(at::kLong).device(device));
+      }
     }
     generation = pruner.plan_generation();
   }
@@ -172,10 +192,7 @@ struct PrunedLoss::DeviceState {
       // were recorded (a plan is built only after a pull): they belong to the
       // run it replaced, so they are dropped, not written over the restored
       // scores.
-      ids.clear();
-      losses.clear();
-      scores_written = false;
-      if (invalid.defined()) invalid.zero_();
+      drop_recorded();
       return;
     }
     if (fused) {
@@ -185,10 +202,7 @@ struct PrunedLoss::DeviceState {
       invalid.zero_();
       scores_written = false;
       pruner.assign_scores(host_scores.data_ptr<float>(), pruner.num_samples());
-      WINNOW_THROW_IF_NOT(bad == 0,
-                          "PrunedLoss: {} observations reported on {} since the last plan had an "
-                          "id out of range or a non-finite or negative loss; they were skipped",
-                          bad, device.str());
+      report_skipped(bad);
       return;
     }
     if (ids.empty()) return;
@@ -222,10 +236,7 @@ struct PrunedLoss::DeviceState {
       if (!call_ids.empty()) pruner.update(call_ids.data(), call_losses.data(), call_ids.size());
       offset += size;
     }
-    WINNOW_THROW_IF_NOT(bad == 0,
-                        "PrunedLoss: {} observations reported on {} since the last plan had an id "
-                        "out of range or a non-finite or negative loss; they were skipped",
-                        bad, device.str());
+    report_skipped(static_cast<std::int64_t>(bad));
   }
 };
 
