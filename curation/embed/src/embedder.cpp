@@ -190,10 +190,10 @@ class PixelsEmbedder final : public Embedder {
 
  private:
   // Length of the vector before projection: per channel, then all channels.
-  std::size_t channel_features() const {
+  std::size_t features_per_channel() const {
     return fourier_ > 0 ? fourier_ * (2 * fourier_ - 1) - 1 : pw_ * ph_;
   }
-  std::size_t features() const { return channels_ * channel_features(); }
+  std::size_t features() const { return channels_ * features_per_channel(); }
 
   // One channel's features: its width x height values, `step` bytes apart,
   // pooled, centred, and with fourier > 0 their DFT magnitudes. Returns a

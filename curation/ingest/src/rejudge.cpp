@@ -98,10 +98,6 @@ ManifestRecord record_to_reembed(const store::JudgedVectorRow& row, const std::s
   return std::move(*record);
 }
 
-// Searches `index` for the vectors at positions `rows` of `vectors`,
-// kSearchChunk queries at a time, and calls visit(found, begin, end) per
-// chunk: row q of `found` is rows[begin + q]. An empty index finds nothing
-// (found.k == 0).
 // Where a search reports its progress (RejudgeOptions::progress), if anywhere.
 struct SearchProgress {
   const RejudgeOptions::Progress* report = nullptr;
@@ -111,6 +107,10 @@ struct SearchProgress {
   }
 };
 
+// Searches `index` for the vectors at positions `rows` of `vectors`,
+// kSearchChunk queries at a time, and calls visit(found, begin, end) per
+// chunk: row q of `found` is rows[begin + q], then reports progress. An
+// empty index finds nothing (found.k == 0).
 template <typename Visit>
 void search_rows(const index::VectorIndex& index, const std::vector<float>& vectors,
                  std::size_t dim, const std::vector<std::size_t>& rows, std::size_t k, Visit visit,
