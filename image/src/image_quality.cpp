@@ -182,22 +182,22 @@ ImageQualityScores measure_image_quality(const Image& image) {
     for (std::size_t x = 0; x < image.width; x += stride, ++n) {
       const std::uint8_t* p = row + 3 * x;
       const std::size_t way = n % kWays;
-      ++luma_ways[way][(299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u];
+      ++luma_ways[way][luma(p)];
       ++spread_ways[way][static_cast<std::size_t>(std::max({p[0], p[1], p[2]}) -
                                                   std::min({p[0], p[1], p[2]}))];
     }
   }
-  Histogram luma{};
+  Histogram lumas{};
   Histogram spread{};
   for (std::size_t level = 0; level < 256; ++level) {
     for (std::size_t way = 0; way < kWays; ++way) {
-      luma[level] += luma_ways[way][level];
+      lumas[level] += luma_ways[way][level];
       spread[level] += spread_ways[way][level];
     }
   }
-  scores.dark = percentile(luma, n, 0.999) / 255.0;
-  scores.bright = 1.0 - percentile(luma, n, 0.001) / 255.0;
-  scores.low_information = (percentile(luma, n, 0.99) - percentile(luma, n, 0.01)) / 255.0;
+  scores.dark = percentile(lumas, n, 0.999) / 255.0;
+  scores.bright = 1.0 - percentile(lumas, n, 0.001) / 255.0;
+  scores.low_information = (percentile(lumas, n, 0.99) - percentile(lumas, n, 0.01)) / 255.0;
   scores.grayscale = percentile(spread, n, 0.99) / 255.0;
 
   // Sharpness on the analysis image, whose scale does not depend on the file's.

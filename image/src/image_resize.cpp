@@ -127,10 +127,7 @@ Image resize_area(const Image& image, std::size_t width, std::size_t height) {
 
 std::vector<std::uint8_t> grey_levels(const Image& image) {
   std::vector<std::uint8_t> grey(image.width * image.height);
-  for (std::size_t i = 0; i < grey.size(); ++i) {
-    const std::uint8_t* p = image.rgb.data() + 3 * i;
-    grey[i] = static_cast<std::uint8_t>((299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u);
-  }
+  for (std::size_t i = 0; i < grey.size(); ++i) grey[i] = luma(image.rgb.data() + 3 * i);
   return grey;
 }
 

@@ -19,6 +19,11 @@ struct Image {
   std::vector<std::uint8_t> rgb;  // width * height * 3
 };
 
+// The grey level of one RGB pixel: ITU-R BT.601 luma, rounded.
+inline std::uint8_t luma(const std::uint8_t* rgb) {
+  return static_cast<std::uint8_t>((299u * rgb[0] + 587u * rgb[1] + 114u * rgb[2] + 500u) / 1000u);
+}
+
 // What the file's header says, before any pixel is decoded.
 struct ImageHeader {
   ImageFormat format = ImageFormat::unknown;
