@@ -1,16 +1,20 @@
-// bench_hnsw_recall: how much of exact search an HNSW index keeps, for the two
-// searches the ingest makes (issue 16): near-duplicate candidates (k =
-// candidates = 10) and the label vote's neighbours (k = label_k = 15).
+// bench_hnsw_recall: how much of exact search an approximate index (HNSW or
+// IVF) keeps, for the two searches the ingest makes (issue 16): near-duplicate
+// candidates (k = candidates = 10) and the label vote's neighbours (k =
+// label_k = 15).
 //
 // The base is a seeded Gaussian mixture of unit vectors (`clusters` centres,
 // within-cluster noise `spread`, as bench/ingest_growth.py), added in
 // micro-batches of 256 as the pipeline adds them. Queries are new samples of
 // the mixture and, for the near-duplicate measure, copies of stored vectors
-// with a little noise. Recall@k = |HNSW top-k ∩ exact top-k| / k, averaged;
-// copy recall = share of copies whose original is in HNSW's top-k. Exact
+// with noise (--copy-noise per coordinate). New samples are searched in calls
+// of --query-batch queries (the ingest's micro-batch), which is what the time
+// per query measures. Recall@k = |approximate top-k ∩ exact top-k| / k,
+// averaged; copy recall = share of copies whose original is in its top-k. Exact
 // search is the flat index.
 //
 //   bench_hnsw_recall --n 100000 --configs "hnsw(M=16,efConstruction=40,efSearch=64)"
+//   bench_hnsw_recall --n 1000000 --dim 128 --copy-noise 0.05 --configs ivf "ivf(nprobe=8)"
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -79,6 +83,8 @@ int main(int argc, char** argv) {
   std::size_t n = 100000, dim = 64, clusters = 20, queries = 2000, copies = 1000;
   double spread = 0.35;
   std::uint64_t seed = 1;
+  double copy_noise = 0.01;
+  std::size_t query_batch = 256;
   std::vector<std::string> configs = {"hnsw(M=16,efConstruction=40,efSearch=64)"};
   std::string json_path;
   app.add_option("--n", n, "vectors in the index")->capture_default_str();
@@ -89,7 +95,13 @@ int main(int argc, char** argv) {
   app.add_option("--copies", copies, "noisy copies of stored vectors searched")
       ->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
-  app.add_option("--configs", configs, "HNSW configs to compare with flat");
+  app.add_option("--copy-noise", copy_noise, "noise per coordinate of the near copies")
+      ->capture_default_str();
+  app.add_option("--query-batch", query_batch,
+                 "queries per search call, timed (256: the ingest's micro-batch)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--configs", configs, "index configs (hnsw, ivf) to compare with flat");
   app.add_option("--json", json_path, "also write the JSON here");
   CLI11_PARSE(app, argc, argv);
 
@@ -102,7 +114,7 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> originals(copies);
   {
     std::uniform_int_distribution<std::size_t> pick(0, n - 1);
-    std::normal_distribution<float> noise(0.0f, 0.01f);
+    std::normal_distribution<float> noise(0.0f, static_cast<float>(copy_noise));
     for (std::size_t c = 0; c < copies; ++c) {
       originals[c] = static_cast<std::int64_t>(pick(mixture.rng));
       for (std::size_t j = 0; j < dim; ++j) {
@@ -133,6 +145,8 @@ int main(int argc, char** argv) {
                         {"spread", spread},
                         {"queries", queries},
                         {"copies", copies},
+                        {"copy_noise", copy_noise},
+                        {"query_batch", query_batch},
                         {"seed", seed},
                         {"load_average", winnow::bench::load_average()}};
   double exact_copy_hits = 0;
@@ -144,7 +158,16 @@ int main(int argc, char** argv) {
     double seconds = 0.0;
     const std::unique_ptr<VectorIndex> hnsw = build(config, seconds);
     const auto t0 = std::chrono::steady_clock::now();
-    const SearchResults approx_fresh = hnsw->search(fresh, 15);
+    SearchResults approx_fresh;  // searched in calls of query_batch, as the ingest does
+    approx_fresh.num_queries = queries;
+    approx_fresh.k = 15;
+    for (std::size_t first = 0; first < queries; first += query_batch) {
+      const std::size_t count = std::min(query_batch, queries - first);
+      const SearchResults part = hnsw->search(count, fresh.data() + first * dim, 15);
+      approx_fresh.ids.insert(approx_fresh.ids.end(), part.ids.begin(), part.ids.end());
+      approx_fresh.similarities.insert(approx_fresh.similarities.end(), part.similarities.begin(),
+                                       part.similarities.end());
+    }
     const double search_seconds = winnow::seconds_since(t0);
     const SearchResults approx_copies = hnsw->search(copy_queries, 10);
     double copy_hits = 0;

@@ -2,7 +2,7 @@
 """Does the cost per record grow with the store? (issue 16; docs/benchmarks.md,
 "Ingest cost as the store grows").
 
-Batches of records (a short text and a provided 64-d embedding from a seeded
+Batches of records (a short text and a provided embedding, 64-d unless --dim, from a seeded
 Gaussian mixture: one cluster per label, 5% of labels flipped, 1% re-submitted
 copies with a little noise) each ingested by its own `winnow ingest` process
 into one growing store, as a user running the CLI per batch would. Prints one
@@ -10,6 +10,9 @@ JSON line per batch (wall and CPU seconds of the process, records/s, the index
 size, the sizes of the database and index files) and a summary.
 
   bench/ingest_growth.py --batches 8 --batch-size 40000 --index hnsw
+  bench/ingest_growth.py --batches 25 --batch-size 40000 --dim 128 --index ivf
+  bench/ingest_growth.py ... --one-process   # one long-lived `winnow ingest` of every
+                                             # batch, its index kept in memory (as the daemon)
 """
 import argparse, json, os, resource, subprocess, sys, time
 from pathlib import Path
@@ -19,13 +22,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "demo"))
 from winnow_cli import children_cpu_seconds, run_winnow  # noqa: E402
 
-DIM, LABELS = 64, 20
+LABELS = 20
 
 
 def write_batch(path, rng, centres, start, count, earlier):
     """`count` records keyed from `start`; 1% copies of an earlier record."""
+    dim = centres.shape[1]
     labels = rng.integers(0, LABELS, count)
-    vectors = centres[labels] + rng.normal(0.0, 0.35, (count, DIM))
+    vectors = centres[labels] + rng.normal(0.0, 0.35, (count, dim))
     flipped = rng.random(count) < 0.05
     labels = np.where(flipped, (labels + rng.integers(1, LABELS, count)) % LABELS, labels)
     copies = rng.random(count) < 0.01
@@ -34,7 +38,7 @@ def write_batch(path, rng, centres, start, count, earlier):
             v, label = vectors[i], int(labels[i])
             if copies[i] and earlier:
                 v0, label = earlier[int(rng.integers(len(earlier)))]
-                v = v0 + rng.normal(0.0, 0.01, DIM)
+                v = v0 + rng.normal(0.0, 0.01, dim)
             if len(earlier) < 200_000:
                 earlier.append((vectors[i], label))
             record = {"key": f"r{start + i}", "label": label, "source": f"s{i % 7}",
@@ -51,23 +55,29 @@ def main():
     ap.add_argument("--batch-size", type=int, default=40000)
     ap.add_argument("--index", default="hnsw")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dim", type=int, default=64, help="embedding dimension")
+    ap.add_argument("--one-process", action="store_true",
+                    help="one `winnow ingest` of all batches (per-batch seconds from its summary "
+                         "lines, RSS and peak RSS read from /proc as each batch ends)")
     ap.add_argument("--ingest-arg", action="append", default=[],
                     help="one more argument for winnow ingest (repeat)")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(a.seed)
-    centres = rng.normal(0.0, 1.0, (LABELS, DIM))
+    centres = rng.normal(0.0, 1.0, (LABELS, a.dim))
     manifests, earlier = [], []
     for b in range(a.batches):
-        path = work / f"s{a.seed}-b{a.batch_size}-{b:03d}.jsonl"
+        path = work / f"s{a.seed}-d{a.dim}-b{a.batch_size}-{b:03d}.jsonl"
         if not path.exists():
             write_batch(path, rng, centres, b * a.batch_size, a.batch_size, earlier)
         manifests.append(path)
     db = work / "growth.db"
     for f in work.glob("growth.db*"):
         f.unlink()
-    run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={DIM})", "--index", a.index)
+    run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={a.dim})", "--index", a.index)
+    if a.one_process:
+        return one_process(a, db, manifests)
     rows, total_wall = [], 0.0
     for b, manifest in enumerate(manifests):
         load = float(open("/proc/loadavg").read().split()[0])
@@ -86,9 +96,45 @@ def main():
                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(json.dumps({"index": a.index, "batches": a.batches, "batch_size": a.batch_size,
+    print(json.dumps({"index": a.index, "dim": a.dim, "batches": a.batches, "batch_size": a.batch_size,
                       "records_per_s_overall": round(a.batches * a.batch_size / total_wall),
                       "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
+                      "ingest_args": a.ingest_arg}))
+
+
+def proc_status_mb(pid, field):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(field + ":"):
+            return round(int(line.split()[1]) / 1024)
+    return None
+
+
+def one_process(a, db, manifests):
+    """All batches through one process: what a daemon pays per batch."""
+    proc = subprocess.Popen([a.winnow, "ingest", "--db", str(db), "--quiet", *a.ingest_arg,
+                             *map(str, manifests)], stdout=subprocess.PIPE, text=True)
+    rows, total = [], 0.0
+    for line in proc.stdout:
+        summary = json.loads(line)
+        rss, peak = proc_status_mb(proc.pid, "VmRSS"), proc_status_mb(proc.pid, "VmHWM")
+        seconds = summary["seconds"]
+        total += seconds
+        rows.append({"batch": summary["batch"], "ingest_s": round(seconds, 2),
+                     "records_per_s": round(a.batch_size / seconds),
+                     "rss_mb": rss, "peak_rss_mb": peak,
+                     "load": float(open("/proc/loadavg").read().split()[0]),
+                     "counts": summary["counts"]})
+        print(json.dumps(rows[-1]), flush=True)
+    if proc.wait() != 0:
+        sys.exit(f"winnow ingest exited with {proc.returncode}")
+    status = json.loads(run_winnow(a.winnow, "status", "--db", db, "--json"))
+    index_mb = round(sum(f.stat().st_size for f in Path(db).parent.glob("growth.db.index*"))
+                     / 2**20, 1)
+    print(json.dumps({"index": a.index, "dim": a.dim, "batches": a.batches,
+                      "batch_size": a.batch_size, "one_process": True,
+                      "records_per_s_overall": round(a.batches * a.batch_size / total),
+                      "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
+                      "index_vectors": status["index"]["vectors"], "index_file_mb": index_mb,
                       "ingest_args": a.ingest_arg}))
 
 

@@ -40,8 +40,10 @@ namespace winnow::cli {
 
 namespace {
 
+// Each summary line is flushed as its batch ends, so a reader of a pipe (a
+// script following a long ingest) sees every batch when it is done.
 void print_report(const curation::ingest::BatchReport& r) {
-  std::cout << json_text(batch_report_json(r)) << "\n";
+  std::cout << json_text(batch_report_json(r)) << std::endl;
   if (r.skipped)
     std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
 }
@@ -278,7 +280,7 @@ Command add_ingest_command(CLI::App& parent) {
           print_report(report);
           const curation::ingest::LabelRevisionReport rev =
               pipeline.revise_label_issues(probs.table, cl, report.batch_id);
-          std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << "\n";
+          std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;
         }
         return 0;
       }};

@@ -1,4 +1,4 @@
-// winnow init --db D [--embedder SPEC] [--index flat|hnsw(...)] [thresholds]
+// winnow init --db D [--embedder SPEC] [--index flat|hnsw(...)|ivf(...)] [thresholds]
 //             [--image-issues flag|reject] [--image-issue-threshold NAME=VALUE]...
 #include <iostream>
 #include <memory>
@@ -60,7 +60,7 @@ Command add_init_command(CLI::App& parent) {
          "--embedder", config.embedder,
          "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
       ->capture_default_str();
-  cmd->add_option("--index", config.index, "index config: flat or hnsw(M=..,...)")
+  cmd->add_option("--index", config.index, "index config: flat, hnsw(M=..,...) or ivf(nprobe=..)")
       ->capture_default_str();
   cmd->add_option("--candidates", config.candidates, "near-dup candidates")->capture_default_str();
   cmd->add_option("--min-candidate", config.min_candidate_similarity,

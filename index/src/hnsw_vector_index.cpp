@@ -206,15 +206,7 @@ SearchResults HnswVectorIndex::do_search(std::size_t num_queries, const float* n
 }
 
 std::size_t HnswVectorIndex::do_remove(std::size_t n, const std::int64_t* ids) {
-  std::size_t removed = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t internal = impl_->ids.find(ids[i]);
-    if (internal >= 0) {
-      impl_->ids.tombstone(internal);
-      ++removed;
-    }
-  }
-  return removed;
+  return impl_->ids.tombstone_all(n, ids);
 }
 
 void HnswVectorIndex::compact() {

@@ -41,6 +41,18 @@ void IdMap::tombstone(std::int64_t internal) {
   dead_[i >> 3] = static_cast<std::uint8_t>(dead_[i >> 3] | (1u << (i & 7)));
 }
 
+std::size_t IdMap::tombstone_all(std::size_t n, const std::int64_t* external_ids) {
+  std::size_t removed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t internal = find(external_ids[i]);
+    if (internal >= 0) {
+      tombstone(internal);
+      ++removed;
+    }
+  }
+  return removed;
+}
+
 void IdMap::erase(const std::vector<std::int64_t>& sorted_internal) {
   if (sorted_internal.empty()) {
     return;

@@ -45,6 +45,9 @@ class IdMap {
   void append(std::size_t n, const std::int64_t* ids);
   // Marks a live internal id as a tombstone.
   void tombstone(std::int64_t internal);
+  // Tombstones the live ones among n external ids (others are ignored);
+  // returns how many.
+  std::size_t tombstone_all(std::size_t n, const std::int64_t* external_ids);
   // Removes rows for good and renumbers the later ones down, like
   // IndexFlatCodes::remove_ids does. `sorted_internal` is ascending, unique.
   void erase(const std::vector<std::int64_t>& sorted_internal);

@@ -4,7 +4,7 @@
 // state in its own .cpp through these friend functions. Payloads are streamed
 // to and from the file (byte_io.h), never held whole in memory.
 //
-// Payload layout, for both index types:
+// Payload layout, for every index type:
 //   id map (id_map.cpp: u64 count, i64 ids[count], tombstone bitmap)
 //   u64 faiss_size, faiss_size bytes of faiss::write_index output
 #pragma once
@@ -18,6 +18,7 @@
 #include "byte_io.h"
 #include "winnow/index/flat_vector_index.h"
 #include "winnow/index/hnsw_vector_index.h"
+#include "winnow/index/ivf_vector_index.h"
 
 namespace faiss {
 struct Index;
@@ -39,6 +40,11 @@ struct PayloadCodec {
   static void write_hnsw(const HnswVectorIndex& index, ByteSink& out);
   static std::unique_ptr<VectorIndex> read_hnsw(const HnswParams& params, std::size_t dim,
                                                 ByteReader& in);
+
+  // ivf_vector_index.cpp
+  static void write_ivf(const IvfVectorIndex& index, ByteSink& out);
+  static std::unique_ptr<VectorIndex> read_ivf(const IvfParams& params, std::size_t dim,
+                                               ByteReader& in);
 
   // Shared helpers (vector_index_io.cpp): faiss::write_index into the stream
   // as u64 size + bytes, and back. read_faiss rethrows FAISS errors as

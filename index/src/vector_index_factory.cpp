@@ -7,7 +7,15 @@
 namespace winnow::index {
 
 std::string VectorIndexConfig::to_string() const {
-  return type == Type::flat ? std::string("flat") : hnsw_config_string(hnsw);
+  switch (type) {
+    case Type::flat:
+      return "flat";
+    case Type::hnsw:
+      return hnsw_config_string(hnsw);
+    case Type::ivf:
+      return ivf_config_string(ivf);
+  }
+  WINNOW_THROW("unknown vector index type {}", static_cast<int>(type));
 }
 
 VectorIndexConfig parse_vector_index_config(const std::string& config) {
@@ -22,12 +30,17 @@ VectorIndexConfig parse_vector_index_config(const std::string& config) {
     out.hnsw.M = reader.positive_int("M", out.hnsw.M);
     out.hnsw.ef_construction = reader.positive_int("efConstruction", out.hnsw.ef_construction);
     out.hnsw.ef_search = reader.positive_int("efSearch", out.hnsw.ef_search);
+  } else if (name == "ivf") {
+    out.type = VectorIndexConfig::Type::ivf;
+    out.ivf.nprobe = reader.positive_int("nprobe", out.ivf.nprobe);
+    out.ivf.cell_scale = reader.positive_int("cellScale", out.ivf.cell_scale);
   } else {
-    WINNOW_THROW("index config '{}': unknown index type '{}' (expected 'flat' or 'hnsw')", config,
-                 name);
+    WINNOW_THROW("index config '{}': unknown index type '{}' (expected 'flat', 'hnsw' or 'ivf')",
+                 config, name);
   }
   reader.finish();
   if (out.type == VectorIndexConfig::Type::hnsw) validate_hnsw_params(out.hnsw);
+  if (out.type == VectorIndexConfig::Type::ivf) validate_ivf_params(out.ivf);
   return out;
 }
 
@@ -36,10 +49,15 @@ std::string canonical_vector_index_config(const std::string& config) {
 }
 
 std::unique_ptr<VectorIndex> make_vector_index(const VectorIndexConfig& config, std::size_t dim) {
-  if (config.type == VectorIndexConfig::Type::flat) {
-    return std::make_unique<FlatVectorIndex>(dim);
+  switch (config.type) {
+    case VectorIndexConfig::Type::flat:
+      return std::make_unique<FlatVectorIndex>(dim);
+    case VectorIndexConfig::Type::hnsw:
+      return std::make_unique<HnswVectorIndex>(dim, config.hnsw);
+    case VectorIndexConfig::Type::ivf:
+      return std::make_unique<IvfVectorIndex>(dim, config.ivf);
   }
-  return std::make_unique<HnswVectorIndex>(dim, config.hnsw);
+  WINNOW_THROW("unknown vector index type {}", static_cast<int>(config.type));
 }
 
 std::unique_ptr<VectorIndex> make_vector_index(const std::string& config, std::size_t dim) {

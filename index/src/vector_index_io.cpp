@@ -278,7 +278,7 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
 }
 
 // Whether a stored config builds the same structure as `wanted` (type and
-// construction parameters; efSearch may differ).
+// construction parameters; efSearch and nprobe may differ).
 bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) {
   VectorIndexConfig parsed;
   try {
@@ -289,9 +289,16 @@ bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) 
   if (parsed.type != wanted.type) {
     return false;
   }
-  return parsed.type == VectorIndexConfig::Type::flat ||
-         (parsed.hnsw.M == wanted.hnsw.M &&
-          parsed.hnsw.ef_construction == wanted.hnsw.ef_construction);
+  switch (parsed.type) {
+    case VectorIndexConfig::Type::flat:
+      return true;
+    case VectorIndexConfig::Type::hnsw:
+      return parsed.hnsw.M == wanted.hnsw.M &&
+             parsed.hnsw.ef_construction == wanted.hnsw.ef_construction;
+    case VectorIndexConfig::Type::ivf:
+      return parsed.ivf.cell_scale == wanted.ivf.cell_scale;
+  }
+  return false;
 }
 
 }  // namespace
@@ -303,6 +310,8 @@ void PayloadCodec::write(const VectorIndex& index, ByteSink& out) {
     write_flat(*flat, out);
   } else if (const auto* hnsw = dynamic_cast<const HnswVectorIndex*>(&index)) {
     write_hnsw(*hnsw, out);
+  } else if (const auto* ivf = dynamic_cast<const IvfVectorIndex*>(&index)) {
+    write_ivf(*ivf, out);
   } else {
     WINNOW_THROW("cannot save a vector index of type '{}': not a winnow index implementation",
                  index.type());
@@ -317,10 +326,15 @@ std::unique_ptr<VectorIndex> PayloadCodec::read(const std::string& config, std::
   } catch (const Error& e) {
     WINNOW_THROW("{}: bad index config in header: {}", in.what(), e.what());
   }
-  if (parsed.type == VectorIndexConfig::Type::flat) {
-    return read_flat(dim, in);
+  switch (parsed.type) {
+    case VectorIndexConfig::Type::flat:
+      return read_flat(dim, in);
+    case VectorIndexConfig::Type::hnsw:
+      return read_hnsw(parsed.hnsw, dim, in);
+    case VectorIndexConfig::Type::ivf:
+      return read_ivf(parsed.ivf, dim, in);
   }
-  return read_hnsw(parsed.hnsw, dim, in);
+  WINNOW_THROW("{}: unknown index type in header", in.what());
 }
 
 namespace {
@@ -544,9 +558,12 @@ std::unique_ptr<VectorIndex> load_if_usable(const std::string& path,
       return nullptr;
     }
     std::unique_ptr<VectorIndex> index = load_vector_index(path).index;
-    // efSearch is a search-time knob: take the caller's without a rebuild.
+    // efSearch and nprobe are search-time knobs: take the caller's without a
+    // rebuild.
     if (auto* hnsw = dynamic_cast<HnswVectorIndex*>(index.get())) {
       hnsw->set_ef_search(wanted.hnsw.ef_search);
+    } else if (auto* ivf = dynamic_cast<IvfVectorIndex*>(index.get())) {
+      ivf->set_nprobe(wanted.ivf.nprobe);
     }
     return index;
   } catch (const Error& e) {

@@ -147,8 +147,10 @@ TEST_CASE("thread pool: text near copies are decided on two threads as on one",
   }
   CurationConfig config;
   config.embedder = "hashed-ngrams(n=3,dim=256)";
-  // HNSW too: its graph must not depend on the threads either.
-  config.index = GENERATE(as<std::string>{}, "flat", "hnsw");
+  // HNSW and IVF too: their structure must not depend on the threads either,
+  // and their searches are split over them (IVF: 300 texts make two cells, of
+  // which nprobe=1 scans one).
+  config.index = GENERATE(as<std::string>{}, "flat", "hnsw", "ivf(nprobe=1)");
   const std::vector<std::string> manifests = {write_lines(dir, "m1.jsonl", first),
                                               write_lines(dir, "m2.jsonl", second)};
   const std::vector<std::string> one = ingest_with(1, dir.file("one.db"), manifests, config);

@@ -35,7 +35,7 @@ TEST_CASE("canonical configs round-trip", "[factory]") {
 
 TEST_CASE("bad factory strings are rejected with the offending part", "[factory]") {
   using Catch::Matchers::Contains;
-  CHECK_THROWS_WITH(make_vector_index("ivf", 8), Contains("unknown index type 'ivf'"));
+  CHECK_THROWS_WITH(make_vector_index("lsh", 8), Contains("unknown index type 'lsh'"));
   CHECK_THROWS_WITH(make_vector_index("hnsw(M=32", 8), Contains("parentheses"));
   CHECK_THROWS_WITH(make_vector_index("hnsw(m=32)", 8), Contains("unknown key 'm'"));
   CHECK_THROWS_WITH(make_vector_index("hnsw(M=abc)", 8), Contains("not a positive integer"));

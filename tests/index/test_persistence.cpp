@@ -68,7 +68,8 @@ struct CountingSource {
 
 TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   const std::string config =
-      GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)");
+      GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)",
+               "ivf(nprobe=2,cellScale=100)");
   INFO(config);
   const Data& dd = data();
   ScratchDir dir;

@@ -12,7 +12,8 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("bad input throws clear errors and leaves the index unchanged", "[validation]") {
   const std::string config =
-      GENERATE(as<std::string>{}, "flat", "hnsw(M=8,efConstruction=20,efSearch=16)");
+      GENERATE(as<std::string>{}, "flat", "hnsw(M=8,efConstruction=20,efSearch=16)",
+               "ivf(nprobe=2,cellScale=100)");
   INFO(config);
   const std::size_t d = 8;
   auto index = make_vector_index(config, d);

@@ -179,16 +179,16 @@ void IngestBatch::embed_and_search_chunk() {
   recent_flagged_.clear();
 }
 
-// The chunk's `rows` vectors searched for `k` neighbours each. An HNSW index
-// is searched in one block of rows per thread of the pool (a query's result
-// does not depend on the others in its call); a flat index in one call,
-// since its kernel for a batch depends on the batch's size and its float
-// rounding could then differ with the number of threads.
+// The chunk's `rows` vectors searched for `k` neighbours each. An index
+// whose per-query results do not depend on the rest of the batch (HNSW, IVF)
+// is searched in one block of rows per thread of the pool; a flat index in
+// one call, since its kernel for a batch depends on the batch's size and its
+// float rounding could then differ with the number of threads.
 index::SearchResults IngestBatch::search_on_pool(const index::VectorIndex& index, int rows,
                                                  int k) const {
   const auto n = static_cast<std::size_t>(rows);
   const auto blocks = static_cast<std::size_t>(context_.pool.threads());
-  if (blocks < 2 || n < 2 * blocks || index.type() != "hnsw") {
+  if (blocks < 2 || n < 2 * blocks || !index.per_query_results()) {
     return index.search(n, chunk_vectors_.data(), k);
   }
   std::vector<index::SearchResults> parts(blocks);

@@ -47,6 +47,7 @@ class HnswVectorIndex final : public VectorIndex {
   bool contains(std::int64_t id) const override;
   std::vector<std::int64_t> ids() const override;
   std::size_t tombstones() const override;
+  bool per_query_results() const override { return true; }
   void compact() override;
 
   const HnswParams& params() const;

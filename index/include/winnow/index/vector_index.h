@@ -39,7 +39,7 @@ class VectorIndex {
   VectorIndex(const VectorIndex&) = delete;
   VectorIndex& operator=(const VectorIndex&) = delete;
 
-  // "flat" or "hnsw".
+  // "flat", "hnsw" or "ivf".
   virtual std::string type() const = 0;
   // Canonical factory string, e.g. "hnsw(M=24,efConstruction=80,efSearch=128)";
   // make_vector_index(config(), dim()) makes an empty index of the same kind.
@@ -52,6 +52,10 @@ class VectorIndex {
   virtual std::vector<std::int64_t> ids() const = 0;
   // Removed vectors still held by the index (HNSW tombstones; 0 for flat).
   virtual std::size_t tombstones() const = 0;
+  // Whether a query's results depend only on the index, never on the other
+  // queries of its search() call, so a batch may be split across threads
+  // (flat: no, its batched kernel's rounding depends on the batch size).
+  virtual bool per_query_results() const { return false; }
 
   // Adds n vectors (row-major, n * dim() floats) under the given ids. Throws
   // if an id is already present or repeated in the batch; nothing is added

@@ -3,6 +3,8 @@
 //   "flat"                                        exact search (FlatVectorIndex)
 //   "hnsw"                                        HNSW with the default parameters
 //   "hnsw(M=24,efConstruction=80,efSearch=128)"   any subset of the keys, any order
+//   "ivf"                                         IVF with the default parameters
+//   "ivf(nprobe=16,cellScale=100)"                any subset of the keys, any order
 //
 // The grammar is winnow's one spec grammar (winnow/spec.h, docs/specs.md):
 // whitespace around tokens is ignored; keys are case-sensitive; values are
@@ -14,16 +16,19 @@
 #include <string>
 
 #include "winnow/index/hnsw_vector_index.h"
+#include "winnow/index/ivf_vector_index.h"
 #include "winnow/index/vector_index.h"
 
 namespace winnow::index {
 
 struct VectorIndexConfig {
-  enum class Type { flat, hnsw };
+  enum class Type { flat, hnsw, ivf };
   Type type = Type::flat;
   HnswParams hnsw;  // meaningful when type == hnsw
+  IvfParams ivf;    // meaningful when type == ivf
 
-  // Canonical config string: "flat" or "hnsw(M=..,efConstruction=..,efSearch=..)".
+  // Canonical config string: "flat", "hnsw(M=..,efConstruction=..,efSearch=..)"
+  // or "ivf(nprobe=..,cellScale=..)".
   std::string to_string() const;
 };
 

@@ -1,0 +1,426 @@
+#include "winnow/index/ivf_vector_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include <omp.h>
+
+#include <faiss/Clustering.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/invlists/InvertedLists.h>
+#include <faiss/utils/Heap.h>
+
+#include "id_map.h"
+#include "payload_codec.h"
+#include "winnow/error.h"
+#include "winnow/index/simd_distance.h"
+
+namespace winnow::index {
+namespace {
+
+using faiss_idx_t = faiss::Index::idx_t;
+using TopK = faiss::CMin<float, faiss_idx_t>;  // keeps the k largest similarities
+
+constexpr std::size_t kMaxDim = 1u << 16;
+constexpr int kMaxNprobe = 1 << 20;
+constexpr int kMaxCellScale = 1 << 20;
+// Spherical 2-means of a cell being split: few iterations suffice for two
+// centroids, and a fixed seed makes the split a function of the cell alone.
+constexpr int kSplitIterations = 10;
+constexpr int kSplitSeed = 1234;
+
+void check_dim(std::size_t dim) {
+  WINNOW_THROW_IF_NOT(dim >= 1 && dim <= kMaxDim, "index dimension must be in [1, {}], got {}",
+                      kMaxDim, dim);
+}
+
+// An IndexIVFFlat with one cell (centroid 0) and array inverted lists:
+// faiss::write_index can store it, and its lists can grow one at a time.
+// The vector count past which a cell is split, for an index holding n rows.
+std::size_t split_threshold_for(const IvfParams& params, std::size_t n) {
+  const double scaled = params.cell_scale / 100.0 * std::sqrt(static_cast<double>(n));
+  return std::max(kMinCellSplit, static_cast<std::size_t>(scaled));
+}
+
+std::unique_ptr<faiss::IndexIVFFlat> make_ivf(std::size_t dim) {
+  auto* quantizer = new faiss::IndexFlatIP(static_cast<faiss_idx_t>(dim));
+  const std::vector<float> zero(dim, 0.0f);
+  quantizer->add(1, zero.data());
+  auto index =
+      std::make_unique<faiss::IndexIVFFlat>(quantizer, dim, 1, faiss::METRIC_INNER_PRODUCT);
+  index->own_fields = true;
+  index->is_trained = true;
+  return index;
+}
+
+}  // namespace
+
+void validate_ivf_params(const IvfParams& params) {
+  WINNOW_THROW_IF_NOT(params.nprobe >= 1 && params.nprobe <= kMaxNprobe,
+                      "IVF parameter nprobe must be in [1, {}], got {}", kMaxNprobe, params.nprobe);
+  WINNOW_THROW_IF_NOT(params.cell_scale >= 1 && params.cell_scale <= kMaxCellScale,
+                      "IVF parameter cellScale must be in [1, {}], got {}", kMaxCellScale,
+                      params.cell_scale);
+}
+
+std::string ivf_config_string(const IvfParams& params) {
+  return fmt::format("ivf(nprobe={},cellScale={})", params.nprobe, params.cell_scale);
+}
+
+struct IvfVectorIndex::Impl {
+  Impl(std::size_t d, const IvfParams& p) : params(p), index(make_ivf(d)) {}
+
+  std::size_t dim() const { return static_cast<std::size_t>(index->d); }
+  std::size_t cells() const { return index->nlist; }
+  faiss::ArrayInvertedLists& lists() {
+    return *static_cast<faiss::ArrayInvertedLists*>(index->invlists);
+  }
+  const faiss::ArrayInvertedLists& lists() const {
+    return *static_cast<const faiss::ArrayInvertedLists*>(index->invlists);
+  }
+  const float* centroids() const {
+    return static_cast<const faiss::IndexFlat*>(index->quantizer)->get_xb();
+  }
+  float* centroid(std::size_t cell) {
+    return static_cast<faiss::IndexFlat*>(index->quantizer)->get_xb() + cell * dim();
+  }
+  std::size_t cell_size(std::size_t cell) const { return lists().ids[cell].size(); }
+  const float* cell_vectors(std::size_t cell) const {
+    return reinterpret_cast<const float*>(lists().codes[cell].data());
+  }
+
+  // The cell whose centroid is most similar to `vector` (the first on ties).
+  std::size_t nearest_cell(const float* vector, std::vector<float>& scores) const;
+  void split_oversized_cells();
+  bool split(std::size_t cell);
+
+  IvfParams params;
+  std::unique_ptr<faiss::IndexIVFFlat> index;
+  detail::IdMap ids;
+  // Per cell: a size below which it is not split again, set when a split
+  // found no two groups (all members alike). Not persisted: at worst a
+  // reopened index retries such a split once.
+  std::vector<std::size_t> no_split_below;
+};
+
+std::size_t IvfVectorIndex::Impl::nearest_cell(const float* vector,
+                                               std::vector<float>& scores) const {
+  scores.resize(cells());
+  inner_products(vector, centroids(), cells(), dim(), scores.data());
+  return static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+}
+
+// Splits every cell over the threshold for the current size, in cell order;
+// the cells a split adds are checked in turn (a cell far over the threshold
+// splits again).
+void IvfVectorIndex::Impl::split_oversized_cells() {
+  const std::size_t threshold = split_threshold_for(params, ids.internal_count());
+  no_split_below.resize(cells(), 0);
+  for (std::size_t cell = 0; cell < cells(); ++cell) {
+    while (cell_size(cell) > threshold && cell_size(cell) >= no_split_below[cell]) {
+      if (!split(cell)) {
+        no_split_below[cell] = 2 * cell_size(cell);
+        break;
+      }
+    }
+  }
+}
+
+// Spherical 2-means (FAISS's k-means, on one thread: its assignment step would
+// otherwise run on an OpenMP team) over the cell's members. The members
+// nearer the first centroid stay; the others move, in their order, to a new
+// last cell. Returns false, changing nothing, when one side would be empty.
+bool IvfVectorIndex::Impl::split(std::size_t cell) {
+  const std::size_t d = dim();
+  const std::size_t n = cell_size(cell);
+  faiss::ClusteringParameters cp;
+  cp.niter = kSplitIterations;
+  cp.spherical = true;
+  cp.seed = kSplitSeed;
+  cp.max_points_per_centroid = std::numeric_limits<int>::max();  // no subsampling
+  faiss::Clustering kmeans(static_cast<int>(d), 2, cp);
+  faiss::IndexFlatIP assign(static_cast<faiss_idx_t>(d));
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  try {
+    kmeans.train(static_cast<faiss_idx_t>(n), cell_vectors(cell), assign);
+  } catch (...) {
+    omp_set_num_threads(threads);
+    throw;
+  }
+  omp_set_num_threads(threads);
+  const float* c0 = kmeans.centroids.data();
+  const float* c1 = c0 + d;
+
+  faiss::ArrayInvertedLists& l = lists();
+  const std::size_t code_size = d * sizeof(float);
+  std::vector<std::uint8_t> keep_codes, move_codes;
+  std::vector<faiss_idx_t> keep_ids, move_ids;
+  keep_codes.reserve(n * code_size);
+  keep_ids.reserve(n);
+  const InnerProductKernel kernel = inner_product_kernel();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* v = cell_vectors(cell) + i * d;
+    const bool moves = kernel(v, c1, d) > kernel(v, c0, d);
+    const auto* code = reinterpret_cast<const std::uint8_t*>(v);
+    std::vector<std::uint8_t>& codes = moves ? move_codes : keep_codes;
+    codes.insert(codes.end(), code, code + code_size);
+    (moves ? move_ids : keep_ids).push_back(l.ids[cell][i]);
+  }
+  if (keep_ids.empty() || move_ids.empty()) return false;
+
+  std::copy_n(c0, d, centroid(cell));
+  index->quantizer->add(1, c1);
+  keep_codes.shrink_to_fit();
+  keep_ids.shrink_to_fit();
+  l.codes[cell] = std::move(keep_codes);
+  l.ids[cell] = std::move(keep_ids);
+  l.codes.push_back(std::move(move_codes));
+  l.ids.push_back(std::move(move_ids));
+  l.nlist += 1;
+  index->nlist += 1;
+  no_split_below.push_back(0);
+  return true;
+}
+
+IvfVectorIndex::IvfVectorIndex(std::size_t dim, IvfParams params) {
+  check_dim(dim);
+  validate_ivf_params(params);
+  impl_ = std::make_unique<Impl>(dim, params);
+}
+
+IvfVectorIndex::IvfVectorIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+IvfVectorIndex::~IvfVectorIndex() = default;
+
+std::string IvfVectorIndex::config() const {
+  return ivf_config_string(impl_->params);
+}
+std::size_t IvfVectorIndex::dim() const {
+  return impl_->dim();
+}
+std::size_t IvfVectorIndex::size() const {
+  return impl_->ids.live_count();
+}
+bool IvfVectorIndex::contains(std::int64_t id) const {
+  return impl_->ids.contains(id);
+}
+std::vector<std::int64_t> IvfVectorIndex::ids() const {
+  return impl_->ids.live_external();
+}
+std::size_t IvfVectorIndex::tombstones() const {
+  return impl_->ids.tombstone_count();
+}
+const IvfParams& IvfVectorIndex::params() const {
+  return impl_->params;
+}
+std::size_t IvfVectorIndex::cells() const {
+  return impl_->cells();
+}
+
+void IvfVectorIndex::set_nprobe(int nprobe) {
+  IvfParams next = impl_->params;
+  next.nprobe = nprobe;
+  validate_ivf_params(next);
+  impl_->params = next;
+}
+
+void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
+  impl_->ids.check_new(n, ids);
+  WINNOW_THROW_IF_NOT(n <= static_cast<std::size_t>(std::numeric_limits<faiss_idx_t>::max()) -
+                               impl_->ids.internal_count(),
+                      "IVF index cannot hold {} more vectors", n);
+  const std::size_t d = dim();
+  const auto first = static_cast<faiss_idx_t>(impl_->ids.internal_count());
+  std::vector<float> scores;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* v = normalized + i * d;
+    const std::size_t cell = impl_->nearest_cell(v, scores);
+    impl_->lists().add_entry(cell, first + static_cast<faiss_idx_t>(i),
+                             reinterpret_cast<const std::uint8_t*>(v));
+  }
+  impl_->ids.append(n, ids);
+  impl_->index->ntotal = static_cast<faiss_idx_t>(impl_->ids.internal_count());
+  impl_->split_oversized_cells();
+}
+
+// Each query scans its nprobe cells in increasing cell order, so its result
+// is a function of the query and the index alone. The batch is scanned cell
+// by cell: every query that probes a cell scans it while it is in cache,
+// which at a million vectors divides the memory traffic (the cost of a
+// search) by the number of queries sharing a cell.
+SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* normalized,
+                                        std::size_t k) const {
+  SearchResults out = SearchResults::padded(num_queries, k);
+  if (impl_->ids.live_count() == 0) return out;
+
+  const std::size_t d = dim();
+  const std::size_t cells = impl_->cells();
+  const std::size_t nprobe = std::min(cells, static_cast<std::size_t>(impl_->params.nprobe));
+
+  // The nprobe cells with the most similar centroids (ties: lower cell),
+  // gathered per cell: queries_of[first_query[c] .. first_query[c + 1]).
+  std::vector<std::size_t> first_query(cells + 1, 0);
+  std::vector<std::uint32_t> probes(num_queries * nprobe);
+  {
+    std::vector<float> centroid_scores(cells);
+    std::vector<std::uint32_t> order(cells);
+    for (std::size_t q = 0; q < num_queries; ++q) {
+      inner_products(normalized + q * d, impl_->centroids(), cells, d, centroid_scores.data());
+      std::iota(order.begin(), order.end(), std::uint32_t{0});
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe),
+                        order.end(), [&](std::uint32_t a, std::uint32_t b) {
+                          return centroid_scores[a] > centroid_scores[b] ||
+                                 (centroid_scores[a] == centroid_scores[b] && a < b);
+                        });
+      std::copy_n(order.begin(), nprobe, probes.begin() + static_cast<std::ptrdiff_t>(q * nprobe));
+      for (std::size_t p = 0; p < nprobe; ++p) ++first_query[order[p] + 1];
+    }
+  }
+  std::partial_sum(first_query.begin(), first_query.end(), first_query.begin());
+  std::vector<std::uint32_t> queries_of(num_queries * nprobe);
+  {
+    std::vector<std::size_t> next(first_query.begin(), first_query.end() - 1);
+    for (std::size_t q = 0; q < num_queries; ++q) {  // ascending q within each cell
+      for (std::size_t p = 0; p < nprobe; ++p) {
+        queries_of[next[probes[q * nprobe + p]]++] = static_cast<std::uint32_t>(q);
+      }
+    }
+  }
+
+  std::vector<float> similarities(num_queries * k);
+  std::vector<faiss_idx_t> labels(num_queries * k);
+  for (std::size_t q = 0; q < num_queries; ++q) {
+    faiss::heap_heapify<TopK>(k, similarities.data() + q * k, labels.data() + q * k);
+  }
+  const bool has_dead = impl_->ids.tombstone_count() > 0;
+  std::vector<float> scores;
+  for (std::size_t cell = 0; cell < cells; ++cell) {
+    const std::size_t members = impl_->cell_size(cell);
+    const float* vectors = impl_->cell_vectors(cell);
+    const faiss_idx_t* rows = impl_->lists().ids[cell].data();
+    scores.resize(members);
+    for (std::size_t i = first_query[cell]; i < first_query[cell + 1]; ++i) {
+      const std::size_t q = queries_of[i];
+      float* top_sim = similarities.data() + q * k;
+      faiss_idx_t* top_row = labels.data() + q * k;
+      inner_products(normalized + q * d, vectors, members, d, scores.data());
+      for (std::size_t j = 0; j < members; ++j) {
+        // Strictly better than the k-th: on ties the row scanned first stays.
+        if (scores[j] > top_sim[0] && !(has_dead && impl_->ids.is_dead(rows[j]))) {
+          faiss::heap_replace_top<TopK>(k, top_sim, top_row, scores[j], rows[j]);
+        }
+      }
+    }
+  }
+  for (std::size_t q = 0; q < num_queries; ++q) {
+    faiss::heap_reorder<TopK>(k, similarities.data() + q * k, labels.data() + q * k);
+  }
+  impl_->ids.collect_hits(labels.data(), similarities.data(), k, out);
+  return out;
+}
+
+std::size_t IvfVectorIndex::do_remove(std::size_t n, const std::int64_t* ids) {
+  return impl_->ids.tombstone_all(n, ids);
+}
+
+// Drops tombstoned rows from their cells and renumbers the rows after them
+// down, as IdMap::erase does; cells and centroids stay as they are.
+void IvfVectorIndex::compact() {
+  detail::IdMap& map = impl_->ids;
+  if (map.tombstone_count() == 0) return;
+  std::vector<std::int64_t> dead;
+  std::vector<faiss_idx_t> renumbered(map.internal_count());
+  for (std::size_t row = 0; row < map.internal_count(); ++row) {
+    renumbered[row] = static_cast<faiss_idx_t>(row - dead.size());
+    if (map.is_dead(static_cast<std::int64_t>(row))) dead.push_back(static_cast<std::int64_t>(row));
+  }
+  const std::size_t code_size = dim() * sizeof(float);
+  faiss::ArrayInvertedLists& l = impl_->lists();
+  for (std::size_t cell = 0; cell < impl_->cells(); ++cell) {
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < l.ids[cell].size(); ++j) {
+      const faiss_idx_t row = l.ids[cell][j];
+      if (map.is_dead(row)) continue;
+      l.ids[cell][kept] = renumbered[static_cast<std::size_t>(row)];
+      std::copy_n(l.codes[cell].data() + j * code_size, code_size,
+                  l.codes[cell].data() + kept * code_size);
+      ++kept;
+    }
+    l.ids[cell].resize(kept);
+    l.codes[cell].resize(kept * code_size);
+  }
+  map.erase(dead);
+  impl_->index->ntotal = static_cast<faiss_idx_t>(map.internal_count());
+}
+
+std::size_t IvfVectorIndex::split_threshold(std::size_t n) const {
+  return split_threshold_for(impl_->params, n);
+}
+
+namespace detail {
+
+void PayloadCodec::write_ivf(const IvfVectorIndex& index, ByteSink& out) {
+  index.impl_->ids.write(out);
+  write_faiss(*index.impl_->index, out);
+}
+
+std::unique_ptr<VectorIndex> PayloadCodec::read_ivf(const IvfParams& params, std::size_t dim,
+                                                    ByteReader& in) {
+  check_dim(dim);
+  validate_ivf_params(params);
+  IdMap ids = IdMap::read(in);
+  std::unique_ptr<faiss::Index> stored = read_faiss(in);
+  auto* ivf = dynamic_cast<faiss::IndexIVFFlat*>(stored.get());
+  WINNOW_THROW_IF_NOT(ivf != nullptr, "{}: FAISS data is not an IVF flat index", in.what());
+  WINNOW_THROW_IF_NOT(static_cast<std::size_t>(ivf->d) == dim,
+                      "{}: FAISS data has dimension {}, header says {}", in.what(), ivf->d, dim);
+  WINNOW_THROW_IF_NOT(ivf->metric_type == faiss::METRIC_INNER_PRODUCT,
+                      "{}: FAISS IVF data does not use inner product", in.what());
+  auto* quantizer = dynamic_cast<faiss::IndexFlat*>(ivf->quantizer);
+  auto* lists = dynamic_cast<faiss::ArrayInvertedLists*>(ivf->invlists);
+  WINNOW_THROW_IF_NOT(
+      quantizer != nullptr && lists != nullptr && ivf->own_fields && ivf->own_invlists,
+      "{}: FAISS IVF data lacks a flat quantiser or array lists", in.what());
+  const std::size_t cells = ivf->nlist;
+  WINNOW_THROW_IF_NOT(cells >= 1 && quantizer->d == ivf->d &&
+                          static_cast<std::size_t>(quantizer->ntotal) == cells &&
+                          lists->nlist == cells && lists->ids.size() == cells &&
+                          lists->codes.size() == cells && lists->code_size == dim * sizeof(float),
+                      "{}: FAISS IVF data has {} cells but {} centroids and {} lists", in.what(),
+                      cells, quantizer->ntotal, lists->nlist);
+  // Every row of the id table in exactly one cell: a hostile or damaged file
+  // must not make a search read past the id table.
+  std::vector<bool> seen(ids.internal_count(), false);
+  std::size_t rows = 0;
+  for (std::size_t cell = 0; cell < cells; ++cell) {
+    WINNOW_THROW_IF_NOT(lists->codes[cell].size() == lists->ids[cell].size() * lists->code_size,
+                        "{}: IVF cell {} holds {} bytes for {} rows", in.what(), cell,
+                        lists->codes[cell].size(), lists->ids[cell].size());
+    for (const faiss_idx_t row : lists->ids[cell]) {
+      WINNOW_THROW_IF_NOT(row >= 0 && static_cast<std::size_t>(row) < seen.size() &&
+                              !seen[static_cast<std::size_t>(row)],
+                          "{}: IVF cell {} holds row {}, which is out of range or repeated",
+                          in.what(), cell, row);
+      seen[static_cast<std::size_t>(row)] = true;
+      ++rows;
+    }
+  }
+  WINNOW_THROW_IF_NOT(rows == ids.internal_count(),
+                      "{}: FAISS IVF data holds {} vectors, id table {}", in.what(), rows,
+                      ids.internal_count());
+
+  auto impl = std::make_unique<IvfVectorIndex::Impl>(dim, params);
+  stored.release();
+  impl->index.reset(ivf);
+  impl->index->ntotal = static_cast<faiss_idx_t>(rows);
+  impl->ids = std::move(ids);
+  return std::unique_ptr<VectorIndex>(new IvfVectorIndex(std::move(impl)));
+}
+
+}  // namespace detail
+}  // namespace winnow::index
