@@ -159,14 +159,10 @@ int main(int argc, char** argv) {
     const std::unique_ptr<VectorIndex> hnsw = build(config, seconds);
     const auto t0 = std::chrono::steady_clock::now();
     SearchResults approx_fresh;  // searched in calls of query_batch, as the ingest does
-    approx_fresh.num_queries = queries;
     approx_fresh.k = 15;
     for (std::size_t first = 0; first < queries; first += query_batch) {
       const std::size_t count = std::min(query_batch, queries - first);
-      const SearchResults part = hnsw->search(count, fresh.data() + first * dim, 15);
-      approx_fresh.ids.insert(approx_fresh.ids.end(), part.ids.begin(), part.ids.end());
-      approx_fresh.similarities.insert(approx_fresh.similarities.end(), part.similarities.begin(),
-                                       part.similarities.end());
+      approx_fresh.append(hnsw->search(count, fresh.data() + first * dim, 15));
     }
     const double search_seconds = winnow::seconds_since(t0);
     const SearchResults approx_copies = hnsw->search(copy_queries, 10);

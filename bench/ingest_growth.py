@@ -80,7 +80,7 @@ def main():
         return one_process(a, db, manifests)
     rows, total_wall = [], 0.0
     for b, manifest in enumerate(manifests):
-        load = float(open("/proc/loadavg").read().split()[0])
+        load = load_average()
         start, cpu = time.perf_counter(), children_cpu_seconds()
         summary = json.loads(run_winnow(a.winnow, "ingest", "--db", db, *a.ingest_arg, manifest)
                              .splitlines()[-1])
@@ -90,16 +90,27 @@ def main():
         row = {"batch": b + 1, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                "records_per_s": round(a.batch_size / wall), "ingest_s": summary.get("seconds"),
                "index_vectors": status["index"]["vectors"], "load": load,
-               "db_mb": round(sum(f.stat().st_size for f in work.glob("growth.db")) / 2**20, 1),
-               "index_mb": round(sum(f.stat().st_size for f in work.glob("growth.db.index*"))
-                                 / 2**20, 1),
+               "db_mb": files_mb(work, "growth.db"), "index_mb": files_mb(work, "growth.db.index*"),
                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(json.dumps({"index": a.index, "dim": a.dim, "batches": a.batches, "batch_size": a.batch_size,
-                      "records_per_s_overall": round(a.batches * a.batch_size / total_wall),
-                      "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
-                      "ingest_args": a.ingest_arg}))
+    print(json.dumps(run_summary(a, rows, total_wall)))
+
+
+def load_average():
+    return float(open("/proc/loadavg").read().split()[0])
+
+
+def files_mb(folder, pattern):
+    return round(sum(f.stat().st_size for f in folder.glob(pattern)) / 2**20, 1)
+
+
+def run_summary(a, rows, seconds):
+    """The last line: the run's settings, its overall rate and its first and last batch's."""
+    return {"index": a.index, "dim": a.dim, "batches": a.batches, "batch_size": a.batch_size,
+            "records_per_s_overall": round(a.batches * a.batch_size / seconds),
+            "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
+            "ingest_args": a.ingest_arg}
 
 
 def proc_status_mb(pid, field):
@@ -122,20 +133,15 @@ def one_process(a, db, manifests):
         rows.append({"batch": summary["batch"], "ingest_s": round(seconds, 2),
                      "records_per_s": round(a.batch_size / seconds),
                      "rss_mb": rss, "peak_rss_mb": peak,
-                     "load": float(open("/proc/loadavg").read().split()[0]),
+                     "load": load_average(),
                      "counts": summary["counts"]})
         print(json.dumps(rows[-1]), flush=True)
     if proc.wait() != 0:
         sys.exit(f"winnow ingest exited with {proc.returncode}")
     status = json.loads(run_winnow(a.winnow, "status", "--db", db, "--json"))
-    index_mb = round(sum(f.stat().st_size for f in Path(db).parent.glob("growth.db.index*"))
-                     / 2**20, 1)
-    print(json.dumps({"index": a.index, "dim": a.dim, "batches": a.batches,
-                      "batch_size": a.batch_size, "one_process": True,
-                      "records_per_s_overall": round(a.batches * a.batch_size / total),
-                      "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
-                      "index_vectors": status["index"]["vectors"], "index_file_mb": index_mb,
-                      "ingest_args": a.ingest_arg}))
+    print(json.dumps({**run_summary(a, rows, total), "one_process": True,
+                      "index_vectors": status["index"]["vectors"],
+                      "index_file_mb": files_mb(Path(db).parent, "growth.db.index*")}))
 
 
 if __name__ == "__main__":

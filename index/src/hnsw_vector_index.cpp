@@ -4,14 +4,13 @@
 #include <limits>
 #include <utility>
 
-#include <omp.h>
-
 #include <faiss/IndexHNSW.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/IDSelector.h>
 #include <faiss/utils/Heap.h>
 
 #include "id_map.h"
+#include "one_omp_thread.h"
 #include "payload_codec.h"
 #include "simd_flat_storage.h"
 #include "winnow/error.h"
@@ -134,15 +133,8 @@ namespace {
 // not: insertion runs on one thread. Searches stay parallel (each query's
 // result depends only on the graph).
 void add_on_one_thread(faiss::IndexHNSW& index, std::size_t n, const float* vectors) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(1);
-  try {
-    index.add(static_cast<faiss_idx_t>(n), vectors);
-  } catch (...) {
-    omp_set_num_threads(before);
-    throw;
-  }
-  omp_set_num_threads(before);
+  const detail::OneOmpThread one_thread;
+  index.add(static_cast<faiss_idx_t>(n), vectors);
 }
 
 }  // namespace

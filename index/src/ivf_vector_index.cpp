@@ -6,8 +6,6 @@
 #include <numeric>
 #include <utility>
 
-#include <omp.h>
-
 #include <faiss/Clustering.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>
@@ -15,6 +13,7 @@
 #include <faiss/utils/Heap.h>
 
 #include "id_map.h"
+#include "one_omp_thread.h"
 #include "payload_codec.h"
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
@@ -144,15 +143,10 @@ bool IvfVectorIndex::Impl::split(std::size_t cell) {
   cp.max_points_per_centroid = std::numeric_limits<int>::max();  // no subsampling
   faiss::Clustering kmeans(static_cast<int>(d), 2, cp);
   faiss::IndexFlatIP assign(static_cast<faiss_idx_t>(d));
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  try {
+  {
+    const detail::OneOmpThread one_thread;
     kmeans.train(static_cast<faiss_idx_t>(n), cell_vectors(cell), assign);
-  } catch (...) {
-    omp_set_num_threads(threads);
-    throw;
   }
-  omp_set_num_threads(threads);
   const float* c0 = kmeans.centroids.data();
   const float* c1 = c0 + d;
 

@@ -55,6 +55,14 @@ SearchResults SearchResults::padded(std::size_t num_queries, std::size_t k) {
   return r;
 }
 
+void SearchResults::append(const SearchResults& more) {
+  WINNOW_THROW_IF_NOT(more.k == k, "cannot append search results with k={} to results with k={}",
+                      more.k, k);
+  num_queries += more.num_queries;
+  ids.insert(ids.end(), more.ids.begin(), more.ids.end());
+  similarities.insert(similarities.end(), more.similarities.begin(), more.similarities.end());
+}
+
 void VectorIndex::add(std::size_t n, const std::int64_t* ids, const float* vectors) {
   if (n == 0) {
     return;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/temp_dir.h"
+#include "winnow/index/vector_index.h"
 
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,22 @@ inline std::vector<float> normalized(std::vector<float> v, std::size_t d) {
     }
   }
   return v;
+}
+
+// Mean recall@k of `approx` against the exact results: the share of each
+// query's exact top-k (its real results, not padding) that `approx` returns.
+inline double recall(const SearchResults& approx, const SearchResults& exact, std::size_t k) {
+  double hits = 0.0;
+  for (std::size_t q = 0; q < exact.num_queries; ++q) {
+    std::set<std::int64_t> truth;
+    for (std::size_t r = 0; r < k && r < exact.count(q); ++r) {
+      truth.insert(exact.id(q, r));
+    }
+    for (std::size_t r = 0; r < k && r < approx.count(q); ++r) {
+      hits += truth.count(approx.id(q, r)) ? 1.0 : 0.0;
+    }
+  }
+  return hits / static_cast<double>(exact.num_queries * k);
 }
 
 struct Neighbour {

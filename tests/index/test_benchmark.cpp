@@ -56,20 +56,6 @@ double recall_at(const std::vector<faiss::Index::idx_t>& approx, std::size_t ka,
   return hits / static_cast<double>(exact.num_queries * k);
 }
 
-double recall_at(const SearchResults& approx, const SearchResults& exact, std::size_t k) {
-  double hits = 0;
-  for (std::size_t q = 0; q < exact.num_queries; ++q) {
-    std::set<std::int64_t> truth;
-    for (std::size_t r = 0; r < k; ++r) {
-      truth.insert(exact.id(q, r));
-    }
-    for (std::size_t r = 0; r < k; ++r) {
-      hits += truth.count(approx.id(q, r));
-    }
-  }
-  return hits / static_cast<double>(exact.num_queries * k);
-}
-
 std::string load_average() {
   std::ifstream f("/proc/loadavg");
   std::string a, b, c;
@@ -144,7 +130,7 @@ TEST_CASE("benchmark: HNSW build and search, FAISS default vs winnow storage", "
     std::printf(
         "efSearch=%3d  winnow: R@1 %.3f R@10 %.3f, %.3f ms/query | FAISS default: R@1 "
         "%.3f R@10 %.3f, %.3f ms/query\n",
-        ef, recall_at(single, exact, 1), recall_at(single, exact, 10), ours_single,
+        ef, recall(single, exact, 1), recall(single, exact, 10), ours_single,
         recall_at(lab, 10, exact, 1, ids), recall_at(lab, 10, exact, 10, ids), stock_single);
   }
 

@@ -29,21 +29,6 @@ const Fixture& fixture() {
   return f;
 }
 
-// Mean recall@k of `approx` against the exact results.
-double recall(const SearchResults& approx, const SearchResults& exact, std::size_t k) {
-  double hits = 0.0;
-  for (std::size_t q = 0; q < exact.num_queries; ++q) {
-    std::set<std::int64_t> truth;
-    for (std::size_t r = 0; r < k && r < exact.count(q); ++r) {
-      truth.insert(exact.id(q, r));
-    }
-    for (std::size_t r = 0; r < k && r < approx.count(q); ++r) {
-      hits += truth.count(approx.id(q, r)) ? 1.0 : 0.0;
-    }
-  }
-  return hits / static_cast<double>(exact.num_queries * k);
-}
-
 std::vector<float> rows(const std::vector<float>& base, const std::vector<std::size_t>& which) {
   std::vector<float> out;
   for (const std::size_t i : which) {

@@ -16,17 +16,6 @@ namespace {
 
 constexpr std::size_t kDim = 32;
 
-// Share of each query's exact top-k that `approx` returns, averaged.
-double recall(const SearchResults& approx, const SearchResults& exact, std::size_t k) {
-  double hits = 0.0;
-  for (std::size_t q = 0; q < exact.num_queries; ++q) {
-    std::set<std::int64_t> truth;
-    for (std::size_t r = 0; r < k; ++r) truth.insert(exact.id(q, r));
-    for (std::size_t r = 0; r < k; ++r) hits += truth.count(approx.id(q, r)) ? 1.0 : 0.0;
-  }
-  return hits / static_cast<double>(exact.num_queries * k);
-}
-
 // Adds `n` rows of `base` from row `first` in micro-batches of 256.
 void add_in_batches(VectorIndex& index, const std::vector<float>& base,
                     const std::vector<std::int64_t>& ids, std::size_t first, std::size_t n) {

@@ -201,12 +201,9 @@ index::SearchResults IngestBatch::search_on_pool(const index::VectorIndex& index
     parts[b] = index.search(count, chunk_vectors_.data() + first * dim_, k);
   });
   index::SearchResults all;
-  all.num_queries = n;
   all.k = static_cast<std::size_t>(k);
   for (const index::SearchResults& part : parts) {
-    all.ids.insert(all.ids.end(), part.ids.begin(), part.ids.end());
-    all.similarities.insert(all.similarities.end(), part.similarities.begin(),
-                            part.similarities.end());
+    if (part.num_queries > 0) all.append(part);
   }
   return all;
 }

@@ -31,6 +31,9 @@ struct SearchResults {
   std::size_t count(std::size_t query) const;
   // Results with every slot padding (id -1, similarity -inf), to be filled.
   static SearchResults padded(std::size_t num_queries, std::size_t k);
+  // Appends the rows of `more` (results of later queries, the same k) after
+  // these: how a batch searched in parts is put back together.
+  void append(const SearchResults& more);
 };
 
 class VectorIndex {
