@@ -34,6 +34,11 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
   curation::ingest::put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected]);
   if (!r.skipped) j["index_saved"] = r.index_saved;
   if (!r.index_save_error.empty()) j["index_save_error"] = r.index_save_error;
+  if (!r.skipped) {
+    j["labels_rejudged"] = {{"rejudged", r.labels_rejudged.rejudged},
+                            {"newly_flagged", r.labels_rejudged.newly_flagged},
+                            {"cleared", r.labels_rejudged.cleared}};
+  }
   return j;
 }
 

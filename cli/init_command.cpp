@@ -92,6 +92,10 @@ Command add_init_command(CLI::App& parent) {
   cmd->add_option("--min-label-neighbours", config.min_label_neighbours,
                   "labelled neighbours needed to flag a label issue")
       ->capture_default_str();
+  cmd->add_option("--label-rejudge-growth", config.label_rejudge_growth,
+                  "after a batch, re-judge labels judged when the labelled samples were fewer "
+                  "than today's / (1 + this); 0: never")
+      ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();
   cmd->add_option("--max-image-pixels", config.max_image_pixels,

@@ -5,6 +5,9 @@
 // them in the index (an audit of an accepted set), scores each sample's label
 // against its k nearest other samples (LabelQuality) and reports, for several
 // flag thresholds, precision and recall of "flagged" against "flipped".
+// Embedder and k default to a new dataset's. This is an audit (every sample
+// in the index, labels judged once); what a user gets, samples arriving in
+// batches through the CLI, is bench/label_issues_stream.py.
 //
 //   bench_label_quality --embedder 'pixels(dim=128)' --k 15 --json lq.json
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include "bench_util.h"
 #include "winnow/curation/embed/embedder.h"
 #include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/version.h"
@@ -29,11 +33,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("bench_label_quality ") + winnow::kVersion);
   std::string images = kFashionDir + "/train-images-idx3-ubyte.gz";
   std::string labels_path = kFashionDir + "/train-labels-idx1-ubyte.gz";
-  std::string embedder_spec = "pixels(dim=128)";
+  std::string embedder_spec = ingest::CurationConfig{}.embedder;
   std::string index_config = "flat";
   std::string json_path;
   double noise = 0.10;
-  int k = 15;
+  int k = ingest::CurationConfig{}.label_k;
   double power = 1.0;
   std::size_t limit = 0;
   unsigned seed = 11;
@@ -84,8 +88,8 @@ int main(int argc, char** argv) {
   const double search_s = seconds_since(t_search);
 
   nlohmann::json curve = nlohmann::json::array();
-  for (const double t :
-       {0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7}) {
+  for (const double t : {0.05, 0.075, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
+                         0.55, 0.6, 0.7}) {
     std::size_t tp = 0, fp = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (quality[i] < t) {

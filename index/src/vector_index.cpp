@@ -1,5 +1,7 @@
 #include "winnow/index/vector_index.h"
 
+#include <algorithm>
+
 #include <omp.h>
 
 #include <cmath>
@@ -61,6 +63,33 @@ void SearchResults::append(const SearchResults& more) {
   num_queries += more.num_queries;
   ids.insert(ids.end(), more.ids.begin(), more.ids.end());
   similarities.insert(similarities.end(), more.similarities.begin(), more.similarities.end());
+}
+
+SearchResults SearchResults::merged(const SearchResults& a, const SearchResults& b, std::size_t k) {
+  const std::size_t queries = a.k > 0 ? a.num_queries : b.num_queries;
+  WINNOW_THROW_IF_NOT((a.k == 0 || b.k == 0 || a.num_queries == b.num_queries),
+                      "cannot merge search results of {} and {} queries", a.num_queries,
+                      b.num_queries);
+  SearchResults out = padded(queries, k);
+  std::vector<std::pair<float, std::int64_t>> row;
+  for (std::size_t q = 0; q < queries; ++q) {
+    row.clear();
+    for (const SearchResults* r : {&a, &b}) {
+      for (std::size_t c = 0; c < r->k && r->id(q, c) >= 0; ++c) {
+        row.emplace_back(r->similarity(q, c), r->id(q, c));
+      }
+    }
+    const std::size_t keep = std::min(k, row.size());
+    std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(keep), row.end(),
+                      [](const auto& x, const auto& y) {
+                        return x.first > y.first || (x.first == y.first && x.second < y.second);
+                      });
+    for (std::size_t c = 0; c < keep; ++c) {
+      out.similarities[q * k + c] = row[c].first;
+      out.ids[q * k + c] = row[c].second;
+    }
+  }
+  return out;
 }
 
 void VectorIndex::add(std::size_t n, const std::int64_t* ids, const float* vectors) {

@@ -19,6 +19,11 @@ constexpr const char* kJudgedRows =
     " v.height, v.content FROM curation_vectors v JOIN samples s"
     " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
     " ORDER BY v.sample_id";
+constexpr const char* kJudgedRowsBetween =
+    "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
+    " v.height, v.content FROM curation_vectors v JOIN samples s"
+    " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
+    " AND v.sample_id BETWEEN ?1 AND ?2 ORDER BY v.sample_id";
 
 // Appends a stored embedding of `dim` floats to `out`; throws, appending
 // nothing, when its size says it has another dimension.
@@ -125,10 +130,11 @@ std::optional<StoredContent> VectorTable::content_of(std::int64_t sample_id) {
   return content;
 }
 
-void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
-                                      const std::function<void(const JudgedVectorRow&)>& visit) {
-  // Not a cached statement: `visit` may run other queries.
-  Statement query(db_, kJudgedRows);
+namespace {
+
+void visit_judged_rows(const Database& db, Statement& query,
+                       std::optional<std::size_t> embedding_dim,
+                       const std::function<void(const JudgedVectorRow&)>& visit) {
   JudgedVectorRow row;
   while (query.step()) {
     row.sample_id = query.column_int64(0);
@@ -136,7 +142,7 @@ void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
     row.label = query.column_optional_int64(2);
     if (embedding_dim) {
       row.embedding.clear();
-      append_embedding(db_, row.sample_id, query.column_blob(3), *embedding_dim, row.embedding);
+      append_embedding(db, row.sample_id, query.column_blob(3), *embedding_dim, row.embedding);
     }
     row.content.kind = query.column_text(4);
     row.content.width = query.column_int64(5);
@@ -144,6 +150,23 @@ void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
     row.content.bytes.assign(query.column_blob(7));
     visit(row);
   }
+}
+
+}  // namespace
+
+void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
+                                      const std::function<void(const JudgedVectorRow&)>& visit) {
+  // Not a cached statement: `visit` may run other queries.
+  Statement query(db_, kJudgedRows);
+  visit_judged_rows(db_, query, embedding_dim, visit);
+}
+
+void VectorTable::for_each_judged_row_between(
+    std::int64_t first_id, std::int64_t last_id, std::optional<std::size_t> embedding_dim,
+    const std::function<void(const JudgedVectorRow&)>& visit) {
+  Statement query(db_, kJudgedRowsBetween);
+  query.bind_all(first_id, last_id);
+  visit_judged_rows(db_, query, embedding_dim, visit);
 }
 
 std::int64_t VectorTable::count_label_issues_without_row() {

@@ -45,7 +45,7 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
   }
   REQUIRE(flipped.size() == 20);
   const LabelQuality lq;
-  CHECK(lq.options().k == 15);
+  CHECK(lq.options().k == 30);
   const LabelLookup lookup = [&](std::int64_t id) -> std::optional<int> {
     return labels[static_cast<std::size_t>(id)];
   };
@@ -54,8 +54,8 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
     const auto id = static_cast<std::int64_t>(i);
     const LabelQualityResult r = lq.score(*index, vecs.data() + i * d, labels[i], lookup, id);
     caught += r.flagged;
-    CHECK(r.neighbours == 15);
-    CHECK(r.flag_below == Approx(0.1));
+    CHECK(r.neighbours == 30);
+    CHECK(r.flag_below == Approx(0.08));
     CHECK(r.suggested_label != std::optional<int>(labels[i]));
   }
   CHECK(caught >= 18);

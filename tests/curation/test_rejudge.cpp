@@ -10,6 +10,9 @@
 // (tool text, label 0) comes with an animal-axis vector, so ingest accepts
 // it. Re-embedding the texts with hashed n-grams puts both where their words
 // are: regain clears `misplaced` and flags `disguised`.
+//
+// At the end, ingest's own re-judging after each batch (stale_labels.cpp):
+// a label judged when the dataset was small is judged again as it grows.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <filesystem>
@@ -151,10 +154,14 @@ RejudgeOptions reembed(const std::string& spec,
 }
 
 // A fresh dataset with the provided(dim=4) embedder; returns its file.
+// Ingest's own re-judging after each batch is off: these tests set up what
+// ingest decided and judge what regain makes of it (test_stale_labels.cpp
+// tests the re-judging).
 std::string provided_dataset(const winnow::test::TempDir& dir) {
   const std::string db = dir.file("data.db");
   CurationConfig config;
   config.embedder = "provided(dim=4)";
+  config.label_rejudge_growth = 0.0;
   IngestPipeline::init(db, config);
   return db;
 }
@@ -438,4 +445,128 @@ TEST_CASE("consensus counts a duplicate's annotations as opinions on its origina
                                     [](const EventRecord& e) { return e.kind == "relabel"; });
   REQUIRE(relabel != events.end());
   CHECK(json::parse(relabel->details_json)["consensus"]["duplicate_annotations"] == 1);
+}
+
+// --- ingest's own re-judging after each batch (stale_labels.cpp) ---------------
+
+namespace {
+
+// A dataset whose labels ingest re-judges after each batch (`growth`; 0: never),
+// judged over 5 neighbours, 3 of them at least.
+std::string rejudging_dataset(const winnow::test::TempDir& dir, const std::string& name,
+                              double growth) {
+  const std::string db = dir.file(name + ".db");
+  CurationConfig config;
+  config.embedder = "provided(dim=4)";
+  config.label_k = 5;
+  config.min_label_neighbours = 3;
+  config.label_rejudge_growth = growth;
+  IngestPipeline::init(db, config);
+  return db;
+}
+
+// `n` records of one topic on its axis, labelled `label`, keys prefix-0...
+std::vector<std::string> topic(const std::string& prefix, int n, int axis, int label,
+                               std::mt19937& rng) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) {
+    lines.push_back(record(prefix + "-" + std::to_string(i),
+                           words(axis == 1 ? kTools : kAnimals, rng), label, near_axis(axis, rng)));
+  }
+  return lines;
+}
+
+std::string last_reason(IngestPipeline& p, const std::string& key) {
+  const auto events = p.store().events_of(p.store().find_by_external_key(key)->id);
+  REQUIRE(!events.empty());
+  return events.back().reason;
+}
+
+}  // namespace
+
+TEST_CASE("a mislabel that came first ends flagged as one that came last", "[ingest][rejudge]") {
+  // `liar` is a tool (axis 1) labelled 0 (animal). Early, with five animals
+  // only, nothing contradicts it; a batch later 30 tools do.
+  winnow::test::TempDir dir;
+  std::mt19937 rng(5);
+  const std::string liar = record("liar", words(kTools, rng), 0, near_axis(1, rng));
+  std::vector<std::string> first = topic("animal", 5, 0, 0, rng);
+  first.insert(first.begin(), liar);
+  std::vector<std::string> second = topic("tool", 30, 1, 1, rng);
+  const std::vector<std::string> more_animals = topic("more-animal", 30, 0, 0, rng);
+  second.insert(second.end(), more_animals.begin(), more_animals.end());
+  const std::string batch_1 = write_manifest(dir.file("first.jsonl"), first);
+  const std::string batch_2 = write_manifest(dir.file("second.jsonl"), second);
+
+  SECTION("early: re-judged after the second batch") {
+    IngestPipeline p(rejudging_dataset(dir, "early", 0.5));
+    ingest_file(p, batch_1);
+    CHECK(status_of(p, "liar") == SampleStatus::accepted);
+    const BatchReport r = ingest_file(p, batch_2);
+    CHECK(status_of(p, "liar") == SampleStatus::label_issue);
+    CHECK(r.labels_rejudged.rejudged >= 6);
+    CHECK(r.labels_rejudged.newly_flagged == 1);
+    CHECK_THAT(last_reason(p, "liar"), Catch::Matchers::Contains("re-judged against 66") &&
+                                           Catch::Matchers::Contains("suggested 1"));
+    // The verdict survives a reopen: the flagged index and labels come from the store.
+    IngestPipeline reopened(dir.file("early.db"));
+    CHECK(status_of(reopened, "liar") == SampleStatus::label_issue);
+  }
+  SECTION("early, without re-judging: it keeps its first verdict") {
+    IngestPipeline p(rejudging_dataset(dir, "never", 0.0));
+    ingest_file(p, batch_1);
+    const BatchReport r = ingest_file(p, batch_2);
+    CHECK(status_of(p, "liar") == SampleStatus::accepted);
+    CHECK(r.labels_rejudged.rejudged == 0);
+  }
+  SECTION("late: flagged on arrival") {
+    IngestPipeline p(rejudging_dataset(dir, "late", 0.5));
+    first.erase(first.begin());
+    ingest_file(p, write_manifest(dir.file("first-without.jsonl"), first));
+    ingest_file(p, batch_2);
+    ingest_file(p, write_manifest(dir.file("third.jsonl"), {liar}));
+    CHECK(status_of(p, "liar") == SampleStatus::label_issue);
+  }
+}
+
+TEST_CASE("a label issue flagged among few neighbours is cleared when more arrive",
+          "[ingest][rejudge]") {
+  // Axis 2 starts with six samples labelled 1 and one, `lonely`, labelled 0:
+  // lonely is flagged. Forty samples labelled 0 arrive there: lonely is
+  // cleared.
+  winnow::test::TempDir dir;
+  std::mt19937 rng(9);
+  std::vector<std::string> first = topic("animal", 30, 0, 0, rng);
+  const std::vector<std::string> six = topic("six", 6, 2, 1, rng);
+  first.insert(first.end(), six.begin(), six.end());
+  first.push_back(record("lonely", words(kAnimals, rng), 0, near_axis(2, rng)));
+  const std::vector<std::string> tools = topic("tool", 30, 1, 1, rng);
+  first.insert(first.end(), tools.begin(), tools.end());
+  IngestPipeline p(rejudging_dataset(dir, "clear", 0.5));
+  ingest_file(p, write_manifest(dir.file("first.jsonl"), first));
+  REQUIRE(status_of(p, "lonely") == SampleStatus::label_issue);
+
+  const BatchReport r =
+      ingest_file(p, write_manifest(dir.file("second.jsonl"), topic("forty", 40, 2, 0, rng)));
+  CHECK(status_of(p, "lonely") == SampleStatus::accepted);
+  CHECK_THAT(last_reason(p, "lonely"), Catch::Matchers::StartsWith("label issue cleared"));
+  CHECK(r.labels_rejudged.cleared >= 1);
+  // Every sample was judged against 67 or fewer labelled samples, fewer than
+  // 107 / 1.5: all were re-judged, so the store says what a full
+  // re-judgement says.
+  RejudgeOptions options;
+  options.labels = true;
+  const RejudgeReport full = p.rejudge(options);
+  CHECK(full.newly_flagged == 0);
+  CHECK(full.cleared == 0);
+}
+
+TEST_CASE("a config stored before label_rejudge_growth keeps judging online only", "[config]") {
+  json stored = json::parse(CurationConfig{}.to_json());
+  CHECK(stored["label_rejudge_growth"] == 0.5);
+  stored.erase("label_rejudge_growth");
+  CHECK(CurationConfig::from_json(stored.dump()).label_rejudge_growth == 0.0);
+  stored["label_rejudge_growth"] = -1;
+  CHECK_THROWS_WITH(CurationConfig::from_json(stored.dump()),
+                    Catch::Matchers::Contains("label_rejudge_growth=-1"));
 }

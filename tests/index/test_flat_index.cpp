@@ -145,3 +145,30 @@ TEST_CASE("flat search pads rows when k exceeds the index size", "[flat]") {
   CHECK(res.id(0, 2) == -1);
   CHECK(std::isinf(res.similarity(0, 4)));
 }
+
+TEST_CASE("results of two indexes merge into the best k of both, row by row", "[index][flat]") {
+  const std::size_t d = 8, n = 300, q = 20, k = 7;
+  const std::vector<float> base = clustered_vectors(n, d, 10, 11, 0.35f, 0);
+  const std::vector<float> queries = clustered_vectors(q, d, 10, 12, 0.35f, 0);
+  // Even ids in one index, odd in the other; together they are one index.
+  auto even = make_vector_index("flat", d), odd = make_vector_index("flat", d),
+       all = make_vector_index("flat", d);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto id = static_cast<std::int64_t>(i);
+    (i % 2 == 0 ? even : odd)->add(1, &id, base.data() + i * d);
+    all->add(1, &id, base.data() + i * d);
+  }
+  const SearchResults merged = SearchResults::merged(even->search(q, queries.data(), k),
+                                                     odd->search(q, queries.data(), k), k);
+  const SearchResults truth = all->search(q, queries.data(), k);
+  CHECK(merged.num_queries == q);
+  CHECK(merged.ids == truth.ids);
+  // One side empty (k == 0, as an empty index's caller leaves it): the other, padded.
+  const SearchResults alone =
+      SearchResults::merged(SearchResults{}, odd->search(q, queries.data(), 3), 5);
+  CHECK(alone.count(0) == 3);
+  CHECK(alone.id(0, 3) == -1);
+  CHECK_THROWS_WITH(SearchResults::merged(even->search(2, queries.data(), k),
+                                          odd->search(3, queries.data(), k), k),
+                    Catch::Matchers::Contains("2 and 3 queries"));
+}

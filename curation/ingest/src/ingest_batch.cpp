@@ -78,8 +78,10 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     judge_chunk_images();
     embed_and_search_chunk();
     precompute_verifications();
+    const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
     for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
     flush();  // the chunk's samples join the store and the index
+    if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
   }
 }
 
@@ -174,7 +176,7 @@ void IngestBatch::embed_and_search_chunk() {
   flagged_found_ = {};
   flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0;
   if (flagged_searched_) {
-    flagged_found_ = search_on_pool(context_.flagged_index, rows, context_.config.candidates);
+    flagged_found_ = search_on_pool(context_.flagged_index, rows, neighbours_k_);
   }
   recent_flagged_.clear();
 }
@@ -432,8 +434,10 @@ index::SearchResults IngestBatch::nearest(int row, const float* vector) {
 }
 
 // Gain, near duplicates and label quality of an embedded record (chunk row
-// `row`) against its accepted neighbours `nn`, near duplicates also against
-// the flagged samples; sets the sample's gain and label quality.
+// `row`): the gain against its accepted neighbours `nn`, near duplicates and
+// the label vote against those merged with the flagged samples (a label issue
+// is still a labelled sample of the dataset); sets the sample's gain and
+// label quality.
 Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
                                          const index::SearchResults& nn, int row,
                                          const float* vector, store::NewSample& sample) {
@@ -442,10 +446,12 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.neighbours = static_cast<std::size_t>(
       std::count_if(nn.ids.begin(), nn.ids.end(), [](std::int64_t id) { return id >= 0; }));
   sample.gain = n.gain;
-  n.near_duplicate = near_duplicate(record, with_flagged(nn, row, vector));
+  const index::SearchResults labelled = with_flagged(nn, row, vector);
+  n.near_duplicate = near_duplicate(record, labelled);
   if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
-  n.label_quality = label_quality_.score(nn, 0, static_cast<int>(*sample.label), label_lookup);
+  n.label_quality =
+      label_quality_.score(labelled, 0, static_cast<int>(*sample.label), label_lookup);
   sample.label_quality = n.label_quality->quality;
   n.label_support = context_.accepted_labels.counts[*sample.label];
   if (n.label_quality->suggested_label) {
@@ -550,6 +556,9 @@ void IngestBatch::record_flushed(std::size_t i) {
       ++context_.accepted_labels.counts[*p.sample.label];
     }
   } else {
+    if (p.sample.label) {
+      context_.accepted_labels.flagged.set(p.id, static_cast<int>(*p.sample.label));
+    }
     flag_ids_.push_back(p.id);
     flag_vectors_.insert(flag_vectors_.end(), p.embedding.begin(), p.embedding.end());
   }
@@ -584,13 +593,13 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id) {
   return cached->second.get();
 }
 
-// The label of an accepted neighbour: a pending item's, else the cache's.
+// The label a neighbour votes with: a pending item's, else the cache's.
 std::optional<int> IngestBatch::label_of(std::int64_t id) const {
   if (id >= kPendingBase) {
     const auto& label = items_[static_cast<std::size_t>(id - kPendingBase)].sample.label;
     return label ? std::optional<int>(static_cast<int>(*label)) : std::nullopt;
   }
-  return context_.accepted_labels.accepted.find(id);
+  return context_.accepted_labels.voter_label(id);
 }
 
 bool IngestBatch::stored_key(const std::string& key) {

@@ -30,6 +30,8 @@
 #include "winnow/store/image_quality_table.h"
 #include "winnow/store/vector_table.h"
 
+#include "winnow/curation/ingest/label_judgement_log.h"
+
 #include "accepted_labels.h"
 #include "precomputed_verifier.h"
 
@@ -39,9 +41,9 @@ namespace winnow::curation::ingest {
 struct IngestContext {
   store::MetadataStore& store;
   index::VectorIndex& index;  // the accepted samples
-  // The label_issue samples: near-duplicate candidates only (their labels
-  // and gains count for nothing), so that a re-submitted copy of a flagged
-  // sample is its duplicate rather than a new sample judged again.
+  // The label_issue samples: near-duplicate candidates (so that a
+  // re-submitted copy of a flagged sample is its duplicate rather than a new
+  // sample judged again) and label voters; their gains count for nothing.
   index::VectorIndex& flagged_index;
   const embed::Embedder& embedder;
   const CurationConfig& config;
@@ -69,6 +71,9 @@ class IngestBatch {
   // Seconds spent adding this batch's accepted vectors to the index (the
   // work a process that reopens the index before its next snapshot redoes).
   double index_add_seconds() const { return index_add_seconds_; }
+  // The batch's samples by chunk, each with the labelled samples (voters) the
+  // dataset had when the chunk was judged (LabelJudgementLog).
+  const std::vector<JudgedRange>& judged_ranges() const { return judged_ranges_; }
 
  private:
   struct Pending;
@@ -160,6 +165,7 @@ class IngestBatch {
   std::vector<std::size_t> recent_flagged_;  // label_issue items since that search
   // What the flush adds to the indexes.
   double index_add_seconds_ = 0.0;
+  std::vector<JudgedRange> judged_ranges_;
   std::vector<std::int64_t> add_ids_, flag_ids_;
   std::vector<float> add_vectors_, flag_vectors_;
   std::vector<std::pair<float, std::int64_t>> merged_;

@@ -80,6 +80,7 @@ std::string CurationConfig::to_json() const {
             {"label_k", label_k},
             {"label_flag_below", label_flag_below},
             {"min_label_neighbours", min_label_neighbours},
+            {"label_rejudge_growth", label_rejudge_growth},
             {"micro_batch", micro_batch},
             {"max_image_pixels", max_image_pixels},
             {"image_issues", image_issues.to_json()}};
@@ -117,6 +118,8 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("label_k", c.label_k);
   get("label_flag_below", c.label_flag_below);
   get("min_label_neighbours", c.min_label_neighbours);
+  c.label_rejudge_growth = 0.0;
+  get("label_rejudge_growth", c.label_rejudge_growth);
   get("micro_batch", c.micro_batch);
   get("max_image_pixels", c.max_image_pixels);
   if (j.contains("image_issues"))
@@ -146,6 +149,10 @@ void CurationConfig::validate() const {
       "label_flag_below={} must be in [0, 1]", label_flag_below);
   WINNOW_THROW_IF_NOT(min_label_neighbours >= 0, "min_label_neighbours={} must be >= 0",
                       min_label_neighbours);
+  WINNOW_THROW_IF_NOT(std::isfinite(label_rejudge_growth) && label_rejudge_growth >= 0.0 &&
+                          label_rejudge_growth <= 1000.0,
+                      "label_rejudge_growth={} must be in [0, 1000] (0: never re-judge)",
+                      label_rejudge_growth);
   WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
                       "micro_batch={} must be in [1, 65536]", micro_batch);
   WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);
@@ -360,6 +367,7 @@ void IngestPipeline::save_index_snapshot() {
 
 void IngestPipeline::load_accepted_labels() {
   accepted_labels_->accepted.clear();
+  accepted_labels_->flagged.clear();
   accepted_labels_->counts.clear();
   for (const store::AcceptedSample& s : store_->accepted_samples()) {
     if (s.label && s.has_vector) {  // as IngestBatch counts them: the index's samples
@@ -367,6 +375,12 @@ void IngestPipeline::load_accepted_labels() {
       ++accepted_labels_->counts[*s.label];
     }
   }
+  // Label issues vote too; one without a vector is never anyone's neighbour.
+  store_->for_each_sample(
+      [&](const store::SampleRecord& s) {
+        if (s.label) accepted_labels_->flagged.set(s.id, static_cast<int>(*s.label));
+      },
+      store::SampleStatus::label_issue);
 }
 
 IndexInfo IngestPipeline::index_info() const {
@@ -422,6 +436,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     const std::size_t names_before = label_names_.size();
     IngestBatch ingest(ingest_context(), batch.id);
     ingest.run(next_entry, name, stop);
+    report.labels_rejudged = rejudge_stale_labels(ingest.judged_ranges());
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
     if (label_names_.size() != names_before) label_names_.write(*store_);

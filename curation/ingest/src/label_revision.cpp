@@ -187,13 +187,12 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
   report.newly_flagged = leaving_index.size();
   if (leaving_index.empty()) return report;
 
-  // The index and the label counts hold accepted samples only.
+  // The index and the label counts hold accepted samples only; a flagged
+  // sample keeps its vote.
   std::vector<std::int64_t> ids;
   for (std::size_t n : leaving_index) {
     ids.push_back(judged[n].id);
-    if (!accepted_labels_->accepted.find(judged[n].id)) continue;  // annotations only: not held
-    accepted_labels_->accepted.erase(judged[n].id);
-    --accepted_labels_->counts[judged[n].label];
+    accepted_labels_->flag(judged[n].id);
   }
   index_->remove(ids);
   save_index_snapshot();

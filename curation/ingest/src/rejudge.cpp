@@ -12,7 +12,8 @@
 //                record, a wrong image size) aborts the whole regain.
 //   2. labels    (RejudgeOptions::labels, implied by 1) every stored accepted
 //                and label_issue sample is scored against its label_k nearest
-//                accepted neighbours, itself excluded, with the thresholds of
+//                labelled neighbours (accepted and label_issue samples, as at
+//                ingest), itself excluded, with the thresholds of
 //                ingest (label_flag_below, min_label_neighbours, label_k
 //                samples of the label). Flagged accepted samples become
 //                label_issue; kNN label issues that are no longer flagged
@@ -276,15 +277,15 @@ StoredSamples read_stored_samples(store::Database& db, const std::string& db_pat
   return stored;
 }
 
-// An index of type `index_type` over the vectors of the accepted samples
-// (the label issues stay out, as at ingest).
-std::unique_ptr<index::VectorIndex> index_of_accepted(const StoredSamples& stored,
-                                                      const std::string& index_type) {
+// An index of type `index_type` over the vectors of the accepted samples,
+// or with `accepted` false of the label issues (as at ingest: two indexes).
+std::unique_ptr<index::VectorIndex> index_of(const StoredSamples& stored,
+                                             const std::string& index_type, bool accepted) {
   std::unique_ptr<index::VectorIndex> index = index::make_vector_index(index_type, stored.dim);
   std::vector<std::int64_t> ids;
   std::vector<float> batch;
   for (std::size_t n = 0; n < stored.samples.size(); ++n) {
-    if (!stored.samples[n].accepted) continue;
+    if (stored.samples[n].accepted != accepted) continue;
     ids.push_back(stored.samples[n].id);
     batch.insert(batch.end(), stored.vector(n), stored.vector(n) + stored.dim);
   }
@@ -308,6 +309,8 @@ void take_consensus(const labels::ConsensusLabels& consensus, std::vector<Stored
       if (s.label) --labels.counts[*s.label];
       ++labels.counts[it->second.label];
       labels.accepted.set(s.id, static_cast<int>(it->second.label));
+    } else {
+      labels.flagged.set(s.id, static_cast<int>(it->second.label));
     }
     s.label = it->second.label;
   }
@@ -511,26 +514,35 @@ struct LabelRejudgement {
 // (`today`), leave-one-out; 2c. with consensus, first takes the consensus
 // again with the neighbours' votes. Fills the report's label counts.
 LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stored,
-                                const index::VectorIndex& today, const RejudgeOptions& options,
-                                const CurationConfig& config, LabelsAfterRelabels& labels,
-                                labels::ConsensusLabels& consensus,
+                                const index::VectorIndex& today,
+                                const index::VectorIndex& today_flagged,
+                                const RejudgeOptions& options, const CurationConfig& config,
+                                LabelsAfterRelabels& labels, labels::ConsensusLabels& consensus,
                                 const labels::LabelNames& label_names, RejudgeReport& report) {
   LabelRejudgement out;
   const std::vector<std::size_t>& judged = out.judged;
-  const index::SearchResults& neighbours = out.neighbours;
   const JudgementRules rules = judgement_rules(options, config, report.embedder);
   const labels::LabelQuality quality({config.label_k, 1.0, rules.flag_below});
   out.judged = samples_to_judge(store, stored.samples, report.kept_confident_learning);
   report.without_vector = label_issues_without_vector(store.database());
-  out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged,
-                                   static_cast<std::size_t>(config.label_k) + 1,
+  const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
+  out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged, k,
                                    SearchProgress{&options.progress, "label neighbours"});
-  const JudgedScore score = [&](std::size_t j) {
+  // The label issues vote too (accepted_labels.h); out.neighbours stays the
+  // accepted ones, which the gains reuse.
+  index::SearchResults labelled = out.neighbours;
+  if (today_flagged.size() > 0) {
+    labelled = index::SearchResults::merged(
+        labelled,
+        search_all_rows(today_flagged, stored.vectors, stored.dim, judged, k,
+                        SearchProgress{&options.progress, "flagged label neighbours"}),
+        k);
+  }
+  const JudgedScore score = [&, labelled = std::move(labelled)](std::size_t j) {
     const StoredSample& s = stored.samples[judged[j]];
-    auto label_of = [&](std::int64_t id) { return labels.accepted.find(id); };
-    return neighbours.k > 0
-               ? quality.score(neighbours, j, static_cast<int>(*s.label), label_of, s.id)
-               : labels::LabelQualityResult{};
+    auto label_of = [&](std::int64_t id) { return labels.voter_label(id); };
+    return labelled.k > 0 ? quality.score(labelled, j, static_cast<int>(*s.label), label_of, s.id)
+                          : labels::LabelQualityResult{};
   };
 
   // 2c. With consensus: the neighbours' suggested labels are more votes,
@@ -632,7 +644,7 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     StoredSamples stored = read_stored_samples(store_->database(), db_path_, embedder, reembed);
     if (reembed) report.re_embedded = stored.samples.size();
     std::unique_ptr<index::VectorIndex> rebuilt;
-    if (reembed) rebuilt = index_of_accepted(stored, config_.index);
+    if (reembed) rebuilt = index_of(stored, config_.index, true);
     index::VectorIndex& today = reembed ? *rebuilt : *index_;
 
     // 2a. Consensus labels replace the stored ones before they are judged.
@@ -649,8 +661,11 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     // 2b, 2c. Labels, judged against today's accepted samples, leave-one-out.
     LabelRejudgement rejudged;
     if (relabel) {
-      rejudged = rejudge_labels(*store_, stored, today, options, config_, labels, consensus,
-                                label_names_, report);
+      std::unique_ptr<index::VectorIndex> flagged_rebuilt;
+      if (reembed) flagged_rebuilt = index_of(stored, config_.index, false);
+      const index::VectorIndex& today_flagged = reembed ? *flagged_rebuilt : flagged_index();
+      rejudged = rejudge_labels(*store_, stored, today, today_flagged, options, config_, labels,
+                                consensus, label_names_, report);
     }
     const std::vector<std::size_t>& judged = rejudged.judged;
     const index::SearchResults& neighbours = rejudged.neighbours;
@@ -674,6 +689,14 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     report.relabelled =
         write_relabels(*store_, stored.samples, stored_labels, consensus, label_names_);
     for (const auto& [id, decision] : judgements.changes) store_->update_status(id, decision);
+    if (relabel && !stored.samples.empty()) {
+      // Every label was judged against today's dataset: ingest's re-judging
+      // (stale_labels.cpp) starts over from here.
+      LabelJudgementLog log;
+      log.add(stored.samples.front().id, stored.samples.back().id,
+              static_cast<std::int64_t>(labels.voters()));
+      store_->set_meta(LabelJudgementLog::kMetaKey, log.to_json());
+    }
     if (!judgements.qualities.empty()) store_->set_label_qualities(judgements.qualities);
     store_->set_gains(gains);
     report.gains_updated = gains.size();

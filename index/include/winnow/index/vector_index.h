@@ -34,6 +34,9 @@ struct SearchResults {
   // Appends the rows of `more` (results of later queries, the same k) after
   // these: how a batch searched in parts is put back together.
   void append(const SearchResults& more);
+  // Row by row, the best k of `a` and `b` (results of the same queries in two
+  // indexes holding different ids), best first, ties to the lower id.
+  static SearchResults merged(const SearchResults& a, const SearchResults& b, std::size_t k);
 };
 
 class VectorIndex {

@@ -87,6 +87,10 @@ class VectorTable {
   // replaced). `visit` must not write to the table; the row it gets is reused.
   void for_each_judged_row(std::optional<std::size_t> embedding_dim,
                            const std::function<void(const JudgedVectorRow&)>& visit);
+  // The same for the samples with ids in [first_id, last_id] only.
+  void for_each_judged_row_between(std::int64_t first_id, std::int64_t last_id,
+                                   std::optional<std::size_t> embedding_dim,
+                                   const std::function<void(const JudgedVectorRow&)>& visit);
   // label_issue samples without a row (stored before label issues kept theirs).
   std::int64_t count_label_issues_without_row();
 

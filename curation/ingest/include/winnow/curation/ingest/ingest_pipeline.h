@@ -28,6 +28,7 @@
 #include "winnow/curation/dedup/near_duplicate_finder.h"
 #include "winnow/curation/dedup/colour_image_verifier.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
+#include "winnow/curation/ingest/label_judgement_log.h"
 #include "winnow/curation/thread_pool.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index.h"
@@ -78,9 +79,18 @@ struct CurationConfig {
   static constexpr double kDefaultTextMinCandidateSimilarity = 0.7;
   static constexpr double kJaccardOnlyTextMinCandidateSimilarity = 0.85;
   double text_min_candidate_similarity = kDefaultTextMinCandidateSimilarity;
-  int label_k = 15;
-  double label_flag_below = 0.1;
+  // kNN label vote: k labelled neighbours (accepted and label_issue samples),
+  // flagged below this share of agreeing weight. 30 and 0.08 (at most about 2
+  // of 30 agree): the best measured on Fashion-MNIST streams (docs/curation.md,
+  // "Label quality"). A stored config keeps its own values.
+  int label_k = 30;
+  double label_flag_below = 0.08;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
+  // After each batch, samples judged when the dataset had fewer than
+  // labelled / (1 + label_rejudge_growth) labelled samples are judged again
+  // against today's (StaleLabelJudgements; 0: never). A stored config without
+  // it gets 0: the online-only rule such a database was curated with.
+  double label_rejudge_growth = 0.5;
   int micro_batch = 256;         // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
@@ -92,6 +102,13 @@ struct CurationConfig {
   // Throws winnow::Error naming the bad field.
   static CurationConfig from_json(const std::string& json);
   void validate() const;
+};
+
+// What re-judging the stale labels after a batch did (rejudge_stale_labels).
+struct LabelRejudgeCounts {
+  std::size_t rejudged = 0;       // labelled samples judged again
+  std::size_t newly_flagged = 0;  // accepted -> label_issue
+  std::size_t cleared = 0;        // label_issue -> accepted
 };
 
 struct BatchReport {
@@ -109,6 +126,8 @@ struct BatchReport {
   // up from the store).
   bool index_saved = false;
   std::string index_save_error;
+  // Earlier samples whose labels were judged again after the batch.
+  LabelRejudgeCounts labels_rejudged;
 };
 
 // Thrown by ingest_batch when its stop flag was set: the batch's transaction
@@ -286,6 +305,10 @@ class IngestPipeline {
   void load_accepted_labels();          // accepted_labels_ from the store
   IngestContext ingest_context();       // what an IngestBatch works on
   index::VectorIndex& flagged_index();  // rebuilt from the store when stale
+  // After a batch's samples (judged in `batch`), inside its transaction:
+  // judges again the labels judged against fewer than voters / (1 +
+  // label_rejudge_growth) labelled samples (stale_labels.cpp).
+  LabelRejudgeCounts rejudge_stale_labels(const std::vector<JudgedRange>& batch);
   // Adds to `index` the store's accepted vectors it lacks and removes the
   // ids the store no longer has accepted (open_index's catch-up).
   index::CatchUpCounts catch_up_index(index::VectorIndex& index);

@@ -18,10 +18,12 @@
 
 namespace winnow::curation::labels {
 
+// Defaults: the dataset's (CurationConfig::label_k, label_flag_below), measured
+// on Fashion-MNIST streams through the CLI (docs/curation.md, "Label quality").
 struct LabelQualityOptions {
-  int k = 15;
+  int k = 30;
   double power = 1.0;
-  double flag_below = 0.1;  // default chosen from bench_label_quality (docs/curation.md)
+  double flag_below = 0.08;
 };
 
 struct LabelQualityResult {
