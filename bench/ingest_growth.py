@@ -124,17 +124,19 @@ def one_process(a, db, manifests):
     """All batches through one process: what a daemon pays per batch."""
     proc = subprocess.Popen([a.winnow, "ingest", "--db", str(db), "--quiet", *a.ingest_arg,
                              *map(str, manifests)], stdout=subprocess.PIPE, text=True)
-    rows, total = [], 0.0
+    rows, total, stored = [], 0.0, 0
     for line in proc.stdout:
         summary = json.loads(line)
         rss, peak = proc_status_mb(proc.pid, "VmRSS"), proc_status_mb(proc.pid, "VmHWM")
         seconds = summary["seconds"]
         total += seconds
+        stored += summary["counts"]["total"]
         rows.append({"batch": summary["batch"], "ingest_s": round(seconds, 2),
                      "records_per_s": round(a.batch_size / seconds),
-                     "rss_mb": rss, "peak_rss_mb": peak,
+                     "stored_after": stored, "rss_mb": rss, "peak_rss_mb": peak,
                      "load": load_average(),
-                     "counts": summary["counts"]})
+                     "counts": summary["counts"],
+                     "labels_rejudged": summary.get("labels_rejudged")})
         print(json.dumps(rows[-1]), flush=True)
     if proc.wait() != 0:
         sys.exit(f"winnow ingest exited with {proc.returncode}")

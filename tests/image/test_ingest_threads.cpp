@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,20 @@ std::string write_lines(const winnow::test::TempDir& dir, const std::string& nam
 std::ptrdiff_t count_of(const std::vector<std::string>& events, const std::string& what) {
   return std::count_if(events.begin(), events.end(),
                        [&](const std::string& e) { return e.find(what) != std::string::npos; });
+}
+
+// Two batches ingested on one thread and on two: the decisions (events) must
+// be the same; returns those of one thread.
+std::vector<std::string> decided_alike_on_two_threads(const winnow::test::TempDir& dir,
+                                                      const std::vector<std::string>& first,
+                                                      const std::vector<std::string>& second,
+                                                      const CurationConfig& config) {
+  const std::vector<std::string> manifests = {write_lines(dir, "m1.jsonl", first),
+                                              write_lines(dir, "m2.jsonl", second)};
+  const std::vector<std::string> one = ingest_with(1, dir.file("one.db"), manifests, config);
+  const std::vector<std::string> two = ingest_with(2, dir.file("two.db"), manifests, config);
+  CHECK(one == two);
+  return one;
 }
 
 }  // namespace
@@ -151,10 +166,40 @@ TEST_CASE("thread pool: text near copies are decided on two threads as on one",
   // and their searches are split over them (IVF: 300 texts make two cells, of
   // which nprobe=1 scans one).
   config.index = GENERATE(as<std::string>{}, "flat", "hnsw", "ivf(nprobe=1)");
-  const std::vector<std::string> manifests = {write_lines(dir, "m1.jsonl", first),
-                                              write_lines(dir, "m2.jsonl", second)};
-  const std::vector<std::string> one = ingest_with(1, dir.file("one.db"), manifests, config);
-  const std::vector<std::string> two = ingest_with(2, dir.file("two.db"), manifests, config);
-  CHECK(one == two);
+  const std::vector<std::string> one = decided_alike_on_two_threads(dir, first, second, config);
   CHECK(count_of(one, "\"decision\":\"duplicate_near\"") >= 60);
+}
+
+TEST_CASE("thread pool: labels re-judged after a batch are those of one thread",
+          "[ingest][threads]") {
+  // 600 labelled records in four clusters (a provided 8-d embedding), one
+  // label in ten flipped, in batches of 200 and 400: the first batch's labels
+  // are judged before any label has label_k samples, so the batches'
+  // re-judging flags the flips, on the pool's threads.
+  winnow::test::TempDir dir;
+  std::mt19937 rng(17);
+  std::normal_distribution<float> noise(0.0f, 0.2f);
+  std::uniform_int_distribution<int> letter('a', 'z');
+  std::vector<std::string> first, second;
+  for (int i = 0; i < 600; ++i) {
+    const int cluster = i % 4;
+    std::vector<float> v(8);
+    for (int d = 0; d < 8; ++d)
+      v[static_cast<std::size_t>(d)] = (d == cluster ? 1.0f : 0.0f) + noise(rng);
+    std::string text;
+    for (int c = 0; c < 40; ++c) text += static_cast<char>(letter(rng));
+    const int label = i % 10 == 0 ? (cluster + 1 + i / 10 % 3) % 4 : cluster;
+    (i < 200 ? first : second)
+        .push_back(json{
+            {"key", "r" + std::to_string(i)},
+            {"text", text},
+            {"label", std::to_string(label)},
+            {"embedding",
+             v}}.dump());
+  }
+  CurationConfig config;
+  config.embedder = "provided(dim=8)";
+  config.index = GENERATE(as<std::string>{}, "flat", "hnsw", "ivf(nprobe=1)");
+  const std::vector<std::string> one = decided_alike_on_two_threads(dir, first, second, config);
+  CHECK(count_of(one, "re-judged against") >= 10);
 }

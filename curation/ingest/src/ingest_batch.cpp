@@ -12,6 +12,7 @@
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
 
+#include "pool_search.h"
 #include "stored_record.h"
 
 namespace winnow::curation::ingest {
@@ -171,43 +172,18 @@ void IngestBatch::embed_and_search_chunk() {
   chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
   found_ = {};
   searched_ = rows > 0 && context_.index.size() > 0;
-  if (searched_) found_ = search_on_pool(context_.index, rows, neighbours_k_);
+  const auto n = static_cast<std::size_t>(rows);
+  const auto k = static_cast<std::size_t>(neighbours_k_);
+  if (searched_)
+    found_ = search_on_pool(context_.pool, context_.index, n, chunk_vectors_.data(), k);
   recent_.clear();
   flagged_found_ = {};
   flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0;
   if (flagged_searched_) {
-    flagged_found_ = search_on_pool(context_.flagged_index, rows, neighbours_k_);
+    flagged_found_ =
+        search_on_pool(context_.pool, context_.flagged_index, n, chunk_vectors_.data(), k);
   }
   recent_flagged_.clear();
-}
-
-// The chunk's `rows` vectors searched for `k` neighbours each. An index
-// whose per-query results do not depend on the rest of the batch (HNSW, IVF)
-// is searched in one block of rows per thread of the pool; a flat index in
-// one call, since its kernel for a batch depends on the batch's size and its
-// float rounding could then differ with the number of threads.
-index::SearchResults IngestBatch::search_on_pool(const index::VectorIndex& index, int rows,
-                                                 int k) const {
-  const auto n = static_cast<std::size_t>(rows);
-  const auto blocks = static_cast<std::size_t>(context_.pool.threads());
-  if (blocks < 2 || n < 2 * blocks || !index.per_query_results()) {
-    return index.search(n, chunk_vectors_.data(), k);
-  }
-  std::vector<index::SearchResults> parts(blocks);
-  const std::size_t per_block = (n + blocks - 1) / blocks;
-  context_.pool.for_each(blocks, [&](std::size_t b) {
-    const std::size_t first = b * per_block;
-    const std::size_t count = std::min(n, first + per_block) - std::min(n, first);
-    if (count == 0) return;
-    index::set_index_threads(1);  // this thread's FAISS loops: no OpenMP team of its own
-    parts[b] = index.search(count, chunk_vectors_.data() + first * dim_, k);
-  });
-  index::SearchResults all;
-  all.k = static_cast<std::size_t>(k);
-  for (const index::SearchResults& part : parts) {
-    if (part.num_queries > 0) all.append(part);
-  }
-  return all;
 }
 
 // With several threads: each embedded record's similarity to every stored

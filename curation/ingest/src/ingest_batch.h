@@ -83,7 +83,6 @@ class IngestBatch {
   void complete_chunk_entries();  // their deferred parsing and decoding, on the pool
   void embed_and_search_chunk();
   void precompute_verifications();
-  index::SearchResults search_on_pool(const index::VectorIndex& index, int rows, int k) const;
   void judge_chunk_images();
   // The finder for a record's content kind, or null (exact dedup only).
   const dedup::NearDuplicateFinder* finder_for(const ManifestRecord& record) const;

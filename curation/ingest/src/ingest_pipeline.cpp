@@ -436,7 +436,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     const std::size_t names_before = label_names_.size();
     IngestBatch ingest(ingest_context(), batch.id);
     ingest.run(next_entry, name, stop);
-    report.labels_rejudged = rejudge_stale_labels(ingest.judged_ranges());
+    report.labels_rejudged = rejudge_stale_labels(batch.id, ingest.judged_ranges());
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
     if (label_names_.size() != names_before) label_names_.write(*store_);

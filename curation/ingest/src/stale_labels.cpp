@@ -20,6 +20,7 @@
 
 #include "accepted_labels.h"
 #include "confident_learning_reason.h"
+#include "pool_search.h"
 
 namespace winnow::curation::ingest {
 
@@ -60,7 +61,8 @@ store::Decision relabelled_decision(bool flagged, const labels::LabelQualityResu
 
 }  // namespace
 
-LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(const std::vector<JudgedRange>& batch) {
+LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
+                                                        const std::vector<JudgedRange>& batch) {
   LabelRejudgeCounts counts;
   const double growth = config_.label_rejudge_growth;
   if (growth <= 0.0) return counts;
@@ -102,9 +104,10 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(const std::vector<Judged
     const std::size_t end = std::min(samples.size(), begin + kSearchChunk);
     const float* queries = vectors.data() + begin * dim;
     index::SearchResults found;
-    if (index_->size() > 0) found = index_->search(end - begin, queries, k);
+    if (index_->size() > 0) found = search_on_pool(*pool_, *index_, end - begin, queries, k);
     if (flagged.size() > 0) {
-      found = index::SearchResults::merged(found, flagged.search(end - begin, queries, k), k);
+      found = index::SearchResults::merged(
+          found, search_on_pool(*pool_, flagged, end - begin, queries, k), k);
     }
     for (std::size_t n = begin; n < end; ++n) {
       const StaleSample& s = samples[n];
@@ -131,7 +134,7 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(const std::vector<Judged
   std::vector<std::int64_t> leaving, joining;
   std::vector<float> leaving_vectors, joining_vectors;
   for (const auto& [n, decision] : changes) {
-    store_->update_status(samples[n].id, decision);
+    store_->update_status(samples[n].id, decision, batch_id);
     const float* v = vectors.data() + n * dim;
     if (decision.status == store::SampleStatus::label_issue) {
       leaving.push_back(samples[n].id);

@@ -305,10 +305,12 @@ class IngestPipeline {
   void load_accepted_labels();          // accepted_labels_ from the store
   IngestContext ingest_context();       // what an IngestBatch works on
   index::VectorIndex& flagged_index();  // rebuilt from the store when stale
-  // After a batch's samples (judged in `batch`), inside its transaction:
-  // judges again the labels judged against fewer than voters / (1 +
-  // label_rejudge_growth) labelled samples (stale_labels.cpp).
-  LabelRejudgeCounts rejudge_stale_labels(const std::vector<JudgedRange>& batch);
+  // After the samples of batch `batch_id` (judged in `batch`), inside its
+  // transaction: judges again the labels judged against fewer than voters /
+  // (1 + label_rejudge_growth) labelled samples (stale_labels.cpp); the
+  // revisit events name the batch.
+  LabelRejudgeCounts rejudge_stale_labels(std::int64_t batch_id,
+                                          const std::vector<JudgedRange>& batch);
   // Adds to `index` the store's accepted vectors it lacks and removes the
   // ids the store no longer has accepted (open_index's catch-up).
   index::CatchUpCounts catch_up_index(index::VectorIndex& index);

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Plot and extrapolate an ingest_growth.py --one-process run (issue 16).
+
+Reads the JSON lines that `bench/ingest_growth.py --one-process` printed (one per batch,
+then a summary), fits
+
+  seconds per record at n stored records   t(n) = a + b * sqrt(n)
+      (an IVF index's cells hold about sqrt(n) vectors each and a search scans a fixed
+      number of them; everything else per record is constant)
+  resident memory at n stored records      rss(n) = c + d * n
+
+by least squares, writes a PNG of records/s and RSS per batch with the fitted curves
+(python3-matplotlib), and prints one JSON line: the fits, their largest relative
+residual, and the extrapolation to --extrapolate sizes (records/s at that size, hours
+to ingest that many from empty, RSS).
+
+  bench/plot_ingest_growth.py run.jsonl --png docs/images/ingest_growth_ivf.png
+"""
+import argparse
+import json
+import sys
+
+import numpy as np
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            row = json.loads(line)
+            if "batch" in row and "stored_after" in row:
+                rows.append(row)
+    if len(rows) < 3:
+        sys.exit(f"{path}: fewer than 3 batch lines with stored_after (an --one-process run?)")
+    return rows
+
+
+def fit(x, y):
+    """Least-squares [p0, p1] of y = p0 + p1 * x."""
+    design = np.column_stack([np.ones_like(x), x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return coef
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run", help="JSON lines of ingest_growth.py --one-process")
+    parser.add_argument("--png", help="write the plot here")
+    parser.add_argument("--title", default="winnow ingest, one process")
+    parser.add_argument("--extrapolate", type=float, nargs="+", default=[1e7, 1e8])
+    args = parser.parse_args()
+
+    rows = read_rows(args.run)
+    after = np.array([r["stored_after"] for r in rows], dtype=float)
+    size = np.array([r["counts"]["total"] for r in rows], dtype=float)
+    middle = after - size / 2  # the store's size halfway through the batch
+    per_record = np.array([r["ingest_s"] for r in rows]) / size
+    rss = np.array([r["rss_mb"] for r in rows], dtype=float)
+
+    a, b = fit(np.sqrt(middle), per_record)
+    c, d = fit(after, rss)
+    t_fit = a + b * np.sqrt(middle)
+    rss_fit = c + d * after
+    out = {
+        "seconds_per_record": {"a": a, "b_per_sqrt_n": b,
+                               "max_rel_residual": float(np.max(np.abs(t_fit / per_record - 1)))},
+        "rss_mb": {"c": c, "d_bytes_per_record": d * 1e6,
+                   "max_rel_residual": float(np.max(np.abs(rss_fit / rss - 1)))},
+        "measured": {"records": int(after[-1]), "first_records_per_s": round(1 / per_record[0]),
+                     "last_records_per_s": round(1 / per_record[-1])},
+        "extrapolated": [],
+    }
+    for n in args.extrapolate:
+        hours = (a * n + (2.0 / 3.0) * b * n ** 1.5) / 3600
+        out["extrapolated"].append({"records": int(n),
+                                    "records_per_s": round(1 / (a + b * np.sqrt(n))),
+                                    "hours_from_empty": round(hours, 1),
+                                    "rss_gb": round((c + d * n) / 1024, 1)})
+    print(json.dumps(out))
+
+    if args.png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+        grid = np.linspace(1, after[-1], 200)
+        left.plot(after / 1e6, 1 / per_record, "o", label="measured, per batch")
+        left.plot(grid / 1e6, 1 / (a + b * np.sqrt(grid)), "-", label="fit 1 / (a + b sqrt(n))")
+        left.set_xlabel("records stored (millions)")
+        left.set_ylabel("records / s")
+        left.set_ylim(bottom=0)
+        left.legend()
+        right.plot(after / 1e6, rss, "o", label="measured, end of batch")
+        right.plot(grid / 1e6, c + d * grid, "-", label=f"fit {c:.0f} MB + {d * 1e6:.0f} B/record")
+        right.set_xlabel("records stored (millions)")
+        right.set_ylabel("resident memory (MB)")
+        right.set_ylim(bottom=0)
+        right.legend()
+        fig.suptitle(args.title)
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+// A batch of queries searched on the pipeline's thread pool.
+#pragma once
+
+#include <cstddef>
+
+#include "winnow/curation/thread_pool.h"
+#include "winnow/index/vector_index.h"
+
+namespace winnow::curation::ingest {
+
+// The `n` vectors at `queries` searched for `k` neighbours each. An index
+// whose per-query results do not depend on the rest of the batch (HNSW, IVF)
+// is searched in one block of rows per thread of the pool; a flat index in
+// one call, since its kernel for a batch depends on the batch's size and its
+// float rounding could then differ with the number of threads. Either way the
+// results are those of one call on one thread.
+index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorIndex& index,
+                                    std::size_t n, const float* queries, std::size_t k);
+
+}  // namespace winnow::curation::ingest
