@@ -23,7 +23,8 @@ constexpr const char* kJudgedRowsBetween =
     "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
     " v.height, v.content FROM curation_vectors v JOIN samples s"
     " ON s.id = v.sample_id WHERE s.status IN ('accepted', 'label_issue')"
-    " AND v.sample_id BETWEEN ?1 AND ?2 ORDER BY v.sample_id";
+    " AND v.sample_id BETWEEN ?1 AND ?2 AND (?3 IS NULL OR s.status = 'label_issue'"
+    " OR s.label_quality IS NULL OR s.label_quality < ?3) ORDER BY v.sample_id";
 
 // Appends a stored embedding of `dim` floats to `out`; throws, appending
 // nothing, when its size says it has another dimension.
@@ -163,9 +164,10 @@ void VectorTable::for_each_judged_row(std::optional<std::size_t> embedding_dim,
 
 void VectorTable::for_each_judged_row_between(
     std::int64_t first_id, std::int64_t last_id, std::optional<std::size_t> embedding_dim,
-    const std::function<void(const JudgedVectorRow&)>& visit) {
+    const std::function<void(const JudgedVectorRow&)>& visit,
+    std::optional<double> accepted_quality_below) {
   Statement query(db_, kJudgedRowsBetween);
-  query.bind_all(first_id, last_id);
+  query.bind_all(first_id, last_id, accepted_quality_below);
   visit_judged_rows(db_, query, embedding_dim, visit);
 }
 

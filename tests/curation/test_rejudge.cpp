@@ -532,8 +532,8 @@ TEST_CASE("a mislabel that came first ends flagged as one that came last", "[ing
 TEST_CASE("a label issue flagged among few neighbours is cleared when more arrive",
           "[ingest][rejudge]") {
   // Axis 2 starts with six samples labelled 1 and one, `lonely`, labelled 0:
-  // lonely is flagged. Forty samples labelled 0 arrive there: lonely is
-  // cleared.
+  // lonely is flagged. Forty samples labelled 0 arrive there: lonely, a
+  // doubtful verdict, is cleared at once.
   winnow::test::TempDir dir;
   std::mt19937 rng(9);
   std::vector<std::string> first = topic("animal", 30, 0, 0, rng);
@@ -551,9 +551,10 @@ TEST_CASE("a label issue flagged among few neighbours is cleared when more arriv
   CHECK(status_of(p, "lonely") == SampleStatus::accepted);
   CHECK_THAT(last_reason(p, "lonely"), Catch::Matchers::StartsWith("label issue cleared"));
   CHECK(r.labels_rejudged.cleared >= 1);
-  // Every sample was judged against 67 or fewer labelled samples, fewer than
-  // 107 / 1.5: all were re-judged, so the store says what a full
-  // re-judgement says.
+  // The six, agreed with when judged, wait for more growth: once the dataset
+  // has grown 1.5^3 times since, every sample is judged again, so the store
+  // says what a full re-judgement says.
+  ingest_file(p, write_manifest(dir.file("third.jsonl"), topic("more", 200, 3, 3, rng)));
   RejudgeOptions options;
   options.labels = true;
   const RejudgeReport full = p.rejudge(options);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +12,19 @@ namespace winnow::curation::ingest {
 
 namespace {
 
-bool is_stale(const JudgedRange& r, std::int64_t voters_now, double growth) {
-  return static_cast<double>(r.voters) * (1.0 + growth) < static_cast<double>(voters_now);
+// What is due in `r` at voters_now, if anything.
+std::optional<DueRange> due_in(const JudgedRange& r, std::int64_t voters_now, double growth,
+                               std::int64_t whole_below) {
+  const auto now = static_cast<double>(voters_now);
+  if (static_cast<double>(r.voters) * (1.0 + growth) >= now) return std::nullopt;
+  const double confident_growth = std::pow(1.0 + growth, LabelJudgementLog::kConfidentGrowthSteps);
+  const bool whole =
+      r.all_voters < whole_below || static_cast<double>(r.all_voters) * confident_growth < now;
+  return DueRange{r, whole};
+}
+
+bool close(std::int64_t a, std::int64_t b, double factor) {
+  return static_cast<double>(std::max(a, b)) <= static_cast<double>(std::min(a, b)) * factor;
 }
 
 }  // namespace
@@ -23,17 +35,23 @@ LabelJudgementLog LabelJudgementLog::from_json(const std::string& text) {
                       text.substr(0, 80));
   LabelJudgementLog log;
   for (const nlohmann::json& r : j) {
-    WINNOW_THROW_IF_NOT(r.is_array() && r.size() == 3 && r[0].is_number_integer() &&
-                            r[1].is_number_integer() && r[2].is_number_integer(),
-                        "meta {}: entry {} is not [first_id, last_id, voters]", kMetaKey, r.dump());
-    log.add(r[0].get<std::int64_t>(), r[1].get<std::int64_t>(), r[2].get<std::int64_t>());
+    WINNOW_THROW_IF_NOT(
+        r.is_array() && r.size() == 4 &&
+            std::all_of(r.begin(), r.end(),
+                        [](const nlohmann::json& v) { return v.is_number_integer(); }),
+        "meta {}: entry {} is not [first_id, last_id, voters, all_voters]", kMetaKey, r.dump());
+    const auto voters = r[2].get<std::int64_t>(), all_voters = r[3].get<std::int64_t>();
+    WINNOW_THROW_IF_NOT(all_voters >= 0 && all_voters <= voters,
+                        "meta {}: entry {} has all_voters outside [0, voters]", kMetaKey, r.dump());
+    log.add(r[0].get<std::int64_t>(), r[1].get<std::int64_t>(), voters);
+    log.ranges_.back().all_voters = all_voters;
   }
   return log;
 }
 
 std::string LabelJudgementLog::to_json() const {
   nlohmann::json j = nlohmann::json::array();
-  for (const JudgedRange& r : ranges_) j.push_back({r.first_id, r.last_id, r.voters});
+  for (const JudgedRange& r : ranges_) j.push_back({r.first_id, r.last_id, r.voters, r.all_voters});
   return j.dump();
 }
 
@@ -44,30 +62,34 @@ void LabelJudgementLog::add(std::int64_t first_id, std::int64_t last_id, std::in
   WINNOW_THROW_IF_NOT(ranges_.empty() || first_id > ranges_.back().last_id,
                       "label judgement log: range [{}, {}] does not follow [{}, {}]", first_id,
                       last_id, ranges_.back().first_id, ranges_.back().last_id);
-  ranges_.push_back({first_id, last_id, voters});
+  ranges_.push_back({first_id, last_id, voters, voters});
 }
 
-std::vector<JudgedRange> LabelJudgementLog::stale(std::int64_t voters_now, double growth) const {
-  std::vector<JudgedRange> out;
-  std::copy_if(ranges_.begin(), ranges_.end(), std::back_inserter(out),
-               [&](const JudgedRange& r) { return is_stale(r, voters_now, growth); });
+std::vector<DueRange> LabelJudgementLog::due(std::int64_t voters_now, double growth,
+                                             std::int64_t whole_below) const {
+  std::vector<DueRange> out;
+  for (const JudgedRange& r : ranges_) {
+    if (std::optional<DueRange> d = due_in(r, voters_now, growth, whole_below)) out.push_back(*d);
+  }
   return out;
 }
 
-void LabelJudgementLog::rejudged(std::int64_t voters_now, double growth) {
+void LabelJudgementLog::rejudged(std::int64_t voters_now, double growth, std::int64_t whole_below) {
   for (JudgedRange& r : ranges_) {
-    if (is_stale(r, voters_now, growth)) r.voters = voters_now;
+    const std::optional<DueRange> d = due_in(r, voters_now, growth, whole_below);
+    if (!d) continue;
+    r.voters = voters_now;
+    if (d->whole) r.all_voters = voters_now;
   }
-  const double close = 1.0 + growth / 8.0;
+  const double factor = 1.0 + growth / 8.0;
   std::vector<JudgedRange> merged;
   for (const JudgedRange& r : ranges_) {
     if (!merged.empty()) {
       JudgedRange& last = merged.back();
-      const auto low = static_cast<double>(std::min(last.voters, r.voters));
-      const auto high = static_cast<double>(std::max(last.voters, r.voters));
-      if (high <= low * close) {
+      if (close(last.voters, r.voters, factor) && close(last.all_voters, r.all_voters, factor)) {
         last.last_id = r.last_id;
         last.voters = std::min(last.voters, r.voters);
+        last.all_voters = std::min(last.all_voters, r.all_voters);
         continue;
       }
     }

@@ -1,5 +1,6 @@
 // IngestPipeline::rejudge_stale_labels: after a batch, judge again the labels
-// judged when the dataset was much smaller (LabelJudgementLog), so that what
+// judged when the dataset was much smaller (LabelJudgementLog: the doubtful
+// ones after each growth step, all of them after every third), so that what
 // the store says about a label does not depend on when the sample arrived.
 //
 // The judgement is ingest's: label quality over the label_k nearest labelled
@@ -27,12 +28,21 @@ namespace winnow::curation::ingest {
 namespace {
 
 constexpr std::size_t kSearchChunk = 1024;
+// A label with less than this share of its neighbours' weight is doubtful:
+// re-judged at every growth step (LabelJudgementLog), the others at every
+// third. On Fashion-MNIST streams the doubtful alone gave the same flags as
+// re-judging everyone, for a third of the work (docs/curation.md).
+constexpr double kDoubtfulBelow = 0.5;
+// Ranges judged against fewer than this many labelled samples per label_k
+// neighbour are re-judged whole: such a verdict says little either way.
+constexpr std::int64_t kWholeBelowVotersPerK = 10;
 
-// A stored labelled sample due for re-judging, with its vector.
+// A stored labelled sample due for re-judging.
 struct StaleSample {
   std::int64_t id = 0;
   bool accepted = false;
   int label = 0;
+  std::int64_t judged_against = 0;  // labelled samples when it was last judged
 };
 
 store::Decision relabelled_decision(bool flagged, const labels::LabelQualityResult& q,
@@ -73,49 +83,39 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
   for (const JudgedRange& r : batch) log.add(r.first_id, r.last_id, r.voters);
   const auto voters = static_cast<std::int64_t>(accepted_labels_->voters());
 
-  // The stale samples and their vectors, in id order.
-  std::vector<StaleSample> samples;
-  std::vector<std::int64_t> judged_against;
-  std::vector<float> vectors;
+  // The stale samples are read in id order and judged a chunk at a time
+  // against both indexes (every labelled sample); the verdicts are applied
+  // once all are made, so none depends on another's. Only the changed
+  // samples' vectors are kept.
   const std::size_t dim = embedder_->dim();
-  store::VectorTable table(store_->database());
-  for (const JudgedRange& r : log.stale(voters, growth)) {
-    table.for_each_judged_row_between(
-        r.first_id, r.last_id, dim, [&](const store::JudgedVectorRow& row) {
-          if (!row.label) return;
-          samples.push_back({row.sample_id, row.status == store::SampleStatus::accepted,
-                             static_cast<int>(*row.label)});
-          judged_against.push_back(r.voters);
-          vectors.insert(vectors.end(), row.embedding.begin(), row.embedding.end());
-        });
-  }
-
-  // Judged against both indexes (every labelled sample), in chunks; the
-  // verdicts are applied once all are made, so none depends on another's.
   const labels::LabelQuality quality({config_.label_k, 1.0, config_.label_flag_below});
   const auto k = static_cast<std::size_t>(config_.label_k) + 1;  // itself, excluded
   index::VectorIndex& flagged = flagged_index();
   const labels::LabelLookup label_of = [this](std::int64_t id) {
     return accepted_labels_->voter_label(id);
   };
-  std::vector<std::pair<std::size_t, store::Decision>> changes;  // position -> decision
+  std::vector<StaleSample> chunk;
+  std::vector<float> chunk_vectors;
+  std::vector<StaleSample> changed;
+  std::vector<store::Decision> decisions;  // of `changed`
+  std::vector<float> changed_vectors;
   std::vector<store::SampleScore> qualities;
-  for (std::size_t begin = 0; begin < samples.size(); begin += kSearchChunk) {
-    const std::size_t end = std::min(samples.size(), begin + kSearchChunk);
-    const float* queries = vectors.data() + begin * dim;
+  auto judge_chunk = [&] {
+    if (chunk.empty()) return;
+    const float* queries = chunk_vectors.data();
     index::SearchResults found;
-    if (index_->size() > 0) found = search_on_pool(*pool_, *index_, end - begin, queries, k);
+    if (index_->size() > 0) found = search_on_pool(*pool_, *index_, chunk.size(), queries, k);
     if (flagged.size() > 0) {
       found = index::SearchResults::merged(
-          found, search_on_pool(*pool_, flagged, end - begin, queries, k), k);
+          found, search_on_pool(*pool_, flagged, chunk.size(), queries, k), k);
     }
-    for (std::size_t n = begin; n < end; ++n) {
-      const StaleSample& s = samples[n];
+    for (std::size_t row = 0; row < chunk.size(); ++row) {
+      const StaleSample& s = chunk[row];
       ++counts.rejudged;
-      const labels::LabelQualityResult q =
-          found.k > 0 ? quality.score(found, n - begin, s.label, label_of, s.id)
-                      : labels::LabelQualityResult{};
-      std::int64_t support = accepted_labels_->counts[s.label] - (s.accepted ? 1 : 0);
+      const labels::LabelQualityResult q = found.k > 0
+                                               ? quality.score(found, row, s.label, label_of, s.id)
+                                               : labels::LabelQualityResult{};
+      const std::int64_t support = accepted_labels_->counts[s.label] - (s.accepted ? 1 : 0);
       const bool flag = q.flagged &&
                         q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
                         support >= config_.label_k;
@@ -124,26 +124,47 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
       if (!s.accepted && decided_by_confident_learning(*store_, s.id)) continue;
       const std::string suggested =
           q.suggested_label ? label_names_.name_of(*q.suggested_label) : "-";
-      changes.emplace_back(n, relabelled_decision(flag, q, support, config_.min_label_neighbours,
-                                                  voters, judged_against[n], suggested));
+      changed.push_back(s);
+      decisions.push_back(relabelled_decision(flag, q, support, config_.min_label_neighbours,
+                                              voters, s.judged_against, suggested));
+      changed_vectors.insert(changed_vectors.end(), queries + row * dim, queries + (row + 1) * dim);
     }
+    chunk.clear();
+    chunk_vectors.clear();
+  };
+  store::VectorTable table(store_->database());
+  const std::int64_t whole_below = kWholeBelowVotersPerK * config_.label_k;
+  for (const DueRange& due : log.due(voters, growth, whole_below)) {
+    const JudgedRange& r = due.range;
+    table.for_each_judged_row_between(
+        r.first_id, r.last_id, dim,
+        [&](const store::JudgedVectorRow& row) {
+          if (!row.label) return;
+          chunk.push_back({row.sample_id, row.status == store::SampleStatus::accepted,
+                           static_cast<int>(*row.label), due.whole ? r.all_voters : r.voters});
+          chunk_vectors.insert(chunk_vectors.end(), row.embedding.begin(), row.embedding.end());
+          if (chunk.size() == kSearchChunk) judge_chunk();
+        },
+        due.whole ? std::nullopt : std::optional<double>(kDoubtfulBelow));
   }
+  judge_chunk();
 
   // Write the verdicts; a flagged sample leaves the index for the flagged
   // one (it keeps its vote), a cleared one comes back.
   std::vector<std::int64_t> leaving, joining;
   std::vector<float> leaving_vectors, joining_vectors;
-  for (const auto& [n, decision] : changes) {
-    store_->update_status(samples[n].id, decision, batch_id);
-    const float* v = vectors.data() + n * dim;
-    if (decision.status == store::SampleStatus::label_issue) {
-      leaving.push_back(samples[n].id);
+  for (std::size_t c = 0; c < changed.size(); ++c) {
+    const std::int64_t id = changed[c].id;
+    store_->update_status(id, decisions[c], batch_id);
+    const float* v = changed_vectors.data() + c * dim;
+    if (decisions[c].status == store::SampleStatus::label_issue) {
+      leaving.push_back(id);
       leaving_vectors.insert(leaving_vectors.end(), v, v + dim);
-      accepted_labels_->flag(samples[n].id);
+      accepted_labels_->flag(id);
     } else {
-      joining.push_back(samples[n].id);
+      joining.push_back(id);
       joining_vectors.insert(joining_vectors.end(), v, v + dim);
-      accepted_labels_->clear_flag(samples[n].id);
+      accepted_labels_->clear_flag(id);
     }
   }
   if (!qualities.empty()) store_->set_label_qualities(qualities);
@@ -157,7 +178,7 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
   }
   counts.newly_flagged = leaving.size();
   counts.cleared = joining.size();
-  log.rejudged(voters, growth);
+  log.rejudged(voters, growth, whole_below);
   store_->set_meta(LabelJudgementLog::kMetaKey, log.to_json());
   return counts;
 }

@@ -87,10 +87,14 @@ class VectorTable {
   // replaced). `visit` must not write to the table; the row it gets is reused.
   void for_each_judged_row(std::optional<std::size_t> embedding_dim,
                            const std::function<void(const JudgedVectorRow&)>& visit);
-  // The same for the samples with ids in [first_id, last_id] only.
+  // The same for the samples with ids in [first_id, last_id] only; with
+  // `accepted_quality_below`, less the accepted samples whose stored label
+  // quality is at least that (label issues and samples without a quality
+  // are always visited).
   void for_each_judged_row_between(std::int64_t first_id, std::int64_t last_id,
                                    std::optional<std::size_t> embedding_dim,
-                                   const std::function<void(const JudgedVectorRow&)>& visit);
+                                   const std::function<void(const JudgedVectorRow&)>& visit,
+                                   std::optional<double> accepted_quality_below = std::nullopt);
   // label_issue samples without a row (stored before label issues kept theirs).
   std::int64_t count_label_issues_without_row();
 
