@@ -93,8 +93,9 @@ Command add_init_command(CLI::App& parent) {
                   "labelled neighbours needed to flag a label issue")
       ->capture_default_str();
   cmd->add_option("--label-rejudge-growth", config.label_rejudge_growth,
-                  "after a batch, re-judge labels judged when the labelled samples were fewer "
-                  "than today's / (1 + this); 0: never")
+                  "after a batch, re-judge the doubtful labels judged when the labelled samples "
+                  "were fewer than today's / (1 + this), and every label judged when they were "
+                  "fewer than today's / (1 + this)^3; 0: never")
       ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();

@@ -86,10 +86,11 @@ struct CurationConfig {
   int label_k = 30;
   double label_flag_below = 0.08;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
-  // After each batch, samples judged when the dataset had fewer than
-  // labelled / (1 + label_rejudge_growth) labelled samples are judged again
-  // against today's (StaleLabelJudgements; 0: never). A stored config without
-  // it gets 0: the online-only rule such a database was curated with.
+  // After each batch, the doubtful labels judged when the dataset had fewer
+  // than labelled / (1 + label_rejudge_growth) labelled samples are judged
+  // again against today's, and every label judged below labelled / (1 +
+  // label_rejudge_growth)^3 (LabelJudgementLog; 0: never). A stored config
+  // without it gets 0: the online-only rule such a database was curated with.
   double label_rejudge_growth = 0.5;
   int micro_batch = 256;         // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
