@@ -10,6 +10,8 @@
 #include "winnow/curation/ingest/information_gain.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 
+#include "label_verdict.h"
+
 namespace winnow::curation::ingest {
 
 namespace {
@@ -90,12 +92,9 @@ JsonObjectText label_quality_details(const Neighbourhood& n, const DecisionRules
   return quality;
 }
 
-// A label cannot be judged before it has label_k accepted samples
-// (otherwise a class that arrives late could never get in).
 bool is_label_issue(const Neighbourhood& n, const DecisionRules& rules) {
-  const labels::LabelQualityResult& q = *n.label_quality;
-  return q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
-         n.label_support >= rules.label_k;
+  return knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
+                         rules.label_k);
 }
 
 }  // namespace

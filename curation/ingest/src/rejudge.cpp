@@ -57,6 +57,7 @@
 
 #include "accepted_labels.h"
 #include "confident_learning_reason.h"
+#include "label_verdict.h"
 #include "stored_record.h"
 
 namespace winnow::curation::ingest {
@@ -417,19 +418,14 @@ const char* neighbours_vote_note(const labels::SampleConsensus& c) {
 // details. `agreed` is the sample's consensus when it was judged by its
 // posterior, else null (judged by kNN agreement); `suggested_label` is the
 // name of q.suggested_label, "-" when there is none.
-store::Decision changed_label_decision(bool flagged, const labels::LabelQualityResult& q,
-                                       std::int64_t support, const labels::SampleConsensus* agreed,
-                                       const JudgementRules& rules,
-                                       const std::string& suggested_label) {
-  nlohmann::json details = {{"label_quality",
-                             {{"quality", q.quality},
-                              {"neighbours", q.neighbours},
-                              {"k", q.k},
-                              {"flag_below", q.flag_below},
-                              {"min_neighbours", rules.min_label_neighbours},
-                              {"label_support", support}}},
-                            {"regain", {{"embedder", rules.embedder}}}};
-  if (q.suggested_label) details["label_quality"]["suggested_label"] = suggested_label;
+store::Decision rejudged_label_decision(bool flagged, const labels::LabelQualityResult& q,
+                                        std::int64_t support, const labels::SampleConsensus* agreed,
+                                        const JudgementRules& rules,
+                                        const std::string& suggested_label) {
+  nlohmann::json details = {
+      {"label_quality",
+       label_quality_details(q, support, rules.min_label_neighbours, suggested_label)},
+      {"regain", {{"embedder", rules.embedder}}}};
   std::string why;
   if (agreed) {
     const labels::SampleConsensus& c = *agreed;
@@ -439,18 +435,10 @@ store::Decision changed_label_decision(bool flagged, const labels::LabelQualityR
                       flagged ? "<" : ">=", rules.consensus_flag_below, c.annotations,
                       neighbours_vote_note(c));
   } else {
-    why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
-                      flagged ? "<" : ">=", q.flag_below, q.neighbours);
+    why = label_quality_why(q, flagged);
   }
-  const std::string reason_suffix = fmt::format("(regain, embedder {})", rules.embedder);
-  if (flagged) {
-    return store::Decision{store::SampleStatus::label_issue, std::nullopt,
-                           fmt::format("{} (suggested {}) {}", why, suggested_label, reason_suffix),
-                           details.dump()};
-  }
-  return store::Decision{store::SampleStatus::accepted, std::nullopt,
-                         fmt::format("label issue cleared: {} {}", why, reason_suffix),
-                         details.dump()};
+  return changed_label_decision(flagged, why, suggested_label,
+                                fmt::format("(regain, embedder {})", rules.embedder), details);
 }
 
 // What re-judging the labels changes.
@@ -483,15 +471,13 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     const labels::SampleConsensus* agreed =
         found != consensus.by_sample.end() ? &found->second : nullptr;
     const bool flagged =
-        agreed
-            ? agreed->posterior < rules.consensus_flag_below
-            : q.flagged && q.neighbours >= static_cast<std::size_t>(rules.min_label_neighbours) &&
-                  support >= rules.label_k;
+        agreed ? agreed->posterior < rules.consensus_flag_below
+               : knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k);
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
     const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
-    out.changes.emplace_back(s.id,
-                             changed_label_decision(flagged, q, support, agreed, rules, suggested));
+    out.changes.emplace_back(
+        s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested));
     if (flagged) {
       out.leaving.push_back(s.id);
     } else {

@@ -21,6 +21,7 @@
 
 #include "accepted_labels.h"
 #include "confident_learning_reason.h"
+#include "label_verdict.h"
 #include "pool_search.h"
 
 namespace winnow::curation::ingest {
@@ -47,30 +48,6 @@ struct StaleSample {
   int label = 0;
   std::int64_t judged_against = 0;  // labelled samples when it was last judged
 };
-
-store::Decision relabelled_decision(bool flagged, const labels::LabelQualityResult& q,
-                                    std::int64_t support, int min_neighbours, std::int64_t voters,
-                                    std::int64_t judged_against, const std::string& suggested) {
-  nlohmann::json details = {{"label_quality",
-                             {{"quality", q.quality},
-                              {"neighbours", q.neighbours},
-                              {"k", q.k},
-                              {"flag_below", q.flag_below},
-                              {"min_neighbours", min_neighbours},
-                              {"label_support", support}}},
-                            {"rejudged", {{"voters", voters}, {"judged_against", judged_against}}}};
-  if (q.suggested_label) details["label_quality"]["suggested_label"] = suggested;
-  const std::string why = fmt::format("label quality {:.3f} {} {} over {} neighbours", q.quality,
-                                      flagged ? "<" : ">=", q.flag_below, q.neighbours);
-  const std::string when =
-      fmt::format("(re-judged against {} labelled samples, was {})", voters, judged_against);
-  if (flagged) {
-    return {store::SampleStatus::label_issue, std::nullopt,
-            fmt::format("{} (suggested {}) {}", why, suggested, when), details.dump()};
-  }
-  return {store::SampleStatus::accepted, std::nullopt,
-          fmt::format("label issue cleared: {} {}", why, when), details.dump()};
-}
 
 }  // namespace
 
@@ -119,17 +96,21 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
                                                ? quality.score(found, row, s.label, label_of, s.id)
                                                : labels::LabelQualityResult{};
       const std::int64_t support = accepted_labels_->counts[s.label] - (s.accepted ? 1 : 0);
-      const bool flag = q.flagged &&
-                        q.neighbours >= static_cast<std::size_t>(config_.min_label_neighbours) &&
-                        support >= config_.label_k;
+      const bool flag = knn_flags_label(q, support, config_.min_label_neighbours, config_.label_k);
       qualities.push_back({s.id, q.quality});
       if (flag == !s.accepted) continue;  // verdict unchanged
       if (!s.accepted && decided_by_confident_learning(*store_, s.id)) continue;
       const std::string suggested =
           q.suggested_label ? label_names_.name_of(*q.suggested_label) : "-";
       changed.push_back(s);
-      decisions.push_back(relabelled_decision(flag, q, support, config_.min_label_neighbours,
-                                              voters, s.judged_against, suggested));
+      const nlohmann::json details = {
+          {"label_quality",
+           label_quality_details(q, support, config_.min_label_neighbours, suggested)},
+          {"rejudged", {{"voters", voters}, {"judged_against", s.judged_against}}}};
+      decisions.push_back(changed_label_decision(
+          flag, label_quality_why(q, flag), suggested,
+          fmt::format("(re-judged against {} labelled samples, was {})", voters, s.judged_against),
+          details));
       changed_vectors.insert(changed_vectors.end(), queries + row * dim, queries + (row + 1) * dim);
     }
     chunk.clear();
