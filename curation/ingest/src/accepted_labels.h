@@ -34,8 +34,9 @@ class AcceptedLabels {
 // samples carry each label (a label's support, which label quality needs
 // before it flags). A label_issue sample keeps its vote: a flag is a
 // suspicion, and leaving flagged samples out of the vote made the flags feed
-// on themselves (confusable classes lost their agreeing neighbours; precision
-// 0.56 instead of 0.70 on Fashion-MNIST, docs/curation.md).
+// on themselves (confusable classes lost their agreeing neighbours; online
+// precision 0.59 instead of 0.66 on a Fashion-MNIST stream at k 15,
+// docs/curation.md, "Label quality").
 struct AcceptedLabelCache {
   AcceptedLabels accepted;                                // id -> label (labelled only)
   AcceptedLabels flagged;                                 // label_issue samples: id -> label
