@@ -61,6 +61,8 @@ def main():
                          "lines, RSS and peak RSS read from /proc as each batch ends)")
     ap.add_argument("--ingest-arg", action="append", default=[],
                     help="one more argument for winnow ingest (repeat)")
+    ap.add_argument("--init-arg", action="append", default=[],
+                    help="one more argument for winnow init (repeat), e.g. --init-arg=--micro-batch")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -75,7 +77,8 @@ def main():
     db = work / "growth.db"
     for f in work.glob("growth.db*"):
         f.unlink()
-    run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={a.dim})", "--index", a.index)
+    run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={a.dim})", "--index", a.index,
+               *a.init_arg)
     if a.one_process:
         return one_process(a, db, manifests)
     rows, total_wall = [], 0.0
@@ -110,7 +113,7 @@ def run_summary(a, rows, seconds):
     return {"index": a.index, "dim": a.dim, "batches": a.batches, "batch_size": a.batch_size,
             "records_per_s_overall": round(a.batches * a.batch_size / seconds),
             "first_to_last": [rows[0]["records_per_s"], rows[-1]["records_per_s"]],
-            "ingest_args": a.ingest_arg}
+            "ingest_args": a.ingest_arg, "init_args": a.init_arg}
 
 
 def proc_status_mb(pid, field):

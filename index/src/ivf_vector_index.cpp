@@ -31,6 +31,8 @@ constexpr int kMaxCellScale = 1 << 20;
 // centroids, and a fixed seed makes the split a function of the cell alone.
 constexpr int kSplitIterations = 10;
 constexpr int kSplitSeed = 1234;
+// Queries (or inserted vectors) whose centroid scores are computed together.
+constexpr std::size_t kQueryBlock = 32;
 
 void check_dim(std::size_t dim) {
   WINNOW_THROW_IF_NOT(dim >= 1 && dim <= kMaxDim, "index dimension must be in [1, {}], got {}",
@@ -43,6 +45,17 @@ void check_dim(std::size_t dim) {
 std::size_t split_threshold_for(const IvfParams& params, std::size_t n) {
   const double scaled = params.cell_scale / 100.0 * std::sqrt(static_cast<double>(n));
   return std::max(kMinCellSplit, static_cast<std::size_t>(scaled));
+}
+
+// Room for one more entry of `unit` elements, growing by an eighth instead
+// of std::vector's doubling: the cells hold nearly all of the index's bytes,
+// and doubling leaves about a quarter of them allocated but unused (RSS that
+// grows with the store, issue 16). Each element is copied about eight more
+// times over the cell's life, which costs far less than a search.
+template <typename T>
+void reserve_one_more(std::vector<T>& cell, std::size_t unit = 1) {
+  if (cell.size() + unit <= cell.capacity()) return;
+  cell.reserve(cell.size() + std::max(cell.size() / 8, 16 * unit));
 }
 
 std::unique_ptr<faiss::IndexIVFFlat> make_ivf(std::size_t dim) {
@@ -92,8 +105,6 @@ struct IvfVectorIndex::Impl {
     return reinterpret_cast<const float*>(lists().codes[cell].data());
   }
 
-  // The cell whose centroid is most similar to `vector` (the first on ties).
-  std::size_t nearest_cell(const float* vector, std::vector<float>& scores) const;
   void split_oversized_cells();
   bool split(std::size_t cell);
 
@@ -105,13 +116,6 @@ struct IvfVectorIndex::Impl {
   // reopened index retries such a split once.
   std::vector<std::size_t> no_split_below;
 };
-
-std::size_t IvfVectorIndex::Impl::nearest_cell(const float* vector,
-                                               std::vector<float>& scores) const {
-  scores.resize(cells());
-  inner_products(vector, centroids(), cells(), dim(), scores.data());
-  return static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
-}
 
 // Splits every cell over the threshold for the current size, in cell order;
 // the cells a split adds are checked in turn (a cell far over the threshold
@@ -169,8 +173,8 @@ bool IvfVectorIndex::Impl::split(std::size_t cell) {
 
   std::copy_n(c0, d, centroid(cell));
   index->quantizer->add(1, c1);
-  keep_codes.shrink_to_fit();
-  keep_ids.shrink_to_fit();
+  for (auto* codes : {&keep_codes, &move_codes}) codes->shrink_to_fit();
+  for (auto* cell_ids : {&keep_ids, &move_ids}) cell_ids->shrink_to_fit();
   l.codes[cell] = std::move(keep_codes);
   l.ids[cell] = std::move(keep_ids);
   l.codes.push_back(std::move(move_codes));
@@ -230,12 +234,28 @@ void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float*
                       "IVF index cannot hold {} more vectors", n);
   const std::size_t d = dim();
   const auto first = static_cast<faiss_idx_t>(impl_->ids.internal_count());
-  std::vector<float> scores;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float* v = normalized + i * d;
-    const std::size_t cell = impl_->nearest_cell(v, scores);
-    impl_->lists().add_entry(cell, first + static_cast<faiss_idx_t>(i),
-                             reinterpret_cast<const std::uint8_t*>(v));
+  // Cells split only after the whole call, so every vector's nearest cell is
+  // chosen among the same centroids: scored a block of vectors at a time.
+  const std::size_t cells = impl_->cells();
+  std::vector<float> scores(kQueryBlock * cells);
+  std::vector<const float*> block_vectors(kQueryBlock);
+  std::vector<float*> block_scores(kQueryBlock);
+  faiss::ArrayInvertedLists& lists = impl_->lists();
+  for (std::size_t start = 0; start < n; start += kQueryBlock) {
+    const std::size_t m = std::min(kQueryBlock, n - start);
+    for (std::size_t j = 0; j < m; ++j) {
+      block_vectors[j] = normalized + (start + j) * d;
+      block_scores[j] = scores.data() + j * cells;
+    }
+    inner_products_many(block_vectors.data(), m, impl_->centroids(), cells, d, block_scores.data());
+    for (std::size_t j = 0; j < m; ++j) {
+      const float* row = block_scores[j];
+      const auto cell = static_cast<std::size_t>(std::max_element(row, row + cells) - row);
+      reserve_one_more(lists.ids[cell]);
+      reserve_one_more(lists.codes[cell], lists.code_size);
+      lists.add_entry(cell, first + static_cast<faiss_idx_t>(start + j),
+                      reinterpret_cast<const std::uint8_t*>(block_vectors[j]));
+    }
   }
   impl_->ids.append(n, ids);
   impl_->index->ntotal = static_cast<faiss_idx_t>(impl_->ids.internal_count());
@@ -261,10 +281,22 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
   std::vector<std::size_t> first_query(cells + 1, 0);
   std::vector<std::uint32_t> probes(num_queries * nprobe);
   {
-    std::vector<float> centroid_scores(cells);
+    std::vector<float> block_scores(kQueryBlock * cells);
+    std::vector<const float*> block_queries(kQueryBlock);
+    std::vector<float*> block_rows(kQueryBlock);
     std::vector<std::uint32_t> order(cells);
     for (std::size_t q = 0; q < num_queries; ++q) {
-      inner_products(normalized + q * d, impl_->centroids(), cells, d, centroid_scores.data());
+      const std::size_t j = q % kQueryBlock;  // scored a block of queries at a time
+      if (j == 0) {
+        const std::size_t m = std::min(kQueryBlock, num_queries - q);
+        for (std::size_t b = 0; b < m; ++b) {
+          block_queries[b] = normalized + (q + b) * d;
+          block_rows[b] = block_scores.data() + b * cells;
+        }
+        inner_products_many(block_queries.data(), m, impl_->centroids(), cells, d,
+                            block_rows.data());
+      }
+      const float* centroid_scores = block_rows[j];
       std::iota(order.begin(), order.end(), std::uint32_t{0});
       std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe),
                         order.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -293,20 +325,34 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
   }
   const bool has_dead = impl_->ids.tombstone_count() > 0;
   std::vector<float> scores;
+  std::vector<const float*> block_queries(kQueryBlock);
+  std::vector<float*> block_scores(kQueryBlock);
   for (std::size_t cell = 0; cell < cells; ++cell) {
     const std::size_t members = impl_->cell_size(cell);
     const float* vectors = impl_->cell_vectors(cell);
     const faiss_idx_t* rows = impl_->lists().ids[cell].data();
-    scores.resize(members);
-    for (std::size_t i = first_query[cell]; i < first_query[cell + 1]; ++i) {
-      const std::size_t q = queries_of[i];
-      float* top_sim = similarities.data() + q * k;
-      faiss_idx_t* top_row = labels.data() + q * k;
-      inner_products(normalized + q * d, vectors, members, d, scores.data());
-      for (std::size_t j = 0; j < members; ++j) {
+    scores.resize(kQueryBlock * members);
+    // The queries sharing this cell, a block at a time: the cell's vectors are
+    // read once per four queries of a block.
+    for (std::size_t start = first_query[cell]; start < first_query[cell + 1];
+         start += kQueryBlock) {
+      const std::size_t m = std::min(kQueryBlock, first_query[cell + 1] - start);
+      for (std::size_t b = 0; b < m; ++b) {
+        block_queries[b] = normalized + queries_of[start + b] * d;
+        block_scores[b] = scores.data() + b * members;
+      }
+      inner_products_many(block_queries.data(), m, vectors, members, d, block_scores.data());
+      for (std::size_t b = 0; b < m; ++b) {
+        const std::size_t q = queries_of[start + b];
+        float* top_sim = similarities.data() + q * k;
+        faiss_idx_t* top_row = labels.data() + q * k;
+        const float* query_scores = block_scores[b];
         // Strictly better than the k-th: on ties the row scanned first stays.
-        if (scores[j] > top_sim[0] && !(has_dead && impl_->ids.is_dead(rows[j]))) {
-          faiss::heap_replace_top<TopK>(k, top_sim, top_row, scores[j], rows[j]);
+        for (std::size_t j = first_above(query_scores, 0, members, top_sim[0]); j < members;
+             j = first_above(query_scores, j + 1, members, top_sim[0])) {
+          if (!(has_dead && impl_->ids.is_dead(rows[j]))) {
+            faiss::heap_replace_top<TopK>(k, top_sim, top_row, query_scores[j], rows[j]);
+          }
         }
       }
     }

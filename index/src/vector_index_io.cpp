@@ -523,6 +523,8 @@ const char* to_string(RebuildReason reason) {
       return "config_changed";
     case RebuildReason::stale:
       return "stale";
+    case RebuildReason::foreign:
+      return "foreign";
   }
   return "unknown";
 }
@@ -631,7 +633,14 @@ CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& confi
   out.open.index = load_if_usable(path, wanted, dim, nullptr, out.open);
   if (out.open.index) {
     out.counts = catch_up(*out.open.index);
-  } else {
+    if (!out.counts.foreign.empty()) {
+      out.open.index.reset();
+      out.open.reason = RebuildReason::foreign;
+      out.open.detail = std::move(out.counts.foreign);
+      out.counts = {};
+    }
+  }
+  if (!out.open.index) {
     rebuild_and_save(path, wanted, dim, rebuild, nullptr, out.open);
   }
   return out;

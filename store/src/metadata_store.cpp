@@ -423,17 +423,27 @@ std::map<std::string, StatusCounts> MetadataStore::count_by_source() {
 }
 
 std::vector<AcceptedSample> MetadataStore::accepted_samples() {
-  StatementScope query(
-      db_.cached("SELECT id, external_key, label,"
-                 " EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = samples.id)"
-                 " FROM samples WHERE status = 'accepted' ORDER BY id"));
-  query->bind_all();
   std::vector<AcceptedSample> samples;
-  while (query->step()) {
-    samples.push_back({query->column_int64(0), query->column_text(1),
-                       query->column_optional_int64(2), query->column_int64(3) != 0});
-  }
+  for_each_accepted_sample([&](const AcceptedSample& s) { samples.push_back(s); });
   return samples;
+}
+
+void MetadataStore::for_each_accepted_sample(
+    const std::function<void(const AcceptedSample&)>& visit) {
+  // Not the cached statement: `visit` may run other queries, even this one.
+  Statement query(db_,
+                  "SELECT id, external_key, label,"
+                  " EXISTS (SELECT 1 FROM curation_vectors v WHERE v.sample_id = samples.id)"
+                  " FROM samples WHERE status = 'accepted' ORDER BY id");
+  query.bind_all();
+  AcceptedSample sample;
+  while (query.step()) {
+    sample.id = query.column_int64(0);
+    sample.external_key = query.column_text(1);
+    sample.label = query.column_optional_int64(2);
+    sample.has_vector = query.column_int64(3) != 0;
+    visit(sample);
+  }
 }
 
 void MetadataStore::for_each_sample(const std::function<void(const SampleRecord&)>& visit,

@@ -221,6 +221,47 @@ TEST_CASE("ingest pipeline: an old index file is caught up from the store, not r
   CHECK(p.index_info().vectors == accepted_ids(p).size());
 }
 
+TEST_CASE("ingest pipeline: another dataset's index file under this one's name is rebuilt",
+          "[ingest]") {
+  // Two datasets whose sample ids coincide (1..40) but whose vectors do not:
+  // a catch-up comparing ids alone would keep the other's vectors.
+  winnow::test::TempDir dir;
+  const std::string ours = dir.file("ours.db");
+  const std::string theirs = dir.file("theirs.db");
+  auto trousers = of_class("1", 40);
+  auto sneakers = of_class("7", 40);
+  std::vector<std::string> our_lines, their_lines;
+  for (std::size_t i = 0; i < 40; ++i) {
+    our_lines.push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
+    their_lines.push_back(pixels_line(*sneakers[i], "s" + std::to_string(i), "7"));
+  }
+  for (const auto& [db, lines] : {std::pair{ours, our_lines}, std::pair{theirs, their_lines}}) {
+    IngestPipeline::init(db, CurationConfig{});
+    IngestPipeline p(db);
+    p.set_index_snapshots(IndexSnapshots::every_batch);
+    REQUIRE(ingest_file(p, write_file(db + ".jsonl", lines)).index_saved);
+  }
+  std::filesystem::copy_file(theirs + ".index", ours + ".index",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    IngestPipeline p(ours);
+    CHECK(p.index_info().rebuilt);
+    CHECK_THAT(p.index_info().rebuild_reason,
+               Catch::Contains("foreign") && Catch::Contains("is not a snapshot of"));
+    // A near copy of our trouser is found through the index: ours, not
+    // their sneakers under the same ids.
+    const std::string copy =
+        write_file(dir.file("copy.jsonl"),
+                   {pixels_line(edited_copy(*trousers[5], 1, 0, 1.0, 0.0, 3), "t5-shifted", "1")});
+    ingest_file(p, copy);
+    CHECK(p.store().find_by_external_key("t5-shifted")->duplicate_of ==
+          p.store().find_by_external_key("t5")->id);
+  }
+  // Our own snapshot, saved by that rebuild, loads as before.
+  IngestPipeline p(ours);
+  CHECK_FALSE(p.index_info().rebuilt);
+}
+
 TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {
   winnow::test::TempDir dir;
   const std::string db = dir.file("text.db");

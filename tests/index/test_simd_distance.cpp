@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -60,5 +61,54 @@ TEST_CASE("inner_products scores every row", "[simd]") {
       ref += static_cast<double>(q[j]) * base[i * d + j];
     }
     CHECK(out[i] == Approx(ref));
+  }
+}
+
+TEST_CASE("inner_products_many equals inner_product bit for bit, whatever the queries beside",
+          "[simd]") {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const std::size_t d : {8u, 24u, 32u, 40u, 64u, 128u, 136u, 784u, 37u}) {
+    const std::size_t n = 11;
+    std::vector<float> base(n * d);
+    for (float& x : base) x = normal(rng);
+    for (std::size_t m = 1; m <= 9; ++m) {
+      std::vector<std::vector<float>> queries(m, std::vector<float>(d));
+      std::vector<const float*> query_ptrs;
+      for (auto& query : queries) {
+        for (float& x : query) x = normal(rng);
+        query_ptrs.push_back(query.data());
+      }
+      std::vector<std::vector<float>> out(m, std::vector<float>(n, -1.0f));
+      std::vector<float*> out_ptrs;
+      for (auto& row : out) out_ptrs.push_back(row.data());
+      inner_products_many(query_ptrs.data(), m, base.data(), n, d, out_ptrs.data());
+      for (std::size_t j = 0; j < m; ++j) {
+        for (std::size_t i = 0; i < n; ++i) {
+          INFO("d " << d << ", " << m << " queries, query " << j << ", row " << i);
+          // Bitwise, not approximately: search results must not depend on batching.
+          const float one = inner_product(queries[j].data(), base.data() + i * d, d);
+          CHECK(std::memcmp(&out[j][i], &one, sizeof one) == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("first_above finds the first score over the threshold from any start", "[simd]") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::vector<float> scores(n);
+    for (float& x : scores) x = u(rng);
+    if (n > 3) scores[n / 2] = std::numeric_limits<float>::quiet_NaN();  // never passes
+    for (const float threshold : {0.5f, 0.9f, 2.0f}) {
+      for (std::size_t from = 0; from <= n; ++from) {
+        std::size_t expected = from;
+        while (expected < n && !(scores[expected] > threshold)) ++expected;
+        INFO("n " << n << ", from " << from << ", threshold " << threshold);
+        CHECK(first_above(scores.data(), from, n, threshold) == expected);
+      }
+    }
   }
 }

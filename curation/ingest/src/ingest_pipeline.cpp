@@ -44,6 +44,49 @@ CurationConfig stored_config(store::MetadataStore& store, const std::string& db_
 constexpr const char* kRevisionKey = "curation.revision";
 // Rows read from the store per call while the index is rebuilt.
 constexpr std::size_t kRebuildBatch = 4096;
+// Ids probed (newest, and as many spread out) when a snapshot is loaded, and
+// the cosine at which a probe counts as its own stored vector (float32
+// normalisation of one vector twice differs by far less).
+constexpr std::size_t kSnapshotProbes = 8;
+constexpr float kSameVector = 0.9999f;
+
+// Ids alone do not tell a snapshot of this store from another store's (a
+// dataset copied under another name next to another dataset's index file
+// of that name): ids are numbered alike in every store. So some ids held by
+// both, the newest and some spread over the rest, are looked up in the index
+// with the store's vectors: in a snapshot of this store each is its own
+// nearest neighbour. Half or more missing marks the file foreign (a lone
+// miss is tolerated: the index is approximate). Returns why, or "".
+std::string foreign_snapshot(const index::VectorIndex& index, store::VectorTable& table,
+                             std::size_t dim, const std::vector<std::int64_t>& held,
+                             const std::vector<std::int64_t>& wanted) {
+  std::vector<std::int64_t> common;
+  std::set_intersection(held.begin(), held.end(), wanted.begin(), wanted.end(),
+                        std::back_inserter(common));
+  if (common.empty()) return "";
+  std::vector<std::int64_t> probes;
+  for (std::size_t i = 0; i < kSnapshotProbes && i < common.size(); ++i) {
+    probes.push_back(common[common.size() - 1 - i]);                // the newest
+    probes.push_back(common[i * common.size() / kSnapshotProbes]);  // spread
+  }
+  std::sort(probes.begin(), probes.end());
+  probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
+  std::vector<float> vectors;
+  table.read_embeddings(probes, dim, vectors);
+  const index::SearchResults found = index.search(vectors, 4);
+  std::size_t missing = 0;
+  std::int64_t first_missing = -1;
+  for (std::size_t q = 0; q < probes.size(); ++q) {
+    bool self = false;
+    for (std::size_t r = 0; r < found.count(q) && !self; ++r) {
+      self = found.id(q, r) == probes[q] && found.similarity(q, r) >= kSameVector;
+    }
+    if (!self && missing++ == 0) first_missing = probes[q];
+  }
+  if (2 * missing < probes.size()) return "";
+  return fmt::format("{} of {} samples probed (first: id {}) are not held with the store's vector",
+                     missing, probes.size(), first_missing);
+}
 
 }  // namespace
 
@@ -338,6 +381,10 @@ index::CatchUpCounts IngestPipeline::catch_up_index(index::VectorIndex& index) {
   const std::vector<std::int64_t> wanted = table.accepted_ids();  // ascending
   std::vector<std::int64_t> held = index.ids();
   std::sort(held.begin(), held.end());
+  if (const std::string why = foreign_snapshot(index, table, embedder_->dim(), held, wanted);
+      !why.empty()) {
+    return {0, 0, fmt::format("'{}' is not a snapshot of '{}': {}", index_path_, db_path_, why)};
+  }
   std::vector<std::int64_t> missing, gone;
   std::set_difference(wanted.begin(), wanted.end(), held.begin(), held.end(),
                       std::back_inserter(missing));
@@ -355,7 +402,7 @@ index::CatchUpCounts IngestPipeline::catch_up_index(index::VectorIndex& index) {
     table.read_embeddings(ids, dim, vectors);
     index.add(ids, vectors);
   }
-  return {missing.size(), gone.size()};
+  return {missing.size(), gone.size(), {}};
 }
 
 void IngestPipeline::save_index_snapshot() {
@@ -369,12 +416,12 @@ void IngestPipeline::load_accepted_labels() {
   accepted_labels_->accepted.clear();
   accepted_labels_->flagged.clear();
   accepted_labels_->counts.clear();
-  for (const store::AcceptedSample& s : store_->accepted_samples()) {
+  store_->for_each_accepted_sample([&](const store::AcceptedSample& s) {
     if (s.label && s.has_vector) {  // as IngestBatch counts them: the index's samples
       accepted_labels_->accepted.set(s.id, static_cast<int>(*s.label));
       ++accepted_labels_->counts[*s.label];
     }
-  }
+  });
   // Label issues vote too; one without a vector is never anyone's neighbour.
   store_->for_each_sample(
       [&](const store::SampleRecord& s) {

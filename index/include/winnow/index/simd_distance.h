@@ -31,4 +31,16 @@ const char* inner_product_isa();
 void inner_products(const float* query, const float* base, std::size_t n, std::size_t d,
                     float* out);
 
+// out[j][i] = <queries[j], base + i*d> for j in [0, m), i in [0, n). Every
+// value is bit-identical to inner_product(queries[j], base + i*d, d), so a
+// query's scores never depend on the queries scanned beside it; the AVX2
+// path reads each base vector once for four queries.
+void inner_products_many(const float* const* queries, std::size_t m, const float* base,
+                         std::size_t n, std::size_t d, float* const* out);
+
+// The first i in [from, n) with scores[i] > threshold, or n if none (NaN
+// scores never pass). Scans eight scores per step: in a top-k scan almost
+// no score beats the k-th best, and this is the test it repeats.
+std::size_t first_above(const float* scores, std::size_t from, std::size_t n, float threshold);
+
 }  // namespace winnow::index

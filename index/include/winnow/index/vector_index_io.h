@@ -60,6 +60,7 @@ enum class RebuildReason {
   corrupt,         // unreadable, truncated, bad checksum, ...
   config_changed,  // file holds another index type/parameters or dimension
   stale,           // file's fingerprint differs from the expected one
+  foreign,         // the catch-up found vectors that are not its source's
 };
 const char* to_string(RebuildReason reason);
 
@@ -90,6 +91,10 @@ IndexFingerprint fingerprint_of(const VectorIndex& index);
 struct CatchUpCounts {
   std::size_t added = 0;
   std::size_t removed = 0;
+  // Set by a catch-up that finds the file is not a snapshot of its source
+  // (another dataset's index under the expected name): open_or_catch_up then
+  // rebuilds, with reason `foreign` and this as the detail.
+  std::string foreign;
 };
 // Brings a loaded index up to date with the caller's source of truth (adds
 // what is missing, removes what is gone); returns what it changed.
@@ -104,7 +109,8 @@ struct CaughtUpIndex {
 // `dim` is loaded however old it is and handed to `catch_up`, so a file saved
 // some batches ago costs only those batches' vectors; a missing, corrupt or
 // reconfigured file is rebuilt from `rebuild` and saved with its own
-// fingerprint (fingerprint_of). Errors from `rebuild` and `catch_up` propagate.
+// fingerprint (fingerprint_of), as is one whose catch-up reports it foreign.
+// Errors from `rebuild` and `catch_up` propagate.
 CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& config,
                                std::size_t dim, const RebuildSource& rebuild,
                                const CatchUp& catch_up);

@@ -59,6 +59,8 @@ class MetadataStore {
   bool has_samples();                                     // any sample at all, whatever its status
   std::map<std::string, StatusCounts> count_by_source();  // "" = unknown source
   std::vector<AcceptedSample> accepted_samples();         // ordered by id
+  // The same one at a time, without holding them all (a million at 1M samples).
+  void for_each_accepted_sample(const std::function<void(const AcceptedSample&)>& visit);
   // Calls `visit` for every sample (or those with `only` status) in id order,
   // from one consistent snapshot. `visit` must not write to this store.
   void for_each_sample(const std::function<void(const SampleRecord&)>& visit,
