@@ -1,6 +1,7 @@
 #include "winnow/index/ivf_vector_index.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -105,6 +106,9 @@ struct IvfVectorIndex::Impl {
     return reinterpret_cast<const float*>(lists().codes[cell].data());
   }
 
+  // Row j of `scores` (cells() values) = the centroid scores of vector j of
+  // the m <= kQueryBlock contiguous vectors at `vectors`, scored together.
+  void score_centroids(const float* vectors, std::size_t m, std::vector<float>& scores) const;
   void split_oversized_cells();
   bool split(std::size_t cell);
 
@@ -116,6 +120,18 @@ struct IvfVectorIndex::Impl {
   // reopened index retries such a split once.
   std::vector<std::size_t> no_split_below;
 };
+
+void IvfVectorIndex::Impl::score_centroids(const float* vectors, std::size_t m,
+                                           std::vector<float>& scores) const {
+  std::array<const float*, kQueryBlock> rows_in;
+  std::array<float*, kQueryBlock> rows_out;
+  scores.resize(m * cells());
+  for (std::size_t j = 0; j < m; ++j) {
+    rows_in[j] = vectors + j * dim();
+    rows_out[j] = scores.data() + j * cells();
+  }
+  inner_products_many(rows_in.data(), m, centroids(), cells(), dim(), rows_out.data());
+}
 
 // Splits every cell over the threshold for the current size, in cell order;
 // the cells a split adds are checked in turn (a cell far over the threshold
@@ -237,24 +253,18 @@ void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float*
   // Cells split only after the whole call, so every vector's nearest cell is
   // chosen among the same centroids: scored a block of vectors at a time.
   const std::size_t cells = impl_->cells();
-  std::vector<float> scores(kQueryBlock * cells);
-  std::vector<const float*> block_vectors(kQueryBlock);
-  std::vector<float*> block_scores(kQueryBlock);
+  std::vector<float> scores;
   faiss::ArrayInvertedLists& lists = impl_->lists();
   for (std::size_t start = 0; start < n; start += kQueryBlock) {
     const std::size_t m = std::min(kQueryBlock, n - start);
+    impl_->score_centroids(normalized + start * d, m, scores);
     for (std::size_t j = 0; j < m; ++j) {
-      block_vectors[j] = normalized + (start + j) * d;
-      block_scores[j] = scores.data() + j * cells;
-    }
-    inner_products_many(block_vectors.data(), m, impl_->centroids(), cells, d, block_scores.data());
-    for (std::size_t j = 0; j < m; ++j) {
-      const float* row = block_scores[j];
+      const float* row = scores.data() + j * cells;
       const auto cell = static_cast<std::size_t>(std::max_element(row, row + cells) - row);
       reserve_one_more(lists.ids[cell]);
       reserve_one_more(lists.codes[cell], lists.code_size);
       lists.add_entry(cell, first + static_cast<faiss_idx_t>(start + j),
-                      reinterpret_cast<const std::uint8_t*>(block_vectors[j]));
+                      reinterpret_cast<const std::uint8_t*>(normalized + (start + j) * d));
     }
   }
   impl_->ids.append(n, ids);
@@ -281,30 +291,24 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
   std::vector<std::size_t> first_query(cells + 1, 0);
   std::vector<std::uint32_t> probes(num_queries * nprobe);
   {
-    std::vector<float> block_scores(kQueryBlock * cells);
-    std::vector<const float*> block_queries(kQueryBlock);
-    std::vector<float*> block_rows(kQueryBlock);
+    std::vector<float> block_scores;
     std::vector<std::uint32_t> order(cells);
-    for (std::size_t q = 0; q < num_queries; ++q) {
-      const std::size_t j = q % kQueryBlock;  // scored a block of queries at a time
-      if (j == 0) {
-        const std::size_t m = std::min(kQueryBlock, num_queries - q);
-        for (std::size_t b = 0; b < m; ++b) {
-          block_queries[b] = normalized + (q + b) * d;
-          block_rows[b] = block_scores.data() + b * cells;
-        }
-        inner_products_many(block_queries.data(), m, impl_->centroids(), cells, d,
-                            block_rows.data());
+    for (std::size_t start = 0; start < num_queries; start += kQueryBlock) {
+      const std::size_t m = std::min(kQueryBlock, num_queries - start);
+      impl_->score_centroids(normalized + start * d, m, block_scores);
+      for (std::size_t j = 0; j < m; ++j) {
+        const std::size_t q = start + j;
+        const float* centroid_scores = block_scores.data() + j * cells;
+        std::iota(order.begin(), order.end(), std::uint32_t{0});
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe),
+                          order.end(), [&](std::uint32_t a, std::uint32_t b) {
+                            return centroid_scores[a] > centroid_scores[b] ||
+                                   (centroid_scores[a] == centroid_scores[b] && a < b);
+                          });
+        std::copy_n(order.begin(), nprobe,
+                    probes.begin() + static_cast<std::ptrdiff_t>(q * nprobe));
+        for (std::size_t p = 0; p < nprobe; ++p) ++first_query[order[p] + 1];
       }
-      const float* centroid_scores = block_rows[j];
-      std::iota(order.begin(), order.end(), std::uint32_t{0});
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe),
-                        order.end(), [&](std::uint32_t a, std::uint32_t b) {
-                          return centroid_scores[a] > centroid_scores[b] ||
-                                 (centroid_scores[a] == centroid_scores[b] && a < b);
-                        });
-      std::copy_n(order.begin(), nprobe, probes.begin() + static_cast<std::ptrdiff_t>(q * nprobe));
-      for (std::size_t p = 0; p < nprobe; ++p) ++first_query[order[p] + 1];
     }
   }
   std::partial_sum(first_query.begin(), first_query.end(), first_query.begin());
