@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import winnow
-from winnow._curation import (Curator, ManifestPartition, Writer, information_gain, pixels_hash,
-                              text_hash)
+from winnow._curation import (Curator, ManifestPartition, Writer, information_gain,
+                              nearest_centroids, pixels_hash, prior_neighbours, text_hash,
+                              train_centroids)
 
 from curation_data import fashion_mnist, pixels_line
 
@@ -141,3 +142,45 @@ def test_a_failing_source_fails_the_batch_keeps_nothing_and_can_be_redone(ingest
     report = json.loads(writer.ingest(str(manifest), "checksum-of-retry", [read()]))
     assert not report["skipped"] and report["counts"]["total"] == 5
     assert writer.batch_done("checksum-of-retry") and len(stored(db)) == before + 5
+
+
+def test_neighbour_search_functions_on_arrays():
+    """The job's neighbour search (phase 2) from Python: prior_neighbours is the brute force
+    over earlier positions, nearest_centroids ranks centroids, train_centroids is seeded."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(120, 9)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    positions = rng.permutation(1000)[:120].astype(np.int64)
+    wanted = np.arange(120) % 2 == 0
+    got, sims, complete = prior_neighbours(x, positions, wanted, 7)
+    assert got.shape == (60, 7) and sims.shape == (60, 7) and complete.shape == (60,)
+    for row, i in enumerate(np.flatnonzero(wanted)):
+        earlier = np.flatnonzero(positions < positions[i])
+        scores = x[earlier] @ x[i]
+        best = earlier[np.argsort(-scores, kind="stable")][:7]
+        assert list(got[row][:len(best)]) == list(positions[best])
+        assert np.allclose(sims[row][:len(best)], np.sort(scores)[::-1][:7], atol=1e-6)
+        assert (got[row][len(best):] == -1).all()
+        assert complete[row] == (len(earlier) <= 7)
+    centroids = train_centroids(x, 4, seed=5)
+    assert np.array_equal(centroids, train_centroids(x, 4, seed=5))
+    nearest = nearest_centroids(x, centroids, 2)
+    assert nearest.shape == (120, 2)
+    assert (nearest[:, 0] == np.argmax(x @ centroids.T, axis=1)).all()
+    with pytest.raises(winnow.Error, match="at least as many sample vectors"):
+        train_centroids(x[:3], 4)
+    with pytest.raises(winnow.Error, match="given twice"):
+        prior_neighbours(x[:2], np.array([5, 5]), np.array([True, True]), 3)
+
+
+def test_prior_lists_must_fit_the_partition(ingested):
+    _, manifest, _ = ingested
+    curator = Curator(Writer(ingested[0]).config_json())
+    partition = curator.read(manifest.read_bytes(), str(manifest), str(manifest.parent), True)
+    k = 4
+    ok = (np.array([0, 1]), np.full((2, k), -1), np.zeros((2, k), np.float32), np.array([True, True]))
+    partition.set_prior_neighbours(10, *ok)
+    with pytest.raises(winnow.Error, match="must agree"):
+        partition.set_prior_neighbours(10, np.array([0]), *ok[1:])
+    with pytest.raises(winnow.Error, match="entry 999 is no record"):
+        partition.set_prior_neighbours(10, np.array([0, 999]), *ok[1:])

@@ -82,6 +82,7 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
     for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
     flush();  // the chunk's samples join the store and the index
+    publish_job_ids();
     if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
   }
 }
@@ -171,14 +172,15 @@ void IngestBatch::embed_and_search_chunk() {
   }
   chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
   found_ = {};
-  searched_ = rows > 0 && context_.index.size() > 0;
+  listed_chunk_ = prior_lists_cover_chunk();
+  searched_ = rows > 0 && context_.index.size() > 0 && !listed_chunk_;
   const auto n = static_cast<std::size_t>(rows);
   const auto k = static_cast<std::size_t>(neighbours_k_);
   if (searched_)
     found_ = search_on_pool(context_.pool, context_.index, n, chunk_vectors_.data(), k);
   recent_.clear();
   flagged_found_ = {};
-  flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0;
+  flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0 && !listed_chunk_;
   if (flagged_searched_) {
     flagged_found_ =
         search_on_pool(context_.pool, context_.flagged_index, n, chunk_vectors_.data(), k);
@@ -282,7 +284,7 @@ void IngestBatch::decide_entry(std::size_t e) {
       s.annotations.clear();
     } else if (!decided) {
       vector = chunk_vectors_.data() + static_cast<std::size_t>(row) * dim_;
-      neighbourhood_facts = neighbourhood(rec, nearest(row, vector), row, vector, s);
+      neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), row, vector, s);
     }
   }
   s.decision = decide(candidate, neighbourhood_facts, rules_);
@@ -374,6 +376,18 @@ void IngestBatch::merge_found(const index::SearchResults& found, int row) {
   }
 }
 
+// ... a search of `index` for `vector` alone, leaving out this chunk's items
+// (an early flush may have indexed some; they are merged as pending) ...
+void IngestBatch::merge_searched(const index::VectorIndex& index, const float* vector,
+                                 std::size_t k) {
+  const index::SearchResults found = index.search(1, vector, static_cast<int>(k));
+  for (std::size_t r = 0; r < found.k && found.id(0, r) >= 0; ++r) {
+    if (first_id_ < 0 || found.id(0, r) < first_id_) {
+      merged_.emplace_back(found.similarity(0, r), found.id(0, r));
+    }
+  }
+}
+
 // ... this chunk's queued items (not yet in an index), scored against `vector` ...
 void IngestBatch::merge_pending(const std::vector<std::size_t>& items, const float* vector) {
   for (std::size_t i : items) {
@@ -399,14 +413,82 @@ index::SearchResults IngestBatch::best_merged(std::size_t k) {
   return best;
 }
 
-// The record's nearest accepted samples: the chunk search (row `row`) merged
-// with this chunk's samples accepted since, best first, at most
-// neighbours_k_ of them (padded with -1).
-index::SearchResults IngestBatch::nearest(int row, const float* vector) {
+// The record's nearest accepted samples, best first, at most neighbours_k_
+// of them (padded with -1): the chunk search (row `row`), or the record's
+// prior list when the chunk has them, merged with this chunk's samples
+// accepted since. A prior list that cannot prove itself exact (too few of
+// its records accepted) gives way to a search for this record alone.
+index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
+                                          const float* vector) {
+  const auto k = static_cast<std::size_t>(neighbours_k_);
   merged_.clear();
+  source_ = NeighbourSource::chunk_search;
+  if (listed_chunk_) {
+    ++job_neighbours_.listed;
+    merge_pending(recent_, vector);
+    if (merge_prior(*record.prior_neighbours, context_.index)) {
+      source_ = NeighbourSource::prior_list;
+      return best_merged(k);
+    }
+    ++job_neighbours_.searched;
+    source_ = NeighbourSource::own_search;
+    merged_.clear();
+    if (context_.index.size() > 0) merge_searched(context_.index, vector, k);
+    merge_pending(recent_, vector);
+    return best_merged(k);
+  }
   if (searched_) merge_found(found_, row);
   merge_pending(recent_, vector);
-  return best_merged(static_cast<std::size_t>(neighbours_k_));
+  return best_merged(k);
+}
+
+// Adds to merged_ the records of `prior` that are in `index` now (and so
+// were decided in an earlier chunk: this chunk's are pending, merged from
+// recent_). Returns whether merged_ then holds the record's true nearest
+// ones: the list is complete, or neighbours_k_ of the merged score at least
+// the list's last similarity (every earlier record left off the list scores
+// at most that). merged_ must already hold the chunk's pending ones.
+bool IngestBatch::merge_prior(const PriorNeighbours& prior, const index::VectorIndex& index) {
+  const std::size_t n = std::min(prior.positions.size(), prior.similarities.size());
+  float last = -std::numeric_limits<float>::infinity();
+  for (std::size_t r = 0; r < n && prior.positions[r] >= 0; ++r) {
+    last = prior.similarities[r];
+    const std::int64_t id = context_.job->id_at(prior.positions[r]);
+    if (id >= 0 && index.contains(id)) merged_.emplace_back(prior.similarities[r], id);
+  }
+  if (prior.complete) return true;
+  const auto at_least_last = std::count_if(merged_.begin(), merged_.end(),
+                                           [last](const auto& m) { return m.first >= last; });
+  return at_least_last >= neighbours_k_;
+}
+
+// Whether the chunk's neighbours come from prior lists: a bulk job is under
+// way and every embedded record of the chunk brings a list (a chunk with one
+// record without is searched as a whole, as outside a job).
+bool IngestBatch::prior_lists_cover_chunk() const {
+  if (context_.job == nullptr) return false;
+  bool any = false;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (chunk_row_[e] < 0) continue;
+    const ManifestRecord& record = *entries_[e].record;
+    if (!record.prior_neighbours) return false;
+    WINNOW_THROW_IF_NOT(context_.job->holds(record.job_position),
+                        "record '{}' (line {}) has job position {}, outside the job's {} records",
+                        record.key, record.line, record.job_position, context_.job->size());
+    any = true;
+  }
+  return any;
+}
+
+// After the chunk's flush: the ids of its records that kept a vector, by job
+// position, for the prior lists of the records after them.
+void IngestBatch::publish_job_ids() {
+  if (context_.job == nullptr) return;
+  for (const Pending& p : items_) {
+    if (p.record != nullptr && context_.job->holds(p.record->job_position)) {
+      context_.job->set(p.record->job_position, p.id);
+    }
+  }
 }
 
 // Gain, near duplicates and label quality of an embedded record (chunk row
@@ -422,7 +504,7 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.neighbours = static_cast<std::size_t>(
       std::count_if(nn.ids.begin(), nn.ids.end(), [](std::int64_t id) { return id >= 0; }));
   sample.gain = n.gain;
-  const index::SearchResults labelled = with_flagged(nn, row, vector);
+  const index::SearchResults labelled = with_flagged(record, nn, row, vector);
   n.near_duplicate = near_duplicate(record, labelled);
   if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
@@ -437,15 +519,31 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
 }
 
 // The near-duplicate candidates of chunk row `row`: its nearest accepted
-// samples `nn` merged with its nearest flagged ones (the chunk's search of
-// the flagged index and this chunk's label issues since), best first, as
-// many as `nn` holds. Without flagged samples: `nn` itself.
-index::SearchResults IngestBatch::with_flagged(const index::SearchResults& nn, int row,
+// samples `nn` merged with its nearest flagged ones (from where nearest()
+// found `nn`: the chunk's search of the flagged index, the record's prior
+// list, or a search of its own; and this chunk's label issues since), best
+// first, as many as `nn` holds. Without flagged samples: `nn` itself.
+index::SearchResults IngestBatch::with_flagged(const ManifestRecord& record,
+                                               const index::SearchResults& nn, int row,
                                                const float* vector) {
-  if (!flagged_searched_ && recent_flagged_.empty()) return nn;
+  const bool any_flagged = source_ == NeighbourSource::chunk_search
+                               ? flagged_searched_ || !recent_flagged_.empty()
+                               : context_.flagged_index.size() > 0 || !recent_flagged_.empty();
+  if (!any_flagged) return nn;
   merged_.clear();
   merge_found(nn, 0);
-  if (flagged_searched_) merge_found(flagged_found_, row);
+  switch (source_) {
+    case NeighbourSource::chunk_search:
+      if (flagged_searched_) merge_found(flagged_found_, row);
+      break;
+    case NeighbourSource::prior_list:
+      // Exact as nn is: whatever the list left off scores below nn's last.
+      merge_prior(*record.prior_neighbours, context_.flagged_index);
+      break;
+    case NeighbourSource::own_search:
+      if (context_.flagged_index.size() > 0) merge_searched(context_.flagged_index, vector, nn.k);
+      break;
+  }
   merge_pending(recent_flagged_, vector);
   return best_merged(nn.k);
 }

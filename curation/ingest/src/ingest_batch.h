@@ -33,6 +33,7 @@
 #include "winnow/curation/ingest/label_judgement_log.h"
 
 #include "accepted_labels.h"
+#include "job_positions.h"
 #include "precomputed_verifier.h"
 
 namespace winnow::curation::ingest {
@@ -54,6 +55,9 @@ struct IngestContext {
   // Parsing and decoding, embedding and the verification of stored
   // candidates run on it; decisions stay on the calling thread, in order.
   const ThreadPool& pool;
+  // A bulk job's ids by position, when the records come with prior
+  // neighbour lists (winnow.dask); null otherwise, and the lists are ignored.
+  JobPositions* job = nullptr;
 };
 
 class IngestBatch {
@@ -74,6 +78,9 @@ class IngestBatch {
   // The batch's samples by chunk, each with the labelled samples (voters) the
   // dataset had when the chunk was judged (LabelJudgementLog).
   const std::vector<JudgedRange>& judged_ranges() const { return judged_ranges_; }
+  // Records whose neighbours came from their prior lists (a bulk job), and
+  // those of them the index was searched for after all.
+  const JobNeighbourCounts& job_neighbours() const { return job_neighbours_; }
 
  private:
   struct Pending;
@@ -92,13 +99,18 @@ class IngestBatch {
   void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
   void note_rejection(const store::NewSample& sample, const Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
-  index::SearchResults nearest(int row, const float* vector);
+  index::SearchResults nearest(const ManifestRecord& record, int row, const float* vector);
   void merge_found(const index::SearchResults& found, int row);
+  void merge_searched(const index::VectorIndex& index, const float* vector, std::size_t k);
+  bool merge_prior(const PriorNeighbours& prior, const index::VectorIndex& index);
+  bool prior_lists_cover_chunk() const;
+  void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
   Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn, int row,
                               const float* vector, store::NewSample& sample);
-  index::SearchResults with_flagged(const index::SearchResults& nn, int row, const float* vector);
+  index::SearchResults with_flagged(const ManifestRecord& record, const index::SearchResults& nn,
+                                    int row, const float* vector);
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
                                                           const index::SearchResults& candidates);
   void flush();
@@ -162,6 +174,13 @@ class IngestBatch {
   index::SearchResults flagged_found_;
   bool flagged_searched_ = false;
   std::vector<std::size_t> recent_flagged_;  // label_issue items since that search
+  // Where the record being decided found its neighbours: the chunk search,
+  // its prior list (the chunk was not searched), or a search of its own
+  // (its list proved too short).
+  enum class NeighbourSource { chunk_search, prior_list, own_search };
+  bool listed_chunk_ = false;  // every embedded record of the chunk has a prior list
+  NeighbourSource source_ = NeighbourSource::chunk_search;
+  JobNeighbourCounts job_neighbours_;
   // What the flush adds to the indexes.
   double index_add_seconds_ = 0.0;
   std::vector<JudgedRange> judged_ranges_;

@@ -289,8 +289,20 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  return {*store_,          *index_,         flagged_index(), *embedder_,        config_,
-          *image_verifier_, *text_verifier_, label_names_,    *accepted_labels_, *pool_};
+  return {*store_,         *index_,      flagged_index(),   *embedder_, config_,   *image_verifier_,
+          *text_verifier_, label_names_, *accepted_labels_, *pool_,     job_.get()};
+}
+
+bool IngestPipeline::can_start_job() {
+  if (!index_) open_index();
+  return index_->size() == 0 && flagged_index().size() == 0;
+}
+
+bool IngestPipeline::start_job(std::size_t records) {
+  job_.reset();
+  if (!can_start_job()) return false;
+  job_ = std::make_unique<JobPositions>(records, revision_);
+  return true;
 }
 
 void IngestPipeline::set_threads(int threads) {
@@ -480,12 +492,16 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
   try {
     store::Transaction tx(store_->database());
     sync_with_store();
+    // Another process wrote the dataset since the job's last batch: its
+    // samples are in no prior list, so the job's lists no longer hold.
+    if (job_ && job_->revision() != revision_) job_.reset();
     const std::size_t names_before = label_names_.size();
     IngestBatch ingest(ingest_context(), batch.id);
     ingest.run(next_entry, name, stop);
     report.labels_rejudged = rejudge_stale_labels(batch.id, ingest.judged_ranges());
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
+    report.job_neighbours = ingest.job_neighbours();
     if (label_names_.size() != names_before) label_names_.write(*store_);
     batch = store_->finish_batch(batch.id);
     store_->record_writer();
@@ -494,7 +510,9 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     tx.commit();
     revision_ = revision;
     flagged_revision_ = revision;  // the batch's label issues joined it
+    if (job_) job_->set_revision(revision);
   } catch (const std::exception& e) {
+    job_.reset();  // the positions it published were rolled back
     // The transaction rolled back: the in-memory index and labels hold this
     // batch's rolled-back ids, which SQLite will hand out again. Reopen them
     // from disk, or drop the index so that the next write reopens it.

@@ -26,6 +26,8 @@
 #include "winnow/curation/printable_text.h"
 #include "winnow/curation/status_counts_json.h"
 #include "winnow/error.h"
+#include "winnow/index/coarse_clusters.h"
+#include "winnow/index/prior_neighbours.h"
 
 namespace py = pybind11;
 
@@ -40,6 +42,8 @@ using winnow::python::ManifestPartition;
 using ImageArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 using LabelArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using PositionArray = LabelArray;
+using FlagArray = py::array_t<bool, py::array::c_style | py::array::forcecast>;
 
 // winnow::Error becomes the winnow.Error that `_winnow` defines, so that one
 // `except winnow.Error` catches both modules' errors.
@@ -125,6 +129,14 @@ void bind_curator(py::module_& m) {
       .def_property_readonly("config_json", &Curator::config_json)
       .def_property_readonly("embedder", [](const Curator& c) { return c.embedder().spec(); })
       .def_property_readonly("dim", [](const Curator& c) { return c.embedder().dim(); })
+      .def_property_readonly(
+          "neighbours_k",
+          [](const Curator& c) {
+            return std::max({c.config().candidates, c.config().label_k,
+                             winnow::curation::ingest::kGainNeighbours});
+          },
+          "The nearest accepted samples an ingest takes per record (near-duplicate candidates, "
+          "label voters, gain neighbours).")
       .def(
           "read",
           [](const Curator& c, py::bytes text, const std::string& name, const std::string& base_dir,
@@ -218,6 +230,85 @@ void bind_curator(py::module_& m) {
           "its label [n]; returns (quality, flagged, suggested label or -1).");
 }
 
+// The coarse clusters and prior-neighbour search of winnow.dask's phase 2
+// (winnow::index; docs/distributed-curation.md).
+void bind_neighbour_search(py::module_& m) {
+  m.def(
+      "train_centroids",
+      [](const py::array& raw, std::size_t clusters, int iterations, std::uint64_t seed) {
+        const FloatArray x = FloatArray::ensure(raw);
+        WINNOW_THROW_IF_NOT(x && x.ndim() == 2, "train_centroids: vectors must be [n, dim]");
+        const auto n = static_cast<std::size_t>(x.shape(0));
+        const auto d = static_cast<std::size_t>(x.shape(1));
+        std::vector<float> centroids;
+        {
+          py::gil_scoped_release release;
+          centroids = winnow::index::train_centroids(x.data(), n, d, clusters, iterations, seed);
+        }
+        FloatArray out({static_cast<py::ssize_t>(clusters), static_cast<py::ssize_t>(d)});
+        std::copy(centroids.begin(), centroids.end(), out.mutable_data());
+        return out;
+      },
+      py::arg("vectors"), py::arg("clusters"), py::arg("iterations") = 10, py::arg("seed") = 1,
+      "Spherical k-means centroids [clusters, dim] of unit vectors [n, dim] (seeded, one "
+      "thread: the same input gives the same centroids).");
+  m.def(
+      "nearest_centroids",
+      [](const py::array& raw, const py::array& raw_centroids, std::size_t copies) {
+        const FloatArray x = FloatArray::ensure(raw);
+        const FloatArray c = FloatArray::ensure(raw_centroids);
+        WINNOW_THROW_IF_NOT(x && c && x.ndim() == 2 && c.ndim() == 2 && x.shape(1) == c.shape(1),
+                            "nearest_centroids: vectors [n, dim] and centroids [c, dim]");
+        const auto n = static_cast<std::size_t>(x.shape(0));
+        const auto clusters = static_cast<std::size_t>(c.shape(0));
+        std::vector<std::int32_t> nearest;
+        {
+          py::gil_scoped_release release;
+          nearest = winnow::index::nearest_centroids(
+              x.data(), n, static_cast<std::size_t>(x.shape(1)), c.data(), clusters, copies);
+        }
+        const std::size_t cols = std::min(copies, clusters);
+        py::array_t<std::int32_t> out(
+            {static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(cols)});
+        std::copy(nearest.begin(), nearest.end(), out.mutable_data());
+        return out;
+      },
+      py::arg("vectors"), py::arg("centroids"), py::arg("m"),
+      "Each vector's m nearest centroids [n, m], best first.");
+  m.def(
+      "prior_neighbours",
+      [](const py::array& raw, const py::array& raw_positions, const py::array& raw_wanted,
+         std::size_t k) {
+        const FloatArray x = FloatArray::ensure(raw);
+        const PositionArray positions = PositionArray::ensure(raw_positions);
+        const FlagArray wanted = FlagArray::ensure(raw_wanted);
+        WINNOW_THROW_IF_NOT(x && positions && wanted && x.ndim() == 2 &&
+                                positions.size() == x.shape(0) && wanted.size() == x.shape(0),
+                            "prior_neighbours: vectors [n, dim], positions [n] and wanted [n]");
+        const auto n = static_cast<std::size_t>(x.shape(0));
+        std::vector<std::uint8_t> flags(wanted.data(), wanted.data() + n);
+        winnow::index::PriorNeighbourLists lists;
+        {
+          py::gil_scoped_release release;
+          lists = winnow::index::prior_neighbours(x.data(), positions.data(), flags.data(), n,
+                                                  static_cast<std::size_t>(x.shape(1)), k);
+        }
+        const auto rows = static_cast<py::ssize_t>(lists.rows());
+        const auto cols = static_cast<py::ssize_t>(k);
+        PositionArray out_positions({rows, cols});
+        FloatArray out_similarities({rows, cols});
+        FlagArray out_complete(rows);
+        std::copy(lists.positions.begin(), lists.positions.end(), out_positions.mutable_data());
+        std::copy(lists.similarities.begin(), lists.similarities.end(),
+                  out_similarities.mutable_data());
+        std::copy(lists.complete.begin(), lists.complete.end(), out_complete.mutable_data());
+        return py::make_tuple(out_positions, out_similarities, out_complete);
+      },
+      py::arg("vectors"), py::arg("positions"), py::arg("wanted"), py::arg("k"),
+      "For each wanted vector (in input order), its k nearest among the vectors with a smaller "
+      "position: (positions [r, k] with -1 for none, similarities [r, k], complete [r]).");
+}
+
 void bind_partition(py::module_& m) {
   py::class_<ManifestPartition>(m, "ManifestPartition",
                                 "A manifest part read, hashed and embedded by a worker; pickles "
@@ -267,6 +358,48 @@ void bind_partition(py::module_& m) {
             return out;
           },
           "Embeddings [entries, dim]; a row of NaN where there is none (a rejection).")
+      .def(
+          "set_prior_neighbours",
+          [](ManifestPartition& p, std::int64_t first_position, const py::array& raw_entries,
+             const py::array& raw_positions, const py::array& raw_similarities,
+             const py::array& raw_complete) {
+            const PositionArray entries = PositionArray::ensure(raw_entries);
+            const PositionArray positions = PositionArray::ensure(raw_positions);
+            const FloatArray similarities = FloatArray::ensure(raw_similarities);
+            const FlagArray complete = FlagArray::ensure(raw_complete);
+            const auto rows = static_cast<std::size_t>(entries ? entries.size() : 0);
+            WINNOW_THROW_IF_NOT(
+                entries && positions && similarities && complete && positions.ndim() == 2 &&
+                    similarities.ndim() == 2 && positions.shape(0) == similarities.shape(0) &&
+                    positions.shape(1) == similarities.shape(1) &&
+                    static_cast<std::size_t>(positions.shape(0)) == rows &&
+                    static_cast<std::size_t>(complete.size()) == rows,
+                "set_prior_neighbours: entries [r], positions and similarities [r, k] and "
+                "complete [r] must agree");
+            const auto k = static_cast<std::size_t>(positions.shape(1));
+            for (std::size_t e = 0; e < p.entries.size(); ++e) {
+              if (p.entries[e].ok())
+                p.entries[e].record->job_position = first_position + static_cast<std::int64_t>(e);
+            }
+            for (std::size_t r = 0; r < rows; ++r) {
+              const std::int64_t e = entries.data()[r];
+              WINNOW_THROW_IF_NOT(e >= 0 && static_cast<std::size_t>(e) < p.entries.size() &&
+                                      p.entries[static_cast<std::size_t>(e)].ok(),
+                                  "set_prior_neighbours: entry {} is no record of the partition",
+                                  e);
+              auto prior = std::make_shared<winnow::curation::PriorNeighbours>();
+              prior->positions.assign(positions.data() + r * k, positions.data() + (r + 1) * k);
+              prior->similarities.assign(similarities.data() + r * k,
+                                         similarities.data() + (r + 1) * k);
+              prior->complete = complete.data()[r];
+              p.entries[static_cast<std::size_t>(e)].record->prior_neighbours = std::move(prior);
+            }
+          },
+          py::arg("first_position"), py::arg("entries"), py::arg("positions"),
+          py::arg("similarities"), py::arg("complete"),
+          "Places the entries in a bulk job (entry i at job position first_position + i) and "
+          "gives entries [r] their nearest earlier records: positions [r, k] (-1: none), "
+          "similarities [r, k], complete [r] (every earlier record of the cluster listed).")
       .def(py::pickle(
           [](const ManifestPartition& p) {
             std::string bytes;
@@ -289,6 +422,10 @@ class Writer {
   Writer(const std::string& db, int threads) : pipeline_(db) { pipeline_.set_threads(threads); }
 
   std::string config_json() const { return pipeline_.config().to_json(); }
+
+  // Begins a bulk job of `records` records (IngestPipeline::start_job).
+  bool start_job(std::size_t records) { return pipeline_.start_job(records); }
+  bool can_start_job() { return pipeline_.can_start_job(); }
 
   // Whether the manifest with this checksum was ingested already (the
   // ingest would skip it).
@@ -343,11 +480,14 @@ class Writer {
       if (source_error) std::rethrow_exception(source_error);
       throw;
     }
-    const nlohmann::json j = {{"batch_id", report.batch_id},
-                              {"name", report.name},
-                              {"skipped", report.skipped},
-                              {"counts", winnow::curation::counts_json(report.counts)},
-                              {"seconds", report.seconds}};
+    const nlohmann::json j = {
+        {"batch_id", report.batch_id},
+        {"name", report.name},
+        {"skipped", report.skipped},
+        {"counts", winnow::curation::counts_json(report.counts)},
+        {"seconds", report.seconds},
+        {"job_neighbours",
+         {{"listed", report.job_neighbours.listed}, {"searched", report.job_neighbours.searched}}}};
     return j.dump();
   }
 
@@ -361,6 +501,13 @@ void bind_writer(py::module_& m) {
       .def(py::init<const std::string&, int>(), py::arg("db"), py::arg("threads") = 0,
            "Opens an initialised database (winnow init); threads as `winnow ingest --threads`.")
       .def("config_json", &Writer::config_json, "The dataset's config as stored (for Curator).")
+      .def("can_start_job", &Writer::can_start_job,
+           "Whether the dataset holds no accepted or flagged sample, so that a bulk job's "
+           "prior neighbour lists hold all a record's earlier neighbours.")
+      .def("start_job", &Writer::start_job, py::arg("records"),
+           "Begins a bulk job of `records` records (positions 0 .. records-1): chunks whose "
+           "records bring prior neighbour lists take them instead of searching the index. False "
+           "when the dataset is not empty.")
       .def("batch_done", &Writer::batch_done, py::arg("checksum"),
            "Whether the manifest with this checksum was ingested already.")
       .def("ingest", &Writer::ingest, py::arg("name"), py::arg("checksum"), py::arg("partitions"),
@@ -402,6 +549,7 @@ PYBIND11_MODULE(_curation, m) {
         return winnow::curation::dedup::content_hash(ContentKind::text, text.data(), text.size());
       },
       py::arg("text"), "The content hash of a text record.");
+  bind_neighbour_search(m);
   m.def(
       "information_gain",
       [](const py::array& similarities) {

@@ -10,18 +10,27 @@ or from Python:
     with Client("tcp://HOST:8786") as client:
         report = winnow.dask.curate(client, "data.db", ["/shared/batch-1.jsonl"])
 
-The job, phase 1 (docs/distributed-curation.md):
+The job (docs/distributed-curation.md):
   1. every manifest is cut into parts of about `part_bytes` (whole lines); the
      workers read, decode, hash and embed part by part (winnow._curation's
      Curator: the C++ reader and the dataset's embedder);
   2. exact duplicates are found by a Dask shuffle on the content hash, the
-     original being the first in the global order (manifest, line); in phase 1
-     this is the job's count of copies, a check on the writer's decisions (in
-     phase 2 it picks the originals the neighbour search runs on);
-  3. this process, the one writer, ingests each manifest as one batch through
-     winnow's ingest pipeline fed with the workers' embeddings, parts in
-     order: the statuses, reasons and event log `winnow ingest` writes for the
-     same manifests, by construction.
+     original being the first in the global order (manifest, line): the job's
+     count of copies, a check on the writer's decisions;
+  3. the neighbour search (search="clusters", the default on an empty
+     dataset): the vectors are partitioned into coarse clusters (spherical
+     k-means on a sample; each vector also goes to its next-nearest clusters,
+     so that pairs across a boundary are found), shuffled by cluster, and each
+     record's nearest *earlier* records in the job's order are found inside its
+     cluster on the workers; a second shuffle brings the lists back by part;
+  4. this process, the one writer, ingests each manifest as one batch through
+     winnow's ingest pipeline fed with the workers' embeddings and neighbour
+     lists, parts in order. It takes a record's neighbours from its list when
+     the list proves itself (complete, or holding enough accepted records) and
+     searches its index otherwise; so the decisions are those of `winnow
+     ingest` except where a true neighbour lay outside the clusters searched.
+     With search="writer" the writer searches for every record (phase 1): the
+     decisions of `winnow ingest`, by construction.
 Tasks are pure (a retried or recomputed part gives the same bytes) and the
 writer takes each part once, in order, inside the batch's transaction; a
 manifest already ingested (same checksum) is skipped, as `winnow ingest` does.
@@ -40,9 +49,22 @@ import pandas as pd
 import dask.dataframe as dd
 from distributed import Client, LocalCluster
 
-from ._curation import Curator, ManifestPartition, Writer, batch_name, file_checksum
+from ._curation import (Curator, ManifestPartition, Writer, batch_name, file_checksum,
+                        nearest_centroids, prior_neighbours, train_centroids)
 
 DEFAULT_PART_BYTES = 8 << 20
+# Records a coarse cluster owns on average: the exact search inside a cluster
+# costs its size squared, the shuffle's task count grows with the clusters.
+DEFAULT_CLUSTER_SIZE = 4096
+# Clusters a vector is searched from: its nearest one and the next ones, so
+# that a record whose neighbour lies just across a boundary still finds it
+# (docs/benchmarks.md, "Dask curation phase 2", measures the recall).
+DEFAULT_CLUSTER_COPIES = 3
+# A record's list holds this many times the neighbours an ingest takes: room
+# for earlier records the writer rejects (copies, near duplicates).
+LIST_FACTOR = 2
+# Sample vectors per centroid for k-means (FAISS asks for at least 39).
+SAMPLE_PER_CLUSTER = 64
 # The reader refuses a manifest with a NUL byte among its first 4 KiB (a binary
 # file); the first part must hold all of them for the same verdict.
 MIN_PART_BYTES = 4096
@@ -148,6 +170,133 @@ def exact_duplicates(client: Client, frames: list):
     return client.compute(shuffled.map_partitions(duplicates_in, meta=_DUPLICATE_META))
 
 
+# --- the neighbour search on the workers (step 3) ----------------------------------
+
+_CLUSTER_META = pd.DataFrame({
+    "cluster": pd.Series([], dtype=np.int32), "position": pd.Series([], dtype=np.int64),
+    "own": pd.Series([], dtype=bool), "vector": pd.Series([], dtype=object)})
+_LIST_META = pd.DataFrame({
+    "position": pd.Series([], dtype=np.int64), "neighbours": pd.Series([], dtype=object),
+    "similarities": pd.Series([], dtype=object), "complete": pd.Series([], dtype=bool)})
+
+
+class EmbeddedRows(NamedTuple):
+    """A part's records that have an embedding: their entries and vectors."""
+
+    entries: np.ndarray  # int64 [r]: entry numbers within the part
+    vectors: np.ndarray  # float32 [r, dim]
+
+
+def embedded_rows(partition: ManifestPartition) -> EmbeddedRows:
+    vectors = partition.embeddings()
+    if vectors.shape[1] == 0:
+        return EmbeddedRows(np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+    entries = np.flatnonzero(np.isfinite(vectors).all(axis=1)).astype(np.int64)
+    return EmbeddedRows(entries, np.ascontiguousarray(vectors[entries]))
+
+
+def row_count(rows: EmbeddedRows) -> int:
+    return len(rows.entries)
+
+
+def part_entries(partition: ManifestPartition) -> int:
+    return len(partition)
+
+
+def sample_rows(rows: EmbeddedRows, first: int, every: int) -> np.ndarray:
+    """The vectors whose job position is a multiple of `every` (the same sample
+    whatever the partitioning)."""
+    return rows.vectors[(first + rows.entries) % every == 0]
+
+
+def centroids_of(samples: list, clusters: int) -> np.ndarray:
+    sample = np.concatenate([s for s in samples if len(s)])
+    return train_centroids(sample, clusters)
+
+
+def cluster_frame(rows: EmbeddedRows, first: int, centroids: np.ndarray, copies: int) -> pd.DataFrame:
+    """The part's vectors, each once per cluster it is searched in: its `copies` nearest
+    clusters; it is `own` in the nearest one, where its list is made."""
+    if len(rows.entries) == 0:
+        return _CLUSTER_META
+    nearest = nearest_centroids(rows.vectors, centroids, copies)
+    m = nearest.shape[1]
+    vectors = [v.tobytes() for v in rows.vectors]
+    return pd.DataFrame({
+        "cluster": nearest.reshape(-1).astype(np.int32),
+        "position": np.repeat(first + rows.entries, m),
+        "own": np.tile(np.arange(m) == 0, len(rows.entries)),
+        "vector": pd.Series([v for v in vectors for _ in range(m)], dtype=object)})
+
+
+def search_clusters(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Each own record's k nearest earlier records of its cluster, for the clusters of
+    one shuffled partition (every row of a cluster is in it)."""
+    lists = []
+    for _, group in frame.groupby("cluster", sort=True):
+        vectors = np.frombuffer(b"".join(group["vector"]), dtype=np.float32)
+        vectors = vectors.reshape(len(group), -1)
+        positions = group["position"].to_numpy(np.int64)
+        own = group["own"].to_numpy(bool)
+        neighbours, similarities, complete = prior_neighbours(vectors, positions, own, k)
+        lists.append(pd.DataFrame({
+            "position": positions[own],
+            "neighbours": pd.Series([row.tobytes() for row in neighbours], dtype=object),
+            "similarities": pd.Series([row.tobytes() for row in similarities], dtype=object),
+            "complete": complete}))
+    return pd.concat(lists, ignore_index=True) if lists else _LIST_META
+
+
+def job_positions(client: Client, reads: dict):
+    """Each part's first job position and entry count, and the job's total, from the
+    futures of the parts' reads {part index: future}: positions number every entry
+    (rejections too) in the job's order."""
+    counts = dict(zip(reads, client.gather(
+        [client.submit(part_entries, f, pure=True) for f in reads.values()])))
+    firsts, total = {}, 0
+    for i in sorted(counts):
+        firsts[i], total = total, total + counts[i]
+    return firsts, counts, total
+
+
+def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: int,
+                    cluster_size: int = DEFAULT_CLUSTER_SIZE,
+                    copies: int = DEFAULT_CLUSTER_COPIES) -> dict:
+    """Futures of every record's prior neighbour list, one pandas frame per part (index:
+    job position), from the futures of the parts' reads; {part index: future}, parts with
+    no record left out. `firsts`/`counts`: each part's first job position and entries."""
+    order = sorted(reads)
+    rows = {i: client.submit(embedded_rows, reads[i], pure=True) for i in order}
+    embedded = sum(client.gather([client.submit(row_count, rows[i], pure=True) for i in order]))
+    if embedded == 0:
+        return {}
+    clusters = max(1, min(round(embedded / cluster_size), embedded // SAMPLE_PER_CLUSTER or 1))
+    every = max(1, embedded // (clusters * SAMPLE_PER_CLUSTER))
+    samples = [client.submit(sample_rows, rows[i], firsts[i], every, pure=True) for i in order]
+    centroids = client.submit(centroids_of, samples, clusters, pure=True)
+    frames = [client.submit(cluster_frame, rows[i], firsts[i], centroids, copies, pure=True)
+              for i in order]
+    vectors = dd.from_delayed(frames, meta=_CLUSTER_META, verify_meta=False)
+    by_cluster = vectors.shuffle("cluster", npartitions=max(1, min(clusters, len(order))),
+                                 shuffle="tasks")
+    lists = by_cluster.map_partitions(search_clusters, k, meta=_LIST_META)
+    # Back by part: one output partition per part with records, in the job's order.
+    with_records = [i for i in order if counts[i] > 0]
+    divisions = [firsts[i] for i in with_records] + [firsts[with_records[-1]] + counts[with_records[-1]]]
+    by_part = lists.set_index("position", divisions=divisions, shuffle="tasks")
+    return dict(zip(with_records, client.compute(by_part.to_delayed())))
+
+
+def attach_lists(partition: ManifestPartition, first: int, lists: pd.DataFrame, k: int):
+    """Gives the part's records their job positions and prior neighbour lists."""
+    n = len(lists)
+    neighbours = np.frombuffer(b"".join(lists["neighbours"]), dtype=np.int64).reshape(n, k)
+    similarities = np.frombuffer(b"".join(lists["similarities"]), dtype=np.float32).reshape(n, k)
+    entries = lists.index.to_numpy(np.int64) - first
+    partition.set_prior_neighbours(first, entries, neighbours, similarities,
+                                   lists["complete"].to_numpy(bool))
+
+
 class PartsInFlight:
     """The parts' read tasks, submitted in the global order at most `window` parts ahead
     of the writer: a part's result waits in a worker's memory only until the writer takes
@@ -175,6 +324,37 @@ class PartsInFlight:
         return self.partitions.pop(part.index).result()
 
 
+class PartsRead:
+    """Every part's read task submitted at once (the neighbour search needs all the
+    vectors before the writer starts); the writer takes each part, in order, with its
+    neighbour lists, and the cluster then drops it."""
+
+    def __init__(self, client: Client, parts: List[Part], config_json: str, threads: int):
+        self.partitions = {part.index: client.submit(read_part, part, config_json, threads,
+                                                     pure=True) for part in parts}
+        self.frames = [client.submit(hash_frame, self.partitions[part.index], part.index,
+                                     pure=True) for part in parts]
+        self.lists, self.firsts, self.k = {}, {}, 0
+
+    def search(self, client: Client, writer: Writer, k: int, cluster_size: int, copies: int):
+        """Starts the neighbour search; returns False (and searches nothing) when the
+        writer cannot take lists (the dataset is not empty)."""
+        self.firsts, counts, total = job_positions(client, self.partitions)
+        if not writer.start_job(total):
+            return False
+        self.k = k
+        self.lists = neighbour_lists(client, self.partitions, self.firsts, counts, k,
+                                     cluster_size, copies)
+        return True
+
+    def take(self, part: Part) -> ManifestPartition:
+        partition = self.partitions.pop(part.index).result()
+        lists = self.lists.pop(part.index, None)
+        if lists is not None:
+            attach_lists(partition, self.firsts[part.index], lists.result(), self.k)
+        return partition
+
+
 def curate(
     client: Client,
     db: str,
@@ -184,13 +364,23 @@ def curate(
     worker_threads: int = 1,
     window: Optional[int] = None,
     on_part: Optional[Callable[[Part], None]] = None,
+    search: str = "clusters",
+    cluster_size: int = DEFAULT_CLUSTER_SIZE,
+    cluster_copies: int = DEFAULT_CLUSTER_COPIES,
 ) -> dict:
     """Curates `manifests` (one batch each, in order) into the initialised database `db`.
 
     Returns {"batches": [the writer's batch reports], "parts": n, "exact_duplicates": n,
-    "seconds": ...}. `window`: parts read ahead of the writer (default: 4 per worker
+    "search": "clusters" or "writer", "seconds": ...}. `search`: "clusters" finds the
+    neighbours on the workers (when the dataset is empty; otherwise the writer searches),
+    "writer" has the writer search for every record (phase 1: exact by construction).
+    `window` (search="writer"): parts read ahead of the writer (default: 4 per worker
     thread, at least 8). `on_part(part)` is called as the writer takes each part.
     """
+    if search not in ("clusters", "writer"):
+        raise ValueError(f"search must be 'clusters' or 'writer', got '{search}'")
+    if cluster_size < 1 or cluster_copies < 1:
+        raise ValueError("cluster_size and cluster_copies must be at least 1")
     paths = [os.path.abspath(m) for m in manifests]
     for path in paths:
         if not os.path.isfile(path):
@@ -202,18 +392,32 @@ def curate(
     checksums = [file_checksum(path) for path in paths]
     todo = [i for i, checksum in enumerate(checksums) if not writer.batch_done(checksum)]
     parts = plan_parts([paths[i] for i in todo], part_bytes)
-    if window is None:
-        window = max(8, 4 * sum(client.nthreads().values()))
-    in_flight = PartsInFlight(client, parts, config_json, worker_threads, window)
+    searched_by = "writer"
+    if search == "clusters" and parts and writer.can_start_job():
+        in_flight = PartsRead(client, parts, config_json, worker_threads)
+        if in_flight.search(client, writer, Curator(config_json).neighbours_k * LIST_FACTOR,
+                            cluster_size, cluster_copies):
+            searched_by = "clusters"
+    else:
+        if window is None:
+            window = max(8, 4 * sum(client.nthreads().values()))
+        in_flight = PartsInFlight(client, parts, config_json, worker_threads, window)
 
     def in_order(batch: int):
         for part in parts:
             if part.batch != batch:
                 continue
             partition = in_flight.take(part)  # the writer holds it now; the cluster drops it
-            if on_part is not None:
-                on_part(part)
+            note_first(part)
             yield partition
+
+    first_part_s = []  # when the writer took its first part: the reading (and search) before it
+
+    def note_first(part: Part):
+        if not first_part_s:
+            first_part_s.append(time.monotonic() - t0)
+        if on_part is not None:
+            on_part(part)
 
     batches = []
     for i, path in enumerate(paths):
@@ -224,6 +428,8 @@ def curate(
         "batches": batches,
         "parts": len(parts),
         "exact_duplicates": int(len(copies)),
+        "search": searched_by,
+        "first_part_s": first_part_s[0] if first_part_s else None,
         "seconds": time.monotonic() - t0,
     }
 
@@ -242,6 +448,14 @@ def main(argv=None) -> int:
                         help="manifest bytes per task (default %(default)s)")
     parser.add_argument("--threads", type=int, default=0,
                         help="the writer's threads, as `winnow ingest --threads` (0: every core)")
+    parser.add_argument("--search", choices=("clusters", "writer"), default="clusters",
+                        help="where records' neighbours are found: on the workers, in coarse "
+                        "clusters (default; an empty dataset only), or by the writer's index "
+                        "search (the decisions of `winnow ingest` by construction)")
+    parser.add_argument("--cluster-size", type=int, default=DEFAULT_CLUSTER_SIZE,
+                        help="records per coarse cluster, on average (default %(default)s)")
+    parser.add_argument("--cluster-copies", type=int, default=DEFAULT_CLUSTER_COPIES,
+                        help="nearest clusters each vector is searched from (default %(default)s)")
     parser.add_argument("manifests", nargs="+", help="JSON Lines manifests every worker can read")
     args = parser.parse_args(argv)
     cluster = None
@@ -250,7 +464,9 @@ def main(argv=None) -> int:
                                dashboard_address=None)
     try:
         with Client(cluster if cluster is not None else args.scheduler) as client:
-            report = curate(client, args.db, args.manifests, args.part_bytes, args.threads)
+            report = curate(client, args.db, args.manifests, args.part_bytes, args.threads,
+                            search=args.search, cluster_size=args.cluster_size,
+                            cluster_copies=args.cluster_copies)
     finally:
         if cluster is not None:
             cluster.close()

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,18 @@ struct ImageMeasurement {
   image::ImageQualityScores scores;
 };
 
+// A record's nearest records before it in a bulk job's order (winnow.dask
+// phase 2, docs/distributed-curation.md), found on the workers inside the
+// record's coarse cluster: job positions, best first, with their inner
+// products (the index's cosine of the two embeddings).
+struct PriorNeighbours {
+  std::vector<std::int64_t> positions;
+  std::vector<float> similarities;
+  // Every earlier record of the cluster is listed: however many of them the
+  // ingest finds rejected, none it would want is missing.
+  bool complete = false;
+};
+
 struct ManifestRecord {
   std::size_t line = 0;  // 1-based line in the manifest (0 when not from one)
   std::string key;
@@ -68,6 +81,11 @@ struct ManifestRecord {
   // then takes it instead of embedding the record itself. Never read from a
   // manifest. Empty: the ingest embeds the record.
   std::vector<float> precomputed_embedding;
+  // The record's place in a bulk job's order (-1: not part of one), and its
+  // nearest earlier records of the job; the ingest takes these instead of
+  // searching its index (IngestPipeline::start_job). Never read from a manifest.
+  std::int64_t job_position = -1;
+  std::shared_ptr<const PriorNeighbours> prior_neighbours;
   // Set when the reader decoded the `path` record's file as an image.
   std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.

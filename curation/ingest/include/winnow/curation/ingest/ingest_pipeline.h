@@ -39,6 +39,7 @@ namespace winnow::curation::ingest {
 
 struct AcceptedLabelCache;  // accepted_labels.h
 struct IngestContext;       // ingest_batch.h
+class JobPositions;         // job_positions.h
 
 // The dataset's configuration, recorded in meta by init and read back on open.
 struct CurationConfig {
@@ -112,6 +113,15 @@ struct LabelRejudgeCounts {
   std::size_t cleared = 0;        // label_issue -> accepted
 };
 
+// Records of a bulk job (winnow.dask) whose neighbours came from the prior
+// lists its workers computed instead of an index search, and those of them
+// searched after all: too few of the listed records were accepted for the
+// list to hold the record's nearest accepted ones.
+struct JobNeighbourCounts {
+  std::int64_t listed = 0;
+  std::int64_t searched = 0;
+};
+
 struct BatchReport {
   std::int64_t batch_id = 0;
   std::string name;
@@ -129,6 +139,7 @@ struct BatchReport {
   std::string index_save_error;
   // Earlier samples whose labels were judged again after the batch.
   LabelRejudgeCounts labels_rejudged;
+  JobNeighbourCounts job_neighbours;  // 0 outside a bulk job
 };
 
 // Thrown by ingest_batch when its stop flag was set: the batch's transaction
@@ -287,6 +298,17 @@ class IngestPipeline {
   IndexInfo index_info() const;
   const std::string& index_path() const { return index_path_; }
   void set_index_snapshots(IndexSnapshots when) { snapshots_ = when; }
+  // Begins a bulk job of `records` records (winnow.dask, phase 2), numbered
+  // 0 .. records-1 in the job's order by ManifestRecord::job_position: from
+  // now on a chunk whose records bring prior neighbour lists takes its
+  // neighbours from them instead of searching the index. Only a dataset with
+  // no accepted or flagged sample can begin one (the lists know nothing of
+  // earlier samples): returns false otherwise, and the lists are ignored.
+  // The job ends when a batch fails or another process writes the dataset
+  // (later lists are ignored: every record is searched, exact either way).
+  bool start_job(std::size_t records);
+  bool can_start_job();
+  bool job_under_way() const { return job_ != nullptr; }
   // Threads for the work of a micro-batch that does not depend on its
   // decisions (parsing, reading and decoding files, embedding, searching an
   // HNSW index, verifying stored candidates): 0 for every core, 1 (the
@@ -341,6 +363,7 @@ class IngestPipeline {
   std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
   IndexSnapshots snapshots_ = IndexSnapshots::by_cost;
+  std::unique_ptr<JobPositions> job_;  // a bulk job under way (start_job)
   std::unique_ptr<ThreadPool> pool_;
   double snapshot_seconds_ = 0.0;  // the last load or save of the index file
   double unsaved_seconds_ = 0.0;   // index insertions since (catch-up and batches)
