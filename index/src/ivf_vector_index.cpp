@@ -7,16 +7,15 @@
 #include <numeric>
 #include <utility>
 
-#include <faiss/Clustering.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/Heap.h>
 
 #include "id_map.h"
-#include "one_omp_thread.h"
 #include "payload_codec.h"
 #include "winnow/error.h"
+#include "winnow/index/coarse_clusters.h"
 #include "winnow/index/simd_distance.h"
 
 namespace winnow::index {
@@ -149,25 +148,16 @@ void IvfVectorIndex::Impl::split_oversized_cells() {
   }
 }
 
-// Spherical 2-means (FAISS's k-means, on one thread: its assignment step would
-// otherwise run on an OpenMP team) over the cell's members. The members
+// Spherical 2-means over the cell's members (train_centroids: FAISS's k-means
+// on one thread, not an OpenMP team beside the caller's). The members
 // nearer the first centroid stay; the others move, in their order, to a new
 // last cell. Returns false, changing nothing, when one side would be empty.
 bool IvfVectorIndex::Impl::split(std::size_t cell) {
   const std::size_t d = dim();
   const std::size_t n = cell_size(cell);
-  faiss::ClusteringParameters cp;
-  cp.niter = kSplitIterations;
-  cp.spherical = true;
-  cp.seed = kSplitSeed;
-  cp.max_points_per_centroid = std::numeric_limits<int>::max();  // no subsampling
-  faiss::Clustering kmeans(static_cast<int>(d), 2, cp);
-  faiss::IndexFlatIP assign(static_cast<faiss_idx_t>(d));
-  {
-    const detail::OneOmpThread one_thread;
-    kmeans.train(static_cast<faiss_idx_t>(n), cell_vectors(cell), assign);
-  }
-  const float* c0 = kmeans.centroids.data();
+  const std::vector<float> centroids =
+      train_centroids(cell_vectors(cell), n, d, 2, kSplitIterations, kSplitSeed);
+  const float* c0 = centroids.data();
   const float* c1 = c0 + d;
 
   faiss::ArrayInvertedLists& l = lists();

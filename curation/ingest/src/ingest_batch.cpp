@@ -52,7 +52,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
     : context_(context),
       batch_id_(batch_id),
       dim_(context.embedder.dim()),
-      neighbours_k_(std::max({context.config.candidates, context.config.label_k, kGainNeighbours})),
+      neighbours_k_(context.config.neighbours_per_record()),
       rules_(DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
       image_verifier_(context.image_verifier),

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/information_gain.h"
 #include "winnow/curation/labels/label_text.h"
 #include "winnow/clock.h"
 #include "winnow/error.h"
@@ -105,6 +106,10 @@ std::unique_ptr<dedup::TextNearDuplicateVerifier> make_text_verifier(const Curat
 }
 
 // --- config ------------------------------------------------------------------
+
+int CurationConfig::neighbours_per_record() const {
+  return std::max({candidates, label_k, kGainNeighbours});
+}
 
 std::string CurationConfig::to_json() const {
   json j = {{"embedder", embedder},

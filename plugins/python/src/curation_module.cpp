@@ -130,11 +130,7 @@ void bind_curator(py::module_& m) {
       .def_property_readonly("embedder", [](const Curator& c) { return c.embedder().spec(); })
       .def_property_readonly("dim", [](const Curator& c) { return c.embedder().dim(); })
       .def_property_readonly(
-          "neighbours_k",
-          [](const Curator& c) {
-            return std::max({c.config().candidates, c.config().label_k,
-                             winnow::curation::ingest::kGainNeighbours});
-          },
+          "neighbours_k", [](const Curator& c) { return c.config().neighbours_per_record(); },
           "The nearest accepted samples an ingest takes per record (near-duplicate candidates, "
           "label voters, gain neighbours).")
       .def(
@@ -422,6 +418,7 @@ class Writer {
   Writer(const std::string& db, int threads) : pipeline_(db) { pipeline_.set_threads(threads); }
 
   std::string config_json() const { return pipeline_.config().to_json(); }
+  int neighbours_k() const { return pipeline_.config().neighbours_per_record(); }
 
   // Begins a bulk job of `records` records (IngestPipeline::start_job).
   bool start_job(std::size_t records) { return pipeline_.start_job(records); }
@@ -501,6 +498,8 @@ void bind_writer(py::module_& m) {
       .def(py::init<const std::string&, int>(), py::arg("db"), py::arg("threads") = 0,
            "Opens an initialised database (winnow init); threads as `winnow ingest --threads`.")
       .def("config_json", &Writer::config_json, "The dataset's config as stored (for Curator).")
+      .def_property_readonly("neighbours_k", &Writer::neighbours_k,
+                             "The nearest accepted samples its ingest takes per record.")
       .def("can_start_job", &Writer::can_start_job,
            "Whether the dataset holds no accepted or flagged sample, so that a bulk job's "
            "prior neighbour lists hold all a record's earlier neighbours.")

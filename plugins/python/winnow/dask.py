@@ -395,7 +395,7 @@ def curate(
     searched_by = "writer"
     if search == "clusters" and parts and writer.can_start_job():
         in_flight = PartsRead(client, parts, config_json, worker_threads)
-        if in_flight.search(client, writer, Curator(config_json).neighbours_k * LIST_FACTOR,
+        if in_flight.search(client, writer, writer.neighbours_k * LIST_FACTOR,
                             cluster_size, cluster_copies):
             searched_by = "clusters"
     else:
@@ -403,21 +403,18 @@ def curate(
             window = max(8, 4 * sum(client.nthreads().values()))
         in_flight = PartsInFlight(client, parts, config_json, worker_threads, window)
 
+    first_part_s = []  # when the writer took its first part: the reading (and search) before it
+
     def in_order(batch: int):
         for part in parts:
             if part.batch != batch:
                 continue
             partition = in_flight.take(part)  # the writer holds it now; the cluster drops it
-            note_first(part)
+            if not first_part_s:
+                first_part_s.append(time.monotonic() - t0)
+            if on_part is not None:
+                on_part(part)
             yield partition
-
-    first_part_s = []  # when the writer took its first part: the reading (and search) before it
-
-    def note_first(part: Part):
-        if not first_part_s:
-            first_part_s.append(time.monotonic() - t0)
-        if on_part is not None:
-            on_part(part)
 
     batches = []
     for i, path in enumerate(paths):

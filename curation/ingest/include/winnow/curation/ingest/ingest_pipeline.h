@@ -100,6 +100,10 @@ struct CurationConfig {
   // (image_issues.h). A stored config without it gets the defaults (flag).
   ImageIssuePolicy image_issues;
 
+  // The nearest samples an ingest takes per record: enough for the
+  // near-duplicate candidates, the label vote and the gain.
+  int neighbours_per_record() const;
+
   std::string to_json() const;
   // Throws winnow::Error naming the bad field.
   static CurationConfig from_json(const std::string& json);
