@@ -96,7 +96,7 @@ def list_recall(client, manifest, config, gate, cluster_options):
     firsts, counts, total = wd.job_positions(client, reads)
     k = Curator(config).neighbours_k * wd.LIST_FACTOR
     t0 = time.monotonic()
-    futures = wd.neighbour_lists(client, reads, firsts, counts, k, **cluster_options)
+    futures = wd.neighbour_lists(client, reads, firsts, counts, k, config, **cluster_options)
     lists = {i: f.result() for i, f in futures.items()}
     search_s = time.monotonic() - t0
     job = {}  # position -> set of listed positions
@@ -180,6 +180,11 @@ def main():
                          "status_changes": dict(changes), "exact_duplicates_same": exact_same,
                          "listed": sum(b["job_neighbours"]["listed"] for b in report["batches"]),
                          "searched_by_writer": sum(b["job_neighbours"]["searched"]
+                                                   for b in report["batches"]),
+                         "first_part_s": round(report["first_part_s"], 2),
+                         "verdicts_taken": sum(b["job_neighbours"].get("verdicts_taken", 0)
+                                               for b in report["batches"]),
+                         "verified_by_writer": sum(b["job_neighbours"].get("verified_by_writer", 0)
                                                    for b in report["batches"])}
                 if not a.no_recall and n == a.workers[-1]:
                     gate = json.loads(config)["min_candidate_similarity"]

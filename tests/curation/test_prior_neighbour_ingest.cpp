@@ -7,11 +7,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "curation_test_helpers.h"
 #include "support/temp_dir.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/ingest/listed_verification.h"
 #include "winnow/index/prior_neighbours.h"
 
 namespace {
@@ -114,9 +116,15 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
   const std::vector<std::uint8_t> wanted(n, 1);
 
   // Long lists (twice the neighbours the ingest takes) and lists barely longer
-  // than that, which the copies and rejections often leave short.
-  for (const std::size_t list_k : {60u, 31u}) {
-    DYNAMIC_SECTION("lists of " << list_k) {
+  // than that, which the copies and rejections often leave short; long lists
+  // with the near-duplicate verdicts the workers make (listed_verification.h).
+  const auto image_verifier = make_image_verifier(plain.config());
+  const auto text_verifier = make_text_verifier(plain.config());
+  const ListedRecordLookup at_position = [&](std::int64_t position) {
+    return order[static_cast<std::size_t>(position)];
+  };
+  for (const auto& [list_k, with_verdicts] : {std::pair{60u, false}, {31u, false}, {60u, true}}) {
+    DYNAMIC_SECTION("lists of " << list_k << (with_verdicts ? " with verdicts" : "")) {
       const index::PriorNeighbourLists lists =
           index::prior_neighbours(vectors.data(), positions.data(), wanted.data(), n, dim, list_k);
       const std::string db = dir.file("job-" + std::to_string(list_k) + ".db");
@@ -134,6 +142,10 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
           prior->similarities.assign(lists.similarities.begin() + i * list_k,
                                      lists.similarities.begin() + (i + 1) * list_k);
           prior->complete = lists.complete[i] != 0;
+          if (with_verdicts) {
+            verify_listed(*e.record, *prior, at_position, plain.config(), *image_verifier,
+                          *text_verifier, 20);
+          }
           e.record->job_position = static_cast<std::int64_t>(i++);
           e.record->prior_neighbours = std::move(prior);
         }
@@ -141,6 +153,8 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
             job.ingest_batch("b" + std::to_string(b), "c" + std::to_string(b), std::move(entries));
         counts.listed += r.job_neighbours.listed;
         counts.searched += r.job_neighbours.searched;
+        counts.verdicts_taken += r.job_neighbours.verdicts_taken;
+        counts.verified_by_writer += r.job_neighbours.verified_by_writer;
       }
       CHECK(job.job_under_way());
       const auto got = decisions(job, batches);
@@ -167,8 +181,85 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
       WARN("lists of " << list_k << ": " << counts.listed << " listed, " << counts.searched
                        << " searched");
       CHECK(counts.searched <= counts.listed);
+      // With verdicts the writer verifies only the candidates of its own
+      // chunk's pending records that came after the worker's last verdict.
+      if (with_verdicts) {
+        CHECK(counts.verdicts_taken > 100);
+        CHECK(counts.verified_by_writer < counts.verdicts_taken / 5);
+      } else {
+        CHECK(counts.verdicts_taken == 0);
+        CHECK(counts.verified_by_writer > 100);
+      }
+      WARN("verdicts taken " << counts.verdicts_taken << ", verified by the writer "
+                             << counts.verified_by_writer);
     }
   }
+}
+
+TEST_CASE("the writer takes the workers' near-duplicate verdicts as they are", "[ingest][job]") {
+  // Verdicts that call every listed candidate a near duplicate: a record whose
+  // nearest earlier records pass the candidate gate becomes a near duplicate,
+  // though a plain ingest, verifying the pixels, accepts most of them.
+  const auto batches = job_batches();
+  std::vector<ManifestRecord> records = batches[0];
+  const std::size_t n = records.size();
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, small_chunks());
+  IngestPipeline job(db);
+  const std::size_t dim = job.embedder().dim();
+  std::vector<float> vectors(n * dim);
+  std::vector<std::int64_t> positions(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    job.embedder().embed(records[i], vectors.data() + i * dim);
+    positions[i] = static_cast<std::int64_t>(i);
+  }
+  const std::vector<std::uint8_t> wanted(n, 1);
+  const index::PriorNeighbourLists lists =
+      index::prior_neighbours(vectors.data(), positions.data(), wanted.data(), n, dim, 60);
+  REQUIRE(job.start_job(n));
+  std::vector<ManifestEntry> entries = entries_of(records);
+  std::size_t gated = 0;  // records with an earlier record at or above the gate
+  std::vector<bool> has_verdicts(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto prior = std::make_shared<PriorNeighbours>();
+    prior->positions.assign(lists.positions.begin() + i * 60,
+                            lists.positions.begin() + (i + 1) * 60);
+    prior->similarities.assign(lists.similarities.begin() + i * 60,
+                               lists.similarities.begin() + (i + 1) * 60);
+    prior->complete = lists.complete[i] != 0;
+    for (std::size_t r = 0; r < 60 && prior->positions[r] >= 0 &&
+                            prior->similarities[r] >= job.config().min_candidate_similarity;
+         ++r) {
+      prior->verified_similarities.push_back(1.0);
+      prior->verified_thresholds.push_back(0.5);
+    }
+    has_verdicts[i] = !prior->verified_similarities.empty();
+    gated += has_verdicts[i];
+    entries[i].record->job_position = static_cast<std::int64_t>(i);
+    entries[i].record->prior_neighbours = std::move(prior);
+  }
+  REQUIRE(gated > 20);
+  const BatchReport r = job.ingest_batch("b", "c", std::move(entries));
+  CHECK(r.job_neighbours.verdicts_taken > 0);
+  CHECK(r.job_neighbours.verified_by_writer < r.job_neighbours.verdicts_taken);
+
+  IngestPipeline::init(dir.file("plain.db"), small_chunks());
+  IngestPipeline plain(dir.file("plain.db"));
+  plain.ingest_batch("b", "c", entries_of(records));
+  std::size_t near = 0, near_plain = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto s = job.store().find_by_external_key(records[i].key);
+    REQUIRE(s);
+    if (s->status == SampleStatus::duplicate_near) {
+      ++near;
+      INFO("record " << records[i].key);
+      CHECK(has_verdicts[i]);  // only a verdict made it one
+    }
+    near_plain +=
+        plain.store().find_by_external_key(records[i].key)->status == SampleStatus::duplicate_near;
+  }
+  CHECK(near > near_plain + 20);
 }
 
 TEST_CASE("a bulk job ends when another process writes the dataset, and needs an empty one",

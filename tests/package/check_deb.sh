@@ -29,6 +29,13 @@ for f in usr/bin/winnow usr/lib/systemd/system/winnow-serve@.service \
 done
 ls "$work"/root/usr/lib/python3/dist-packages/winnow/_winnow*.so >/dev/null
 [[ $("$work/root/usr/bin/winnow" --version) == "winnow $version" ]]
+# The packaged Python module finds the packaged TorchScript plugin, in the package's
+# layout (winnow.dask's workers build a torchscript embedder with it).
+"$build/bin/make_torchscript_projection" "$work/projection.pt"
+PYTHONPATH="$work/root/usr/lib/python3/dist-packages" /usr/bin/python3 -c "import json, sys; \
+import winnow._curation as c; assert c.__file__.startswith(sys.argv[2]), c.__file__; \
+assert c.Curator(json.dumps({'embedder': 'torchscript:' + sys.argv[1]})).dim == 16" \
+  "$work/projection.pt" "$work/root/"
 
 # Installing for real needs root and must not replace a winnow the machine has.
 if [[ $(id -u) -ne 0 ]] || dpkg-query -W winnow >/dev/null 2>&1; then

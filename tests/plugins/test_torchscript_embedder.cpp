@@ -11,6 +11,7 @@
 
 #include "daemon/cli_process.h"  // winnow::test::slurp
 #include "support/temp_dir.h"
+#include "torchscript_projection.h"
 #include "winnow/curation/embed/embedder.h"
 #include "winnow/curation/ingest/idx_importer.h"
 #include "winnow/error.h"
@@ -21,15 +22,9 @@ namespace {
 const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
 
 // A module mapping [B, 1, 28, 28] to [B, 16]: a fixed linear projection.
-std::string save_projection(const winnow::test::TempDir& dir, ::torch::Tensor weight) {
-  ::torch::jit::Module m("Projection");
-  m.register_parameter("weight", weight, /*is_buffer=*/false);
-  m.define(R"(
-def forward(self, x):
-    return x.reshape([x.size(0), -1]).matmul(self.weight.t())
-)");
+std::string save_projection(const winnow::test::TempDir& dir, const ::torch::Tensor& weight) {
   const std::string path = dir.file("projection.pt");
-  m.save(path);
+  winnow::test::save_projection(path, weight);
   return path;
 }
 

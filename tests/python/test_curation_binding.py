@@ -184,3 +184,38 @@ def test_prior_lists_must_fit_the_partition(ingested):
         partition.set_prior_neighbours(10, np.array([0]), *ok[1:])
     with pytest.raises(winnow.Error, match="entry 999 is no record"):
         partition.set_prior_neighbours(10, np.array([0, 999]), *ok[1:])
+    with pytest.raises(winnow.Error, match=r"\[r, v\]"):
+        partition.set_prior_neighbours(10, *ok, np.zeros((3, 2)), np.zeros((3, 2)))
+    partition.set_prior_neighbours(10, *ok, np.full((2, 2), np.nan), np.full((2, 2), np.nan))
+
+
+def test_workers_verify_the_pairs_of_their_lists(ingested):
+    """Curator.verify_listed gives each list's leading pairs the verifier's verdict (the
+    pairs an ingest would verify, from the candidate gate up), as image_similarity does."""
+    _, manifest, images = ingested
+    curator = Curator(Writer(ingested[0]).config_json())
+    partition = curator.read(manifest.read_bytes(), str(manifest), str(manifest.parent), True)
+    n = len(partition)
+    contents = partition.verification_contents(np.arange(n))
+    assert len(contents) == n and all(contents)
+    positions = np.arange(100, 100 + n)
+    wanted = np.zeros(n, bool)
+    wanted[[5, 9]] = True
+    # Record 5 lists 0 (above any gate), 1 (above), then 2 below the gate; 9 lists nothing.
+    neighbours = np.array([[100, 101, 102, -1], [-1, -1, -1, -1]])
+    similarities = np.array([[0.999, 0.99, 0.5, -np.inf], [-np.inf] * 4], np.float32)
+    verified, thresholds = curator.verify_listed(contents, positions, wanted, neighbours,
+                                                 similarities, 3)
+    assert verified.shape == (2, 3) and thresholds.shape == (2, 3)
+    assert verified[0, 0] == curator.image_similarity(images[5], images[0])
+    assert verified[0, 1] == curator.image_similarity(images[5], images[1])
+    assert thresholds[0, 0] == curator.image_threshold
+    assert np.isnan(verified[0, 2]) and np.isnan(verified[1]).all()
+    # At most max_verdicts pairs; a listed record that is not at hand gets none.
+    verified, _ = curator.verify_listed(contents, positions, wanted, neighbours, similarities, 1)
+    assert verified.shape == (2, 1) and not np.isnan(verified[0, 0])
+    verified, _ = curator.verify_listed(contents, positions, wanted, np.array([[7, 101, -1, -1],
+                                        [-1] * 4]), similarities, 3)
+    assert np.isnan(verified[0, 0]) and not np.isnan(verified[0, 1])
+    with pytest.raises(winnow.Error, match="no record content"):
+        curator.verify_listed([b"junk"] * n, positions, wanted, neighbours, similarities, 3)

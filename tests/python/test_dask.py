@@ -125,6 +125,11 @@ def test_same_decisions_as_winnow_ingest(tmp_path, client, manifests, reference)
     assert {"accepted", "duplicate_exact", "duplicate_near", "label_issue", "rejected"} <= statuses
     assert report["search"] == "clusters"
     assert_close(ours, theirs)
+    # The workers verified the near-duplicate candidates of the lists: the writer took
+    # their verdicts for most of the candidates it checked.
+    jobs = [b["job_neighbours"] for b in report["batches"]]
+    taken = sum(j["verdicts_taken"] for j in jobs)
+    assert taken > 0 and taken > sum(j["verified_by_writer"] for j in jobs)
     # The shuffle on the content hash found the copies the writer decided, and the
     # copies the writer rejected first for a key already taken (the key comes first).
     seen, taken_keys = set(), 0
@@ -161,7 +166,7 @@ def test_other_commands_work_on_the_result_and_ingest_adds_a_batch(tmp_path, cli
 def test_the_writer_search_gives_the_same_bytes(tmp_path, client, manifests, reference):
     db, report = curated(tmp_path, client, manifests, search="writer")
     assert report["search"] == "writer"
-    assert all(b["job_neighbours"] == {"listed": 0, "searched": 0} for b in report["batches"])
+    assert all(not any(b["job_neighbours"].values()) for b in report["batches"])
     assert decisions(db) == decisions(reference)
 
 
@@ -210,3 +215,23 @@ def test_the_command_on_a_local_cluster(tmp_path, manifests, reference):
     assert [b["name"] for b in batches] == manifests and summary["parts"] > 4
     assert summary["search"] == "clusters"
     assert_close(decisions(db), decisions(reference))
+
+
+@pytest.mark.skipif(not os.environ.get("WINNOW_TORCHSCRIPT_PROJECTION"),
+                    reason="winnow was built without LibTorch: no TorchScript embedder")
+def test_a_torchscript_embedder_runs_on_the_workers(tmp_path, client, manifests):
+    """A dataset whose embedder is a TorchScript module: the workers (and the writer) load
+    the `winnow` program's plugin, and the decisions are those of `winnow ingest`."""
+    model = str(tmp_path / "projection.pt")
+    subprocess.run([os.environ["WINNOW_TORCHSCRIPT_PROJECTION"], model, "16", "3"], check=True)
+    embedder = f"torchscript:{model}"
+    reference_db = str(tmp_path / "ref.db")
+    run_cli("init", "--db", reference_db, "--embedder", embedder)
+    run_cli("ingest", "--db", reference_db, *manifests)
+    db = str(tmp_path / "dask.db")
+    run_cli("init", "--db", db, "--embedder", embedder)
+    report = wd.curate(client, db, manifests, part_bytes=PART_BYTES)
+    assert report["search"] == "clusters"
+    ours, theirs = decisions(db), decisions(reference_db)
+    assert len({s["status"] for s in ours[0]}) >= 3
+    assert_close(ours, theirs)

@@ -40,7 +40,8 @@ std::size_t NearDuplicateFinder::candidate_count(const index::SearchResults& res
 
 NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& results,
                                                std::size_t query, const ManifestRecord& record,
-                                               const RecordLookup& lookup) const {
+                                               const RecordLookup& lookup,
+                                               const KnownVerification& known) const {
   NearDuplicateMatch match;
   match.threshold = verifier_.threshold();
   match.min_candidate_similarity = options_.min_candidate_similarity;
@@ -50,14 +51,17 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
   for (std::size_t r = 0; r < n; ++r) {
     const std::int64_t id = results.id(query, r);
     const float cand_sim = results.similarity(query, r);
-    const ManifestRecord* other = lookup ? lookup(id) : nullptr;
-    if (other == nullptr) {
-      continue;
+    std::optional<Verification> verdict = known ? known(id) : std::nullopt;
+    if (!verdict) {
+      const ManifestRecord* other = lookup ? lookup(id) : nullptr;
+      if (other == nullptr) continue;
+      // A verifier may compare some pairs by another measure with its own
+      // threshold: the best candidate is the one furthest above its threshold.
+      verdict = Verification{verifier_.similarity(record, *other),
+                             verifier_.threshold_for(record, *other)};
     }
-    const double sim = verifier_.similarity(record, *other);
-    // A verifier may compare some pairs by another measure with its own
-    // threshold: the best candidate is the one furthest above its threshold.
-    const double threshold = verifier_.threshold_for(record, *other);
+    const double sim = verdict->similarity;
+    const double threshold = verdict->threshold;
     ++match.candidates_checked;
     if (!have_best || sim - threshold > match.similarity - match.threshold) {
       have_best = true;

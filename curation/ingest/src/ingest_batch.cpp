@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -23,13 +24,11 @@ namespace {
 constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
 
-// The candidate gate depends on the content kind: index cosines of the
-// pixels and the text embedders are on different scales, and an image file's
-// edited copy (a crop) has a lower cosine than a pixels record's.
-dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config, double gate) {
+dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config,
+                                                 NearDuplicateCheck check) {
   dedup::NearDuplicateFinderOptions options;
   options.candidates = config.candidates;
-  options.min_candidate_similarity = gate;
+  options.min_candidate_similarity = candidate_gate(config, check);
   return options;
 }
 
@@ -58,12 +57,11 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       image_verifier_(context.image_verifier),
       text_verifier_(context.text_verifier),
       image_finder_(context.index, image_verifier_,
-                    finder_options(context.config, context.config.min_candidate_similarity)),
-      image_file_finder_(
-          context.index, image_verifier_,
-          finder_options(context.config, context.config.image_file_min_candidate_similarity)),
+                    finder_options(context.config, NearDuplicateCheck::image)),
+      image_file_finder_(context.index, image_verifier_,
+                         finder_options(context.config, NearDuplicateCheck::image_file)),
       text_finder_(context.index, text_verifier_,
-                   finder_options(context.config, context.config.text_min_candidate_similarity)),
+                   finder_options(context.config, NearDuplicateCheck::text)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
       image_issues_(context.config.image_issues, image_quality_),
@@ -567,17 +565,63 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     }
   }
   const dedup::RecordLookup record_lookup = [this](std::int64_t id) { return record_of(id); };
-  dedup::NearDuplicateMatch match = finder->verify(candidates, 0, record, record_lookup);
+  dedup::KnownVerification known = listed_verdicts(record);
+  std::int64_t taken = 0;
+  if (known) {
+    known = [&taken, listed = std::move(known)](std::int64_t id) {
+      std::optional<dedup::Verification> verdict = listed(id);
+      if (verdict) ++taken;
+      return verdict;
+    };
+  }
+  dedup::NearDuplicateMatch match = finder->verify(candidates, 0, record, record_lookup, known);
+  if (context_.job != nullptr && record.prior_neighbours) {
+    job_neighbours_.verdicts_taken += taken;
+    job_neighbours_.verified_by_writer += match.candidates_checked - taken;
+  }
   if (match.found && match.id >= kPendingBase) {
     match.id = item_id(static_cast<std::size_t>(match.id - kPendingBase));
   }
   return match;
 }
 
+// The verdicts the workers made on `record`'s listed candidates (a bulk
+// job's), by candidate id: a listed record the writer flushed has its store
+// id, a pending one of this chunk its pending id. None outside a job.
+dedup::KnownVerification IngestBatch::listed_verdicts(const ManifestRecord& record) const {
+  const PriorNeighbours* prior = record.prior_neighbours.get();
+  if (context_.job == nullptr || prior == nullptr || prior->verified_similarities.empty()) {
+    return {};
+  }
+  return [this, prior](std::int64_t id) -> std::optional<dedup::Verification> {
+    const bool pending = id >= kPendingBase;
+    const ManifestRecord* other =
+        pending ? items_[static_cast<std::size_t>(id - kPendingBase)].record : nullptr;
+    const std::int64_t position = other != nullptr ? other->job_position : -1;
+    const std::size_t n = std::min({prior->verified_similarities.size(),
+                                    prior->verified_thresholds.size(), prior->positions.size()});
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::int64_t listed = prior->positions[r];
+      if (listed < 0) break;
+      if (pending ? listed != position : context_.job->id_at(listed) != id) continue;
+      if (std::isnan(prior->verified_similarities[r])) return std::nullopt;
+      return dedup::Verification{prior->verified_similarities[r], prior->verified_thresholds[r]};
+    }
+    return std::nullopt;
+  };
+}
+
 const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& record) const {
-  if (!record.colour.empty()) return &image_file_finder_;
-  if (record.has_image()) return &image_finder_;
-  if (record.kind == ContentKind::text) return &text_finder_;
+  switch (near_duplicate_check(record)) {
+    case NearDuplicateCheck::image_file:
+      return &image_file_finder_;
+    case NearDuplicateCheck::image:
+      return &image_finder_;
+    case NearDuplicateCheck::text:
+      return &text_finder_;
+    case NearDuplicateCheck::none:
+      break;
+  }
   return nullptr;
 }
 

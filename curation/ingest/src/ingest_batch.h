@@ -23,6 +23,7 @@
 
 #include "winnow/curation/ingest/image_issues.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/ingest/near_duplicate_check.h"
 #include "winnow/curation/labels/label_names.h"
 #include "winnow/curation/thread_pool.h"
 #include "winnow/curation/ingest/record_decision.h"
@@ -113,6 +114,7 @@ class IngestBatch {
                                     int row, const float* vector);
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
                                                           const index::SearchResults& candidates);
+  dedup::KnownVerification listed_verdicts(const ManifestRecord& record) const;
   void flush();
   void record_flushed(std::size_t i);
   std::int64_t item_id(std::size_t i);

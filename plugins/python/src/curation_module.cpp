@@ -10,18 +10,25 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "manifest_partition.h"
 #include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/embed/embedder_plugins.h"
 #include "winnow/curation/ingest/information_gain.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/ingest/listed_verification.h"
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/curation/printable_text.h"
 #include "winnow/curation/status_counts_json.h"
@@ -44,6 +51,7 @@ using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>
 using LabelArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 using PositionArray = LabelArray;
 using FlagArray = py::array_t<bool, py::array::c_style | py::array::forcecast>;
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 // winnow::Error becomes the winnow.Error that `_winnow` defines, so that one
 // `except winnow.Error` catches both modules' errors.
@@ -121,6 +129,77 @@ winnow::index::SearchResults results_of(const FloatArray& similarities) {
   return results;
 }
 
+// Curator.verify_listed: the workers' verdicts on the pairs of their lists
+// (ingest::verify_listed), for the lists of one cluster.
+py::tuple verify_listed(const Curator& c, const std::vector<py::bytes>& raw_contents,
+                        const py::array& raw_positions, const py::array& raw_wanted,
+                        const py::array& raw_neighbours, const py::array& raw_similarities,
+                        std::size_t max_verdicts) {
+  const PositionArray positions = PositionArray::ensure(raw_positions);
+  const FlagArray wanted = FlagArray::ensure(raw_wanted);
+  const PositionArray neighbours = PositionArray::ensure(raw_neighbours);
+  const FloatArray similarities = FloatArray::ensure(raw_similarities);
+  const std::size_t n = raw_contents.size();
+  WINNOW_THROW_IF_NOT(
+      positions && wanted && neighbours && similarities &&
+          static_cast<std::size_t>(positions.size()) == n &&
+          static_cast<std::size_t>(wanted.size()) == n && neighbours.ndim() == 2 &&
+          similarities.ndim() == 2 && neighbours.shape(0) == similarities.shape(0) &&
+          neighbours.shape(1) == similarities.shape(1),
+      "verify_listed: contents, positions and wanted [n], neighbours and similarities [r, k]");
+  const auto rows = static_cast<std::size_t>(neighbours.shape(0));
+  const auto k = static_cast<std::size_t>(neighbours.shape(1));
+  std::vector<std::string> contents(raw_contents.begin(), raw_contents.end());
+  DoubleArray out_similarities(
+      {static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(max_verdicts)});
+  DoubleArray out_thresholds(
+      {static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(max_verdicts)});
+  std::fill_n(out_similarities.mutable_data(), out_similarities.size(),
+              std::numeric_limits<double>::quiet_NaN());
+  std::fill_n(out_thresholds.mutable_data(), out_thresholds.size(),
+              std::numeric_limits<double>::quiet_NaN());
+  double* sims = out_similarities.mutable_data();
+  double* thresholds = out_thresholds.mutable_data();
+  {
+    py::gil_scoped_release release;
+    // Each content is decoded once, when a list first needs it.
+    std::unordered_map<std::int64_t, std::size_t> row_of;
+    for (std::size_t i = 0; i < n; ++i) row_of.emplace(positions.data()[i], i);
+    std::vector<std::unique_ptr<ManifestRecord>> records(n);
+    const auto record_at = [&](std::size_t i) -> const ManifestRecord* {
+      if (contents[i].empty()) return nullptr;
+      if (!records[i]) {
+        records[i] =
+            std::make_unique<ManifestRecord>(winnow::python::verification_record(contents[i]));
+      }
+      return records[i].get();
+    };
+    const winnow::curation::ingest::ListedRecordLookup listed =
+        [&](std::int64_t position) -> const ManifestRecord* {
+      const auto found = row_of.find(position);
+      return found == row_of.end() ? nullptr : record_at(found->second);
+    };
+    std::size_t row = 0;
+    for (std::size_t i = 0; i < n && row < rows; ++i) {
+      if (!wanted.data()[i]) continue;
+      const std::size_t r = row++;
+      const ManifestRecord* record = record_at(i);
+      if (record == nullptr) continue;
+      winnow::curation::PriorNeighbours list;
+      list.positions.assign(neighbours.data() + r * k, neighbours.data() + (r + 1) * k);
+      list.similarities.assign(similarities.data() + r * k, similarities.data() + (r + 1) * k);
+      winnow::curation::ingest::verify_listed(*record, list, listed, c.config(), c.image_verifier(),
+                                              c.text_verifier(), max_verdicts);
+      std::copy(list.verified_similarities.begin(), list.verified_similarities.end(),
+                sims + r * max_verdicts);
+      std::copy(list.verified_thresholds.begin(), list.verified_thresholds.end(),
+                thresholds + r * max_verdicts);
+    }
+    WINNOW_THROW_IF_NOT(row == rows, "verify_listed: {} wanted records for {} lists", row, rows);
+  }
+  return py::make_tuple(out_similarities, out_thresholds);
+}
+
 void bind_curator(py::module_& m) {
   py::class_<Curator>(m, "Curator",
                       "A dataset's embedder, image reading and verifiers, built from its stored "
@@ -133,6 +212,9 @@ void bind_curator(py::module_& m) {
           "neighbours_k", [](const Curator& c) { return c.config().neighbours_per_record(); },
           "The nearest accepted samples an ingest takes per record (near-duplicate candidates, "
           "label voters, gain neighbours).")
+      .def_property_readonly(
+          "candidates", [](const Curator& c) { return c.config().candidates; },
+          "The near-duplicate candidates an ingest verifies per record, at most.")
       .def(
           "read",
           [](const Curator& c, py::bytes text, const std::string& name, const std::string& base_dir,
@@ -186,10 +268,25 @@ void bind_curator(py::module_& m) {
           py::arg("a"), py::arg("b"),
           "The near-duplicate verifier's similarity of two texts (near duplicates from "
           "text_threshold up).")
-      .def_property_readonly("image_threshold",
-                             [](const Curator& c) { return c.image_verifier().threshold(); })
+      .def_property_readonly(
+          "image_threshold",
+          [](const Curator& c) {
+            // image_similarity compares grey images: the grey verifier's threshold (the
+            // image verifier's own threshold() is its colour one).
+            const ManifestRecord grey;  // no colour image
+            return c.image_verifier().threshold_for(grey, grey);
+          },
+          "The threshold of image_similarity (grey images).")
       .def_property_readonly("text_threshold",
                              [](const Curator& c) { return c.text_verifier().threshold(); })
+      .def("verify_listed", &verify_listed, py::arg("contents"), py::arg("positions"),
+           py::arg("wanted"), py::arg("neighbours"), py::arg("similarities"),
+           py::arg("max_verdicts"),
+           "The near-duplicate verdicts on the wanted records' prior neighbour lists (what "
+           "prior_neighbours gave for vectors at `positions`, `wanted` [n]): for each list, the "
+           "verifier on its leading records from the candidate gate up, at most max_verdicts; "
+           "`contents` [n]: ManifestPartition.verification_contents of the n records. Returns "
+           "(similarities, thresholds), both float64 [r, max_verdicts], NaN where no verdict.")
       .def(
           "label_quality",
           [](const Curator& c, const py::array& similarities, const py::array& neighbour_labels,
@@ -355,10 +452,32 @@ void bind_partition(py::module_& m) {
           },
           "Embeddings [entries, dim]; a row of NaN where there is none (a rejection).")
       .def(
+          "verification_contents",
+          [](const ManifestPartition& p, const py::array& raw_entries) {
+            const PositionArray entries = PositionArray::ensure(raw_entries);
+            WINNOW_THROW_IF_NOT(entries && entries.ndim() == 1,
+                                "verification_contents: entries must be [r]");
+            py::list out;
+            for (py::ssize_t r = 0; r < entries.size(); ++r) {
+              const std::int64_t e = entries.data()[r];
+              WINNOW_THROW_IF_NOT(e >= 0 && static_cast<std::size_t>(e) < p.entries.size() &&
+                                      p.entries[static_cast<std::size_t>(e)].ok(),
+                                  "verification_contents: entry {} is no record of the partition",
+                                  e);
+              out.append(py::bytes(winnow::python::verification_content(
+                  *p.entries[static_cast<std::size_t>(e)].record)));
+            }
+            return out;
+          },
+          py::arg("entries"),
+          "What the near-duplicate verifier reads of entries [r] (bytes each; empty for a "
+          "record with no near-duplicate check), for Curator.verify_listed.")
+      .def(
           "set_prior_neighbours",
           [](ManifestPartition& p, std::int64_t first_position, const py::array& raw_entries,
              const py::array& raw_positions, const py::array& raw_similarities,
-             const py::array& raw_complete) {
+             const py::array& raw_complete, const std::optional<py::array>& raw_verified,
+             const std::optional<py::array>& raw_thresholds) {
             const PositionArray entries = PositionArray::ensure(raw_entries);
             const PositionArray positions = PositionArray::ensure(raw_positions);
             const FloatArray similarities = FloatArray::ensure(raw_similarities);
@@ -373,6 +492,23 @@ void bind_partition(py::module_& m) {
                 "set_prior_neighbours: entries [r], positions and similarities [r, k] and "
                 "complete [r] must agree");
             const auto k = static_cast<std::size_t>(positions.shape(1));
+            WINNOW_THROW_IF_NOT(raw_verified.has_value() == raw_thresholds.has_value(),
+                                "set_prior_neighbours: verified_similarities and "
+                                "verified_thresholds come together");
+            DoubleArray verified, thresholds;
+            std::size_t verdicts = 0;
+            if (raw_verified) {
+              verified = DoubleArray::ensure(*raw_verified);
+              thresholds = DoubleArray::ensure(*raw_thresholds);
+              WINNOW_THROW_IF_NOT(
+                  verified && thresholds && verified.ndim() == 2 && thresholds.ndim() == 2 &&
+                      static_cast<std::size_t>(verified.shape(0)) == rows &&
+                      verified.shape(0) == thresholds.shape(0) &&
+                      verified.shape(1) == thresholds.shape(1),
+                  "set_prior_neighbours: verified_similarities and verified_thresholds must be "
+                  "[r, v]");
+              verdicts = static_cast<std::size_t>(verified.shape(1));
+            }
             for (std::size_t e = 0; e < p.entries.size(); ++e) {
               if (p.entries[e].ok())
                 p.entries[e].record->job_position = first_position + static_cast<std::int64_t>(e);
@@ -388,14 +524,27 @@ void bind_partition(py::module_& m) {
               prior->similarities.assign(similarities.data() + r * k,
                                          similarities.data() + (r + 1) * k);
               prior->complete = complete.data()[r];
+              if (verdicts > 0) {
+                // Only the leading ranks with a verdict (the rest are NaN padding).
+                std::size_t v = verdicts;
+                while (v > 0 && std::isnan(verified.data()[r * verdicts + v - 1])) --v;
+                prior->verified_similarities.assign(verified.data() + r * verdicts,
+                                                    verified.data() + r * verdicts + v);
+                prior->verified_thresholds.assign(thresholds.data() + r * verdicts,
+                                                  thresholds.data() + r * verdicts + v);
+              }
               p.entries[static_cast<std::size_t>(e)].record->prior_neighbours = std::move(prior);
             }
           },
           py::arg("first_position"), py::arg("entries"), py::arg("positions"),
           py::arg("similarities"), py::arg("complete"),
+          py::arg("verified_similarities") = py::none(),
+          py::arg("verified_thresholds") = py::none(),
           "Places the entries in a bulk job (entry i at job position first_position + i) and "
           "gives entries [r] their nearest earlier records: positions [r, k] (-1: none), "
-          "similarities [r, k], complete [r] (every earlier record of the cluster listed).")
+          "similarities [r, k], complete [r] (every earlier record of the cluster listed); "
+          "optionally the near-duplicate verdicts on the leading ones (Curator.verify_listed: "
+          "[r, v] each, NaN where none).")
       .def(py::pickle(
           [](const ManifestPartition& p) {
             std::string bytes;
@@ -477,14 +626,16 @@ class Writer {
       if (source_error) std::rethrow_exception(source_error);
       throw;
     }
-    const nlohmann::json j = {
-        {"batch_id", report.batch_id},
-        {"name", report.name},
-        {"skipped", report.skipped},
-        {"counts", winnow::curation::counts_json(report.counts)},
-        {"seconds", report.seconds},
-        {"job_neighbours",
-         {{"listed", report.job_neighbours.listed}, {"searched", report.job_neighbours.searched}}}};
+    const nlohmann::json j = {{"batch_id", report.batch_id},
+                              {"name", report.name},
+                              {"skipped", report.skipped},
+                              {"counts", winnow::curation::counts_json(report.counts)},
+                              {"seconds", report.seconds},
+                              {"job_neighbours",
+                               {{"listed", report.job_neighbours.listed},
+                                {"searched", report.job_neighbours.searched},
+                                {"verdicts_taken", report.job_neighbours.verdicts_taken},
+                                {"verified_by_writer", report.job_neighbours.verified_by_writer}}}};
     return j.dump();
   }
 
@@ -516,9 +667,37 @@ void bind_writer(py::module_& m) {
 
 }  // namespace
 
+// TorchScript embedders are the `winnow` program's plugin
+// (winnow/curation/embed/embedder_plugins.h), which takes curation's symbols
+// from the process. Python loads this module with its symbols local, so the
+// module makes them global (dlopen of itself, RTLD_NOLOAD | RTLD_GLOBAL), and
+// only when a dataset first asks for a plugin's embedder. The plugins are in
+// lib/winnow/ of the nearest ancestor of the module's folder that has one:
+// build/python/winnow/ -> build/lib/winnow/ in the build tree,
+// PREFIX/lib/python3/dist-packages/winnow/ -> PREFIX/lib/winnow/ installed.
+void use_embedder_plugins() {
+  winnow::curation::embed::use_embedder_plugins([] {
+    namespace fs = std::filesystem;
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&use_embedder_plugins), &info) == 0 ||
+        info.dli_fname == nullptr) {
+      return fs::path();
+    }
+    ::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // the handle stays open
+    std::error_code error;
+    for (fs::path dir = fs::path(info.dli_fname).parent_path(); dir != dir.parent_path();
+         dir = dir.parent_path()) {
+      const fs::path plugins = dir / "lib" / "winnow";
+      if (fs::is_regular_file(plugins / "libwinnow_torchscript.so", error)) return plugins;
+    }
+    return fs::path();
+  });
+}
+
 PYBIND11_MODULE(_curation, m) {
   m.doc() = "winnow's curation core for Python (winnow.dask); use the `winnow.dask` module";
   translate_errors();
+  use_embedder_plugins();
   bind_curator(m);
   bind_partition(m);
   bind_writer(m);

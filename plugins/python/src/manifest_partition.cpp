@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/dedup/content_hash.h"
+#include "winnow/curation/ingest/near_duplicate_check.h"
 #include "winnow/curation/thread_pool.h"
 #include "winnow/error.h"
 
@@ -119,6 +120,39 @@ Rejection rejection_in(const json& j) {
 }
 
 }  // namespace
+
+std::string verification_content(const ManifestRecord& record) {
+  if (curation::ingest::near_duplicate_check(record) == curation::ingest::NearDuplicateCheck::none)
+    return {};
+  const json j = {{"kind", static_cast<int>(record.kind)},
+                  {"text", record.text},
+                  {"pixels", bytes_of(record.pixels)},
+                  {"width", record.width},
+                  {"height", record.height},
+                  {"colour", bytes_of(record.colour)}};
+  const std::vector<std::uint8_t> cbor = json::to_cbor(j);
+  return std::string(cbor.begin(), cbor.end());
+}
+
+ManifestRecord verification_record(std::string_view bytes) {
+  try {
+    const json j = json::from_cbor(bytes.begin(), bytes.end(), true, false);
+    ManifestRecord r;
+    const int kind = j.at("kind").get<int>();
+    WINNOW_THROW_IF_NOT_KIND(kind >= 0 && kind <= static_cast<int>(curation::ContentKind::none),
+                             corrupt, "verification content: content kind {}", kind);
+    r.kind = static_cast<curation::ContentKind>(kind);
+    r.text = j.at("text").get<std::string>();
+    r.pixels = bytes_in(j.at("pixels"));
+    r.width = j.at("width").get<std::size_t>();
+    r.height = j.at("height").get<std::size_t>();
+    r.colour = bytes_in(j.at("colour"));
+    return r;
+  } catch (const json::exception& e) {
+    WINNOW_THROW_KIND(corrupt, "verification content: {} bytes are no record content ({})",
+                      bytes.size(), e.what());
+  }
+}
 
 std::string to_bytes(const ManifestPartition& partition) {
   json entries = json::array();

@@ -35,6 +35,14 @@ struct ManifestPartition {
 std::string to_bytes(const ManifestPartition& partition);
 ManifestPartition partition_from_bytes(std::string_view bytes);
 
+// The part of a record a near-duplicate verifier reads (kind, text, pixels
+// and their shape, colour) as bytes (CBOR), and back: what winnow.dask's
+// cluster shuffle carries so that the workers verify the pairs of their
+// neighbour lists. Empty for a record with no near-duplicate check.
+// verification_record throws winnow::Error on bytes that are not such a content.
+std::string verification_content(const curation::ManifestRecord& record);
+curation::ManifestRecord verification_record(std::string_view bytes);
+
 class Curator {
  public:
   // `config_json`: the dataset's config as stored (CurationConfig::to_json).

@@ -174,25 +174,30 @@ def exact_duplicates(client: Client, frames: list):
 
 _CLUSTER_META = pd.DataFrame({
     "cluster": pd.Series([], dtype=np.int32), "position": pd.Series([], dtype=np.int64),
-    "own": pd.Series([], dtype=bool), "vector": pd.Series([], dtype=object)})
+    "own": pd.Series([], dtype=bool), "vector": pd.Series([], dtype=object),
+    "content": pd.Series([], dtype=object)})
 _LIST_META = pd.DataFrame({
     "position": pd.Series([], dtype=np.int64), "neighbours": pd.Series([], dtype=object),
-    "similarities": pd.Series([], dtype=object), "complete": pd.Series([], dtype=bool)})
+    "similarities": pd.Series([], dtype=object), "complete": pd.Series([], dtype=bool),
+    "verified": pd.Series([], dtype=object), "thresholds": pd.Series([], dtype=object)})
 
 
 class EmbeddedRows(NamedTuple):
-    """A part's records that have an embedding: their entries and vectors."""
+    """A part's records that have an embedding: their entries, vectors and what the
+    near-duplicate verifier reads of them."""
 
     entries: np.ndarray  # int64 [r]: entry numbers within the part
     vectors: np.ndarray  # float32 [r, dim]
+    contents: list  # bytes [r] (ManifestPartition.verification_contents)
 
 
 def embedded_rows(partition: ManifestPartition) -> EmbeddedRows:
     vectors = partition.embeddings()
     if vectors.shape[1] == 0:
-        return EmbeddedRows(np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+        return EmbeddedRows(np.zeros(0, np.int64), np.zeros((0, 0), np.float32), [])
     entries = np.flatnonzero(np.isfinite(vectors).all(axis=1)).astype(np.int64)
-    return EmbeddedRows(entries, np.ascontiguousarray(vectors[entries]))
+    return EmbeddedRows(entries, np.ascontiguousarray(vectors[entries]),
+                        partition.verification_contents(entries))
 
 
 def row_count(rows: EmbeddedRows) -> int:
@@ -226,12 +231,17 @@ def cluster_frame(rows: EmbeddedRows, first: int, centroids: np.ndarray, copies:
         "cluster": nearest.reshape(-1).astype(np.int32),
         "position": np.repeat(first + rows.entries, m),
         "own": np.tile(np.arange(m) == 0, len(rows.entries)),
-        "vector": pd.Series([v for v in vectors for _ in range(m)], dtype=object)})
+        "vector": pd.Series([v for v in vectors for _ in range(m)], dtype=object),
+        "content": pd.Series([c for c in rows.contents for _ in range(m)], dtype=object)})
 
 
-def search_clusters(frame: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Each own record's k nearest earlier records of its cluster, for the clusters of
-    one shuffled partition (every row of a cluster is in it)."""
+def search_clusters(frame: pd.DataFrame, k: int, config_json: str) -> pd.DataFrame:
+    """Each own record's k nearest earlier records of its cluster, with the near-duplicate
+    verdicts on the leading ones (at most LIST_FACTOR times the candidates an ingest
+    verifies), for the clusters of one shuffled partition (every row of a cluster is in
+    it)."""
+    curator = _curator(config_json)
+    verdicts = LIST_FACTOR * curator.candidates
     lists = []
     for _, group in frame.groupby("cluster", sort=True):
         vectors = np.frombuffer(b"".join(group["vector"]), dtype=np.float32)
@@ -239,11 +249,15 @@ def search_clusters(frame: pd.DataFrame, k: int) -> pd.DataFrame:
         positions = group["position"].to_numpy(np.int64)
         own = group["own"].to_numpy(bool)
         neighbours, similarities, complete = prior_neighbours(vectors, positions, own, k)
+        verified, thresholds = curator.verify_listed(list(group["content"]), positions, own,
+                                                     neighbours, similarities, verdicts)
         lists.append(pd.DataFrame({
             "position": positions[own],
             "neighbours": pd.Series([row.tobytes() for row in neighbours], dtype=object),
             "similarities": pd.Series([row.tobytes() for row in similarities], dtype=object),
-            "complete": complete}))
+            "complete": complete,
+            "verified": pd.Series([row.tobytes() for row in verified], dtype=object),
+            "thresholds": pd.Series([row.tobytes() for row in thresholds], dtype=object)}))
     return pd.concat(lists, ignore_index=True) if lists else _LIST_META
 
 
@@ -260,11 +274,12 @@ def job_positions(client: Client, reads: dict):
 
 
 def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: int,
-                    cluster_size: int = DEFAULT_CLUSTER_SIZE,
+                    config_json: str, cluster_size: int = DEFAULT_CLUSTER_SIZE,
                     copies: int = DEFAULT_CLUSTER_COPIES) -> dict:
-    """Futures of every record's prior neighbour list, one pandas frame per part (index:
-    job position), from the futures of the parts' reads; {part index: future}, parts with
-    no record left out. `firsts`/`counts`: each part's first job position and entries."""
+    """Futures of every record's prior neighbour list with its near-duplicate verdicts,
+    one pandas frame per part (index: job position), from the futures of the parts'
+    reads; {part index: future}, parts with no record left out. `firsts`/`counts`: each
+    part's first job position and entries; `config_json`: the dataset's (its verifiers)."""
     order = sorted(reads)
     rows = {i: client.submit(embedded_rows, reads[i], pure=True) for i in order}
     embedded = sum(client.gather([client.submit(row_count, rows[i], pure=True) for i in order]))
@@ -279,7 +294,7 @@ def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: 
     vectors = dd.from_delayed(frames, meta=_CLUSTER_META, verify_meta=False)
     by_cluster = vectors.shuffle("cluster", npartitions=max(1, min(clusters, len(order))),
                                  shuffle="tasks")
-    lists = by_cluster.map_partitions(search_clusters, k, meta=_LIST_META)
+    lists = by_cluster.map_partitions(search_clusters, k, config_json, meta=_LIST_META)
     # Back by part: one output partition per part with records, in the job's order.
     with_records = [i for i in order if counts[i] > 0]
     divisions = [firsts[i] for i in with_records] + [firsts[with_records[-1]] + counts[with_records[-1]]]
@@ -292,9 +307,11 @@ def attach_lists(partition: ManifestPartition, first: int, lists: pd.DataFrame, 
     n = len(lists)
     neighbours = np.frombuffer(b"".join(lists["neighbours"]), dtype=np.int64).reshape(n, k)
     similarities = np.frombuffer(b"".join(lists["similarities"]), dtype=np.float32).reshape(n, k)
+    verified = np.frombuffer(b"".join(lists["verified"]), dtype=np.float64).reshape(n, -1)
+    thresholds = np.frombuffer(b"".join(lists["thresholds"]), dtype=np.float64).reshape(n, -1)
     entries = lists.index.to_numpy(np.int64) - first
     partition.set_prior_neighbours(first, entries, neighbours, similarities,
-                                   lists["complete"].to_numpy(bool))
+                                   lists["complete"].to_numpy(bool), verified, thresholds)
 
 
 class PartsInFlight:
@@ -336,7 +353,8 @@ class PartsRead:
                                      pure=True) for part in parts]
         self.lists, self.firsts, self.k = {}, {}, 0
 
-    def search(self, client: Client, writer: Writer, k: int, cluster_size: int, copies: int):
+    def search(self, client: Client, writer: Writer, k: int, config_json: str,
+               cluster_size: int, copies: int):
         """Starts the neighbour search; returns False (and searches nothing) when the
         writer cannot take lists (the dataset is not empty)."""
         self.firsts, counts, total = job_positions(client, self.partitions)
@@ -344,7 +362,7 @@ class PartsRead:
             return False
         self.k = k
         self.lists = neighbour_lists(client, self.partitions, self.firsts, counts, k,
-                                     cluster_size, copies)
+                                     config_json, cluster_size, copies)
         return True
 
     def take(self, part: Part) -> ManifestPartition:
@@ -395,7 +413,7 @@ def curate(
     searched_by = "writer"
     if search == "clusters" and parts and writer.can_start_job():
         in_flight = PartsRead(client, parts, config_json, worker_threads)
-        if in_flight.search(client, writer, writer.neighbours_k * LIST_FACTOR,
+        if in_flight.search(client, writer, writer.neighbours_k * LIST_FACTOR, config_json,
                             cluster_size, cluster_copies):
             searched_by = "clusters"
     else:

@@ -55,6 +55,12 @@ struct PriorNeighbours {
   // Every earlier record of the cluster is listed: however many of them the
   // ingest finds rejected, none it would want is missing.
   bool complete = false;
+  // The near-duplicate verifier's verdicts on the leading listed records,
+  // made on the workers (ingest/listed_verification.h): similarity and
+  // threshold of rank r, for r below their size (NaN where no verdict was
+  // made); the writer verifies the other candidates itself.
+  std::vector<double> verified_similarities;
+  std::vector<double> verified_thresholds;
 };
 
 struct ManifestRecord {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "winnow/curation/manifest_record.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
@@ -35,6 +36,15 @@ struct NearDuplicateMatch {
 // (such candidates are skipped).
 using RecordLookup = std::function<const ManifestRecord*(std::int64_t id)>;
 
+// The verifier's verdict on a (record, candidate) pair made elsewhere before
+// (winnow.dask's workers verify the candidates of their neighbour lists), or
+// nothing: the candidate is then looked up and verified here.
+struct Verification {
+  double similarity = 0.0;
+  double threshold = 0.0;  // the verifier's threshold_for the pair
+};
+using KnownVerification = std::function<std::optional<Verification>(std::int64_t id)>;
+
 class NearDuplicateFinder {
  public:
   // Keeps references to both; they must outlive the finder.
@@ -46,9 +56,11 @@ class NearDuplicateFinder {
                           const RecordLookup& lookup) const;
 
   // Verifies the candidates of row `query` of a search already made (its k
-  // may differ from options.candidates; at most that many are used).
+  // may differ from options.candidates; at most that many are used); a
+  // candidate whose verdict `known` gives is taken as it is.
   NearDuplicateMatch verify(const index::SearchResults& results, std::size_t query,
-                            const ManifestRecord& record, const RecordLookup& lookup) const;
+                            const ManifestRecord& record, const RecordLookup& lookup,
+                            const KnownVerification& known = {}) const;
 
   // How many leading candidates of row `query` verify() compares: ranks with
   // a real id and an index cosine >= min_candidate_similarity, at most

@@ -120,10 +120,14 @@ struct LabelRejudgeCounts {
 // Records of a bulk job (winnow.dask) whose neighbours came from the prior
 // lists its workers computed instead of an index search, and those of them
 // searched after all: too few of the listed records were accepted for the
-// list to hold the record's nearest accepted ones.
+// list to hold the record's nearest accepted ones. Of the near-duplicate
+// candidates of the job's records: those whose verdict the workers made
+// (ListedVerification) and those the writer verified itself.
 struct JobNeighbourCounts {
   std::int64_t listed = 0;
   std::int64_t searched = 0;
+  std::int64_t verdicts_taken = 0;
+  std::int64_t verified_by_writer = 0;
 };
 
 struct BatchReport {
