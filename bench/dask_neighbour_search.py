@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "pytho
 from curation_data import fashion_mnist, pixels_line  # noqa: E402
 
 import winnow.dask as wd  # noqa: E402
-from winnow._curation import Curator, Writer, prior_neighbours  # noqa: E402
+from winnow._curation import Writer, prior_neighbours  # noqa: E402
 
 
 def run(*args):
@@ -89,14 +89,16 @@ def manifest_lines(images, labels, seed):
     return head + tail, originals
 
 
-def list_recall(client, manifest, config, gate, cluster_options):
+def list_recall(client, manifest, writer, gate, cluster_options):
     """The job's lists (its functions, its defaults) against exact global search."""
+    config = writer.config_json()
     parts = wd.plan_parts([str(manifest)])
     reads = {p.index: client.submit(wd.read_part, p, config, pure=True) for p in parts}
     firsts, counts, total = wd.job_positions(client, reads)
-    k = Curator(config).neighbours_k * wd.LIST_FACTOR
+    k, verdicts = wd.list_shape(writer)
     t0 = time.monotonic()
-    futures = wd.neighbour_lists(client, reads, firsts, counts, k, config, **cluster_options)
+    futures = wd.neighbour_lists(client, reads, firsts, counts, k, verdicts, config,
+                                 **cluster_options)
     lists = {i: f.result() for i, f in futures.items()}
     search_s = time.monotonic() - t0
     job = {}  # position -> set of listed positions
@@ -161,7 +163,8 @@ def main():
         run(a.winnow, "ingest", "--db", reference_db, manifest)
         result["winnow_ingest_s"] = round(time.monotonic() - t0, 2)
         reference = exported(a.winnow, reference_db)
-        config = Writer(reference_db).config_json()
+        reference_writer = Writer(reference_db)
+        config = reference_writer.config_json()
         for n in a.workers:
             with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                               dashboard_address=None, host="127.0.0.1") as cluster, \
@@ -188,7 +191,8 @@ def main():
                                                    for b in report["batches"])}
                 if not a.no_recall and n == a.workers[-1]:
                     gate = json.loads(config)["min_candidate_similarity"]
-                    recall, job, keys = list_recall(client, manifest, config, gate, cluster_options)
+                    recall, job, keys = list_recall(client, manifest, reference_writer, gate,
+                                                    cluster_options)
                     entry.update(recall)
                     planted = [keys[o] in job.get(keys[c], set()) for c, o in originals.items()
                                if keys[o] < keys[c] and keys[c] in job]

@@ -217,6 +217,20 @@ def test_the_command_on_a_local_cluster(tmp_path, manifests, reference):
     assert_close(decisions(db), decisions(reference))
 
 
+def test_a_part_of_rejections_alone_keeps_its_place_in_the_job(tmp_path, client, manifests):
+    """A manifest whose every line is refused has entries but no embedded record: its part
+    gets an empty list frame and must still take its job positions."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(f'{{"key": "bad-{i}", "label": "1"}}\n' for i in range(40)))
+    reference_db = str(tmp_path / "ref.db")
+    run_cli("init", "--db", reference_db)
+    run_cli("ingest", "--db", reference_db, manifests[0], str(bad), manifests[1])
+    db, report = curated(tmp_path, client, [manifests[0], str(bad), manifests[1]])
+    assert report["search"] == "clusters"
+    assert report["batches"][1]["counts"]["rejected"] == 40
+    assert_close(decisions(db), decisions(reference_db))
+
+
 @pytest.mark.skipif(not os.environ.get("WINNOW_TORCHSCRIPT_PROJECTION"),
                     reason="winnow was built without LibTorch: no TorchScript embedder")
 def test_a_torchscript_embedder_runs_on_the_workers(tmp_path, client, manifests):

@@ -52,7 +52,9 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
     const std::int64_t id = results.id(query, r);
     const float cand_sim = results.similarity(query, r);
     std::optional<Verification> verdict = known ? known(id) : std::nullopt;
-    if (!verdict) {
+    if (verdict) {
+      ++match.candidates_known;
+    } else {
       const ManifestRecord* other = lookup ? lookup(id) : nullptr;
       if (other == nullptr) continue;
       // A verifier may compare some pairs by another measure with its own

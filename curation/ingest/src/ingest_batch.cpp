@@ -565,19 +565,11 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     }
   }
   const dedup::RecordLookup record_lookup = [this](std::int64_t id) { return record_of(id); };
-  dedup::KnownVerification known = listed_verdicts(record);
-  std::int64_t taken = 0;
-  if (known) {
-    known = [&taken, listed = std::move(known)](std::int64_t id) {
-      std::optional<dedup::Verification> verdict = listed(id);
-      if (verdict) ++taken;
-      return verdict;
-    };
-  }
-  dedup::NearDuplicateMatch match = finder->verify(candidates, 0, record, record_lookup, known);
+  dedup::NearDuplicateMatch match =
+      finder->verify(candidates, 0, record, record_lookup, listed_verdicts(record));
   if (context_.job != nullptr && record.prior_neighbours) {
-    job_neighbours_.verdicts_taken += taken;
-    job_neighbours_.verified_by_writer += match.candidates_checked - taken;
+    job_neighbours_.verdicts_taken += match.candidates_known;
+    job_neighbours_.verified_by_writer += match.candidates_checked - match.candidates_known;
   }
   if (match.found && match.id >= kPendingBase) {
     match.id = item_id(static_cast<std::size_t>(match.id - kPendingBase));

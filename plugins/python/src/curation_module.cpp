@@ -208,13 +208,6 @@ void bind_curator(py::module_& m) {
       .def_property_readonly("config_json", &Curator::config_json)
       .def_property_readonly("embedder", [](const Curator& c) { return c.embedder().spec(); })
       .def_property_readonly("dim", [](const Curator& c) { return c.embedder().dim(); })
-      .def_property_readonly(
-          "neighbours_k", [](const Curator& c) { return c.config().neighbours_per_record(); },
-          "The nearest accepted samples an ingest takes per record (near-duplicate candidates, "
-          "label voters, gain neighbours).")
-      .def_property_readonly(
-          "candidates", [](const Curator& c) { return c.config().candidates; },
-          "The near-duplicate candidates an ingest verifies per record, at most.")
       .def(
           "read",
           [](const Curator& c, py::bytes text, const std::string& name, const std::string& base_dir,
@@ -568,6 +561,7 @@ class Writer {
 
   std::string config_json() const { return pipeline_.config().to_json(); }
   int neighbours_k() const { return pipeline_.config().neighbours_per_record(); }
+  int candidates() const { return pipeline_.config().candidates; }
 
   // Begins a bulk job of `records` records (IngestPipeline::start_job).
   bool start_job(std::size_t records) { return pipeline_.start_job(records); }
@@ -650,7 +644,11 @@ void bind_writer(py::module_& m) {
            "Opens an initialised database (winnow init); threads as `winnow ingest --threads`.")
       .def("config_json", &Writer::config_json, "The dataset's config as stored (for Curator).")
       .def_property_readonly("neighbours_k", &Writer::neighbours_k,
-                             "The nearest accepted samples its ingest takes per record.")
+                             "The nearest accepted samples its ingest takes per record "
+                             "(near-duplicate candidates, label voters, gain neighbours).")
+      .def_property_readonly("candidates", &Writer::candidates,
+                             "The near-duplicate candidates its ingest verifies per record, at "
+                             "most.")
       .def("can_start_job", &Writer::can_start_job,
            "Whether the dataset holds no accepted or flagged sample, so that a bulk job's "
            "prior neighbour lists hold all a record's earlier neighbours.")

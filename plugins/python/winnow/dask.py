@@ -22,7 +22,8 @@ The job (docs/distributed-curation.md):
      k-means on a sample; each vector also goes to its next-nearest clusters,
      so that pairs across a boundary are found), shuffled by cluster, and each
      record's nearest *earlier* records in the job's order are found inside its
-     cluster on the workers; a second shuffle brings the lists back by part;
+     cluster on the workers, and its near-duplicate candidates in the list
+     verified there; a second shuffle brings the lists back by part;
   4. this process, the one writer, ingests each manifest as one batch through
      winnow's ingest pipeline fed with the workers' embeddings and neighbour
      lists, parts in order. It takes a record's neighbours from its list when
@@ -235,13 +236,11 @@ def cluster_frame(rows: EmbeddedRows, first: int, centroids: np.ndarray, copies:
         "content": pd.Series([c for c in rows.contents for _ in range(m)], dtype=object)})
 
 
-def search_clusters(frame: pd.DataFrame, k: int, config_json: str) -> pd.DataFrame:
+def search_clusters(frame: pd.DataFrame, k: int, verdicts: int, config_json: str) -> pd.DataFrame:
     """Each own record's k nearest earlier records of its cluster, with the near-duplicate
-    verdicts on the leading ones (at most LIST_FACTOR times the candidates an ingest
-    verifies), for the clusters of one shuffled partition (every row of a cluster is in
-    it)."""
+    verdicts on the leading ones (at most `verdicts`), for the clusters of one shuffled
+    partition (every row of a cluster is in it)."""
     curator = _curator(config_json)
-    verdicts = LIST_FACTOR * curator.candidates
     lists = []
     for _, group in frame.groupby("cluster", sort=True):
         vectors = np.frombuffer(b"".join(group["vector"]), dtype=np.float32)
@@ -261,6 +260,12 @@ def search_clusters(frame: pd.DataFrame, k: int, config_json: str) -> pd.DataFra
     return pd.concat(lists, ignore_index=True) if lists else _LIST_META
 
 
+def list_shape(writer: Writer) -> tuple:
+    """(k, verdicts): a record's list holds LIST_FACTOR times the neighbours the dataset's
+    ingest takes, with verdicts on up to LIST_FACTOR times the candidates it verifies."""
+    return writer.neighbours_k * LIST_FACTOR, writer.candidates * LIST_FACTOR
+
+
 def job_positions(client: Client, reads: dict):
     """Each part's first job position and entry count, and the job's total, from the
     futures of the parts' reads {part index: future}: positions number every entry
@@ -274,12 +279,13 @@ def job_positions(client: Client, reads: dict):
 
 
 def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: int,
-                    config_json: str, cluster_size: int = DEFAULT_CLUSTER_SIZE,
+                    verdicts: int, config_json: str, cluster_size: int = DEFAULT_CLUSTER_SIZE,
                     copies: int = DEFAULT_CLUSTER_COPIES) -> dict:
     """Futures of every record's prior neighbour list with its near-duplicate verdicts,
     one pandas frame per part (index: job position), from the futures of the parts'
     reads; {part index: future}, parts with no record left out. `firsts`/`counts`: each
-    part's first job position and entries; `config_json`: the dataset's (its verifiers)."""
+    part's first job position and entries; lists of `k` with up to `verdicts` verdicts
+    (list_shape); `config_json`: the dataset's (its verifiers)."""
     order = sorted(reads)
     rows = {i: client.submit(embedded_rows, reads[i], pure=True) for i in order}
     embedded = sum(client.gather([client.submit(row_count, rows[i], pure=True) for i in order]))
@@ -294,7 +300,7 @@ def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: 
     vectors = dd.from_delayed(frames, meta=_CLUSTER_META, verify_meta=False)
     by_cluster = vectors.shuffle("cluster", npartitions=max(1, min(clusters, len(order))),
                                  shuffle="tasks")
-    lists = by_cluster.map_partitions(search_clusters, k, config_json, meta=_LIST_META)
+    lists = by_cluster.map_partitions(search_clusters, k, verdicts, config_json, meta=_LIST_META)
     # Back by part: one output partition per part with records, in the job's order.
     with_records = [i for i in order if counts[i] > 0]
     divisions = [firsts[i] for i in with_records] + [firsts[with_records[-1]] + counts[with_records[-1]]]
@@ -302,16 +308,23 @@ def neighbour_lists(client: Client, reads: dict, firsts: dict, counts: dict, k: 
     return dict(zip(with_records, client.compute(by_part.to_delayed())))
 
 
-def attach_lists(partition: ManifestPartition, first: int, lists: pd.DataFrame, k: int):
-    """Gives the part's records their job positions and prior neighbour lists."""
-    n = len(lists)
-    neighbours = np.frombuffer(b"".join(lists["neighbours"]), dtype=np.int64).reshape(n, k)
-    similarities = np.frombuffer(b"".join(lists["similarities"]), dtype=np.float32).reshape(n, k)
-    verified = np.frombuffer(b"".join(lists["verified"]), dtype=np.float64).reshape(n, -1)
-    thresholds = np.frombuffer(b"".join(lists["thresholds"]), dtype=np.float64).reshape(n, -1)
+def stacked(column: pd.Series, dtype, width: int) -> np.ndarray:
+    """A list frame's column of row bytes (row.tobytes() of `width` values each) as one
+    [rows, width] array; [0, width] for a frame without rows."""
+    return np.frombuffer(b"".join(column), dtype=dtype).reshape(len(column), width)
+
+
+def attach_lists(partition: ManifestPartition, first: int, lists: pd.DataFrame, k: int,
+                 verdicts: int):
+    """Gives the part's records their job positions and prior neighbour lists (k long,
+    with up to `verdicts` near-duplicate verdicts each). A part whose records all were
+    refused has no list but still takes its positions."""
     entries = lists.index.to_numpy(np.int64) - first
-    partition.set_prior_neighbours(first, entries, neighbours, similarities,
-                                   lists["complete"].to_numpy(bool), verified, thresholds)
+    partition.set_prior_neighbours(
+        first, entries, stacked(lists["neighbours"], np.int64, k),
+        stacked(lists["similarities"], np.float32, k), lists["complete"].to_numpy(bool),
+        stacked(lists["verified"], np.float64, verdicts),
+        stacked(lists["thresholds"], np.float64, verdicts))
 
 
 class PartsInFlight:
@@ -347,29 +360,29 @@ class PartsRead:
     neighbour lists, and the cluster then drops it."""
 
     def __init__(self, client: Client, parts: List[Part], config_json: str, threads: int):
+        self.config_json = config_json
         self.partitions = {part.index: client.submit(read_part, part, config_json, threads,
                                                      pure=True) for part in parts}
         self.frames = [client.submit(hash_frame, self.partitions[part.index], part.index,
                                      pure=True) for part in parts]
-        self.lists, self.firsts, self.k = {}, {}, 0
+        self.lists, self.firsts, self.shape = {}, {}, (0, 0)
 
-    def search(self, client: Client, writer: Writer, k: int, config_json: str,
-               cluster_size: int, copies: int):
+    def search(self, client: Client, writer: Writer, cluster_size: int, copies: int):
         """Starts the neighbour search; returns False (and searches nothing) when the
         writer cannot take lists (the dataset is not empty)."""
         self.firsts, counts, total = job_positions(client, self.partitions)
         if not writer.start_job(total):
             return False
-        self.k = k
-        self.lists = neighbour_lists(client, self.partitions, self.firsts, counts, k,
-                                     config_json, cluster_size, copies)
+        self.shape = list_shape(writer)
+        self.lists = neighbour_lists(client, self.partitions, self.firsts, counts, *self.shape,
+                                     self.config_json, cluster_size, copies)
         return True
 
     def take(self, part: Part) -> ManifestPartition:
         partition = self.partitions.pop(part.index).result()
         lists = self.lists.pop(part.index, None)
         if lists is not None:
-            attach_lists(partition, self.firsts[part.index], lists.result(), self.k)
+            attach_lists(partition, self.firsts[part.index], lists.result(), *self.shape)
         return partition
 
 
@@ -413,8 +426,7 @@ def curate(
     searched_by = "writer"
     if search == "clusters" and parts and writer.can_start_job():
         in_flight = PartsRead(client, parts, config_json, worker_threads)
-        if in_flight.search(client, writer, writer.neighbours_k * LIST_FACTOR, config_json,
-                            cluster_size, cluster_copies):
+        if in_flight.search(client, writer, cluster_size, cluster_copies):
             searched_by = "clusters"
     else:
         if window is None:

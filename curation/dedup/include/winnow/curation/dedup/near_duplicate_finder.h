@@ -25,7 +25,8 @@ struct NearDuplicateMatch {
   std::int64_t id = -1;               // best verified candidate (even when !found), -1 if none
   double similarity = 0.0;            // its verifier similarity
   double candidate_similarity = 0.0;  // its index cosine
-  int candidates_checked = 0;         // candidates the verifier ran on
+  int candidates_checked = 0;         // candidates the verifier ran on, or known
+  int candidates_known = 0;           // of those, verdicts given (KnownVerification)
   // Thresholds used, reported with the decision.
   double threshold = 0.0;  // verifier threshold
   double min_candidate_similarity = 0.0;
