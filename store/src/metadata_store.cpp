@@ -269,16 +269,18 @@ std::vector<std::int64_t> MetadataStore::insert_samples(const std::vector<NewSam
   ids.reserve(samples.size());
   ContributorIds fresh;
   const std::string now = utc_timestamp_now();
-  Transaction transaction(db_);
+  Transaction transaction(db_, Transaction::Nested::join);
   SampleStatements statements(db_);
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
       ids.push_back(insert_one(samples[i], now, statements, fresh));
     } catch (const Error& error) {
-      WINNOW_THROW(
-          "{}: cannot record sample '{}' (item {} of {}); nothing of the {} was "
-          "written: {}",
-          db_.path(), samples[i].external_key, i + 1, samples.size(), samples.size(), error.what());
+      WINNOW_THROW("{}: cannot record sample '{}' (item {} of {}); {}: {}", db_.path(),
+                   samples[i].external_key, i + 1, samples.size(),
+                   transaction.nested()
+                       ? "the enclosing transaction holds the items before it and must roll back"
+                       : fmt::format("nothing of the {} was written", samples.size()),
+                   error.what());
     }
   }
   transaction.commit();
@@ -369,7 +371,7 @@ void MetadataStore::set_scores(const char* update_sql, const char* what,
                         score.sample_id, score.value);
   }
   const std::string now = utc_timestamp_now();
-  Transaction transaction(db_);
+  Transaction transaction(db_, Transaction::Nested::join);
   StatementScope update(db_.cached(update_sql));
   for (const SampleScore& score : scores) {
     update->bind_all(score.sample_id, score.value, now);

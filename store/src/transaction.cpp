@@ -6,12 +6,14 @@
 
 namespace winnow::store {
 
-Transaction::Transaction(Database& db) : db_(db), nested_(db.in_transaction()) {
+Transaction::Transaction(Database& db, Nested nested)
+    : db_(db), nested_(db.in_transaction()), joined_(nested_ && nested == Nested::join) {
+  if (joined_) return;
   db_.exec(nested_ ? "SAVEPOINT winnow_nested" : "BEGIN IMMEDIATE");
 }
 
 Transaction::~Transaction() {
-  if (done_) {
+  if (done_ || joined_) {
     return;
   }
   // A destructor cannot report; a failed rollback leaves the transaction
@@ -25,7 +27,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-  db_.exec(nested_ ? "RELEASE winnow_nested" : "COMMIT");
+  if (!joined_) db_.exec(nested_ ? "RELEASE winnow_nested" : "COMMIT");
   done_ = true;
 }
 

@@ -148,3 +148,31 @@ TEST_CASE("store errors carry a kind (a held write lock is busy) and commits are
   REQUIRE(sync.step());
   CHECK(sync.column_int64(0) == 2);  // FULL: a commit is on disk when COMMIT returns
 }
+
+TEST_CASE("bulk writes join a caller's transaction without a savepoint", "[store][transaction]") {
+  TempDir dir;
+  MetadataStore store(dir.file("join.db"));
+  std::vector<NewSample> batch;
+  for (int i = 0; i < 5; ++i) batch.push_back(make_sample(i));
+  batch[3].decision.status = SampleStatus::duplicate_exact;
+  batch[3].decision.duplicate_of = 999999;  // no such sample: foreign key fails
+
+  Transaction outer(store.database());
+  REQUIRE_THROWS_WITH(store.insert_samples(batch),
+                      Catch::Contains("sample-3") && Catch::Contains("must roll back"));
+  // Joined: the items before the failing one are in the caller's transaction
+  // (a savepoint would have taken them back), and the caller decides.
+  CHECK(count_rows(store.database(), "SELECT count(*) FROM samples") == 3);
+  CHECK(store.database().in_transaction());
+  REQUIRE_THROWS_WITH(store.set_label_qualities({{1, 0.5}, {999999, 0.5}}),
+                      Catch::Contains("999999"));
+  CHECK(count_rows(store.database(), "SELECT count(*) FROM samples WHERE label_quality = 0.5") ==
+        1);
+  {
+    Transaction inner(store.database(), Transaction::Nested::join);
+    CHECK(inner.nested());
+    store.insert_sample(make_sample(7));
+    // Not committed: a joined transaction leaves its writes to the caller.
+  }
+  CHECK(store.find_by_external_key("sample-7"));
+}

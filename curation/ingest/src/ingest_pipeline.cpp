@@ -273,9 +273,11 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   // indexes, events, curation_vectors); with SQLite's default 2 MB page cache
   // it spills dirty pages to the WAL and reads them back mid-batch.
   store_->database().exec("PRAGMA cache_size = -65536");  // KiB: 64 MB at most
-  // Each micro-batch's insert_samples is a savepoint inside the batch's
-  // transaction, whose statement journal SQLite writes to a temporary file
-  // past 64 KB; in memory it costs no system calls.
+  // Each statement inside the batch's transaction keeps a statement journal,
+  // which SQLite writes to a temporary file past 64 KB; in memory it costs no
+  // system calls. (The bulk writes join the batch's transaction instead of
+  // opening a savepoint, which would make that journal long:
+  // Transaction::Nested::join.)
   store_->database().exec("PRAGMA temp_store = MEMORY");
   WINNOW_THROW_IF_NOT(store_->get_meta(CurationConfig::kMetaKey).has_value(),
                       "database '{}' was never initialised (run `winnow init`)", db_path);

@@ -32,7 +32,9 @@ class MetadataStore {
   std::int64_t insert_sample(const NewSample& sample);
   // The same for many samples in one transaction (all or nothing); returns
   // the ids in order. Throws naming the external key of a sample that cannot
-  // be recorded (key already present, unknown duplicate_of, ...).
+  // be recorded (key already present, unknown duplicate_of, ...). Inside a
+  // caller's transaction it joins it without a savepoint
+  // (Transaction::Nested::join): after a failure the caller rolls back.
   std::vector<std::int64_t> insert_samples(const std::vector<NewSample>& samples);
 
   std::optional<SampleRecord> find_sample(std::int64_t id);
@@ -50,7 +52,8 @@ class MetadataStore {
   void relabel(std::int64_t sample_id, std::int64_t label, std::string_view reason,
                const std::string& details_json = {});
   // Bulk setters, one transaction each; throw on an unknown id or a
-  // non-finite value, writing nothing.
+  // non-finite value, writing nothing (inside a caller's transaction they
+  // join it, as insert_samples does: the caller rolls back).
   void set_gains(const std::vector<SampleScore>& gains);
   void set_label_qualities(const std::vector<SampleScore>& qualities);
 

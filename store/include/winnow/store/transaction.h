@@ -8,10 +8,23 @@ class Database;
 
 class Transaction {
  public:
+  // What a Transaction opened inside an open transaction does.
+  enum class Nested {
+    // A SAVEPOINT: its failure rolls back its own writes and leaves the
+    // caller's transaction usable.
+    savepoint,
+    // Nothing: its writes join the caller's transaction, and its failure
+    // leaves them there for the caller to roll back (the exception goes on).
+    // For writes of many rows in one statement loop: SQLite truncates an
+    // in-memory statement journal by walking it from its start, so inside a
+    // savepoint that has journalled many pages every statement costs time in
+    // proportion to them (a tenth of a batch at a million samples, issue 16).
+    join,
+  };
+
   // BEGIN IMMEDIATE (takes the write lock now, waiting up to the busy
-  // timeout). Inside an open transaction it opens a SAVEPOINT instead, so
-  // store operations compose into one larger transaction.
-  explicit Transaction(Database& db);
+  // timeout). Inside an open transaction: see Nested.
+  explicit Transaction(Database& db, Nested nested = Nested::savepoint);
   ~Transaction();
 
   Transaction(const Transaction&) = delete;
@@ -26,6 +39,7 @@ class Transaction {
  private:
   Database& db_;
   bool nested_ = false;
+  bool joined_ = false;  // nested with Nested::join: no statement of its own
   bool done_ = false;
 };
 
