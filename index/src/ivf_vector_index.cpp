@@ -322,10 +322,14 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
   std::vector<const float*> block_queries(kQueryBlock);
   std::vector<float*> block_scores(kQueryBlock);
   for (std::size_t cell = 0; cell < cells; ++cell) {
+    const std::size_t sharing = first_query[cell + 1] - first_query[cell];
+    if (sharing == 0) continue;
     const std::size_t members = impl_->cell_size(cell);
     const float* vectors = impl_->cell_vectors(cell);
     const faiss_idx_t* rows = impl_->lists().ids[cell].data();
-    scores.resize(kQueryBlock * members);
+    // Only grown: resizing down and up again would zero the scores each time.
+    const std::size_t needed = std::min(kQueryBlock, sharing) * members;
+    if (scores.size() < needed) scores.resize(needed);
     // The queries sharing this cell, a block at a time: the cell's vectors are
     // read once per four queries of a block.
     for (std::size_t start = first_query[cell]; start < first_query[cell + 1];
