@@ -25,6 +25,9 @@ std::vector<float> train_centroids(const float* x, std::size_t n, std::size_t d,
   cp.spherical = true;
   cp.seed = static_cast<int>(seed & 0x7fffffff);
   cp.max_points_per_centroid = std::numeric_limits<int>::max();  // the caller samples
+  // FAISS only warns below this many points per centroid, on stderr; the
+  // callers split small groups (of IVF cells) on purpose.
+  cp.min_points_per_centroid = 1;
   cp.verbose = false;
   faiss::Clustering kmeans(static_cast<int>(d), static_cast<int>(clusters), cp);
   faiss::IndexFlatIP assign(static_cast<faiss::Index::idx_t>(d));

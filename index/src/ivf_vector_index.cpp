@@ -12,6 +12,7 @@
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/Heap.h>
 
+#include "cell_directory.h"
 #include "id_map.h"
 #include "payload_codec.h"
 #include "winnow/error.h"
@@ -33,6 +34,9 @@ constexpr int kSplitIterations = 10;
 constexpr int kSplitSeed = 1234;
 // Queries (or inserted vectors) whose centroid scores are computed together.
 constexpr std::size_t kQueryBlock = 32;
+// Groups of centroids whose cells a query's cells are chosen from, once the
+// cells are grouped (CellDirectory).
+constexpr std::size_t kGroupProbe = 8;
 
 void check_dim(std::size_t dim) {
   WINNOW_THROW_IF_NOT(dim >= 1 && dim <= kMaxDim, "index dimension must be in [1, {}], got {}",
@@ -44,7 +48,9 @@ void check_dim(std::size_t dim) {
 // The vector count past which a cell is split, for an index holding n rows.
 std::size_t split_threshold_for(const IvfParams& params, std::size_t n) {
   const double scaled = params.cell_scale / 100.0 * std::sqrt(static_cast<double>(n));
-  return std::max(kMinCellSplit, static_cast<std::size_t>(scaled));
+  const std::size_t threshold = std::max(kMinCellSplit, static_cast<std::size_t>(scaled));
+  return params.cell_cap > 0 ? std::min(threshold, static_cast<std::size_t>(params.cell_cap))
+                             : threshold;
 }
 
 // Room for one more entry of `unit` elements, growing by an eighth instead
@@ -77,14 +83,19 @@ void validate_ivf_params(const IvfParams& params) {
   WINNOW_THROW_IF_NOT(params.cell_scale >= 1 && params.cell_scale <= kMaxCellScale,
                       "IVF parameter cellScale must be in [1, {}], got {}", kMaxCellScale,
                       params.cell_scale);
+  WINNOW_THROW_IF_NOT(
+      params.cell_cap == 0 || (params.cell_cap >= kMinCellCap && params.cell_cap <= kMaxCellScale),
+      "IVF parameter cellCap must be 0 (no cap) or in [{}, {}], got {}", kMinCellCap, kMaxCellScale,
+      params.cell_cap);
 }
 
 std::string ivf_config_string(const IvfParams& params) {
-  return fmt::format("ivf(nprobe={},cellScale={})", params.nprobe, params.cell_scale);
+  return fmt::format("ivf(nprobe={},cellScale={},cellCap={})", params.nprobe, params.cell_scale,
+                     params.cell_cap);
 }
 
 struct IvfVectorIndex::Impl {
-  Impl(std::size_t d, const IvfParams& p) : params(p), index(make_ivf(d)) {}
+  Impl(std::size_t d, const IvfParams& p) : params(p), index(make_ivf(d)), directory(d) {}
 
   std::size_t dim() const { return static_cast<std::size_t>(index->d); }
   std::size_t cells() const { return index->nlist; }
@@ -108,6 +119,12 @@ struct IvfVectorIndex::Impl {
   // Row j of `scores` (cells() values) = the centroid scores of vector j of
   // the m <= kQueryBlock contiguous vectors at `vectors`, scored together.
   void score_centroids(const float* vectors, std::size_t m, std::vector<float>& scores) const;
+  // Row j of `chosen` (`want` <= cells() values) = the cells whose centroids
+  // are most similar to vector j of the m <= kQueryBlock at `vectors`, best
+  // first (ties: the lower cell); once the cells are grouped, among the
+  // cells of the vector's kGroupProbe nearest groups.
+  void nearest_cells(const float* vectors, std::size_t m, std::size_t want,
+                     std::uint32_t* chosen) const;
   void split_oversized_cells();
   bool split(std::size_t cell);
 
@@ -118,6 +135,8 @@ struct IvfVectorIndex::Impl {
   // found no two groups (all members alike). Not persisted: at worst a
   // reopened index retries such a split once.
   std::vector<std::size_t> no_split_below;
+  // Groups of the cells, with cell_cap from kDirectoryFrom cells on.
+  detail::CellDirectory directory;
 };
 
 void IvfVectorIndex::Impl::score_centroids(const float* vectors, std::size_t m,
@@ -132,9 +151,38 @@ void IvfVectorIndex::Impl::score_centroids(const float* vectors, std::size_t m,
   inner_products_many(rows_in.data(), m, centroids(), cells(), dim(), rows_out.data());
 }
 
+void IvfVectorIndex::Impl::nearest_cells(const float* vectors, std::size_t m, std::size_t want,
+                                         std::uint32_t* chosen) const {
+  std::vector<std::uint32_t> order;
+  if (!directory.active()) {
+    std::vector<float> scores;
+    score_centroids(vectors, m, scores);
+    order.resize(cells());
+    for (std::size_t j = 0; j < m; ++j) {
+      const float* s = scores.data() + j * cells();
+      std::iota(order.begin(), order.end(), std::uint32_t{0});
+      std::partial_sort(
+          order.begin(), order.begin() + static_cast<std::ptrdiff_t>(want), order.end(),
+          [&](std::uint32_t a, std::uint32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+      std::copy_n(order.begin(), want, chosen + j * want);
+    }
+    return;
+  }
+  std::vector<std::vector<detail::CellDirectory::Candidate>> candidates;
+  directory.candidate_cells(vectors, m, kGroupProbe, want, candidates);
+  for (std::size_t j = 0; j < m; ++j) {
+    auto& c = candidates[j];
+    std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(want), c.end(),
+                      [](const auto& a, const auto& b) {
+                        return a.score > b.score || (a.score == b.score && a.cell < b.cell);
+                      });
+    for (std::size_t r = 0; r < want; ++r) chosen[j * want + r] = c[r].cell;
+  }
+}
+
 // Splits every cell over the threshold for the current size, in cell order;
 // the cells a split adds are checked in turn (a cell far over the threshold
-// splits again).
+// splits again). A capped index groups its cells once they are many.
 void IvfVectorIndex::Impl::split_oversized_cells() {
   const std::size_t threshold = split_threshold_for(params, ids.internal_count());
   no_split_below.resize(cells(), 0);
@@ -146,6 +194,11 @@ void IvfVectorIndex::Impl::split_oversized_cells() {
       }
     }
   }
+  if (directory.active()) {
+    directory.split_oversized(centroids());
+  } else if (params.cell_cap > 0 && cells() >= kDirectoryFrom) {
+    directory.build(centroids(), cells());
+  }
 }
 
 // Spherical 2-means over the cell's members (train_centroids: FAISS's k-means
@@ -155,9 +208,9 @@ void IvfVectorIndex::Impl::split_oversized_cells() {
 bool IvfVectorIndex::Impl::split(std::size_t cell) {
   const std::size_t d = dim();
   const std::size_t n = cell_size(cell);
-  const std::vector<float> centroids =
+  const std::vector<float> halves =
       train_centroids(cell_vectors(cell), n, d, 2, kSplitIterations, kSplitSeed);
-  const float* c0 = centroids.data();
+  const float* c0 = halves.data();
   const float* c1 = c0 + d;
 
   faiss::ArrayInvertedLists& l = lists();
@@ -188,6 +241,10 @@ bool IvfVectorIndex::Impl::split(std::size_t cell) {
   l.nlist += 1;
   index->nlist += 1;
   no_split_below.push_back(0);
+  if (directory.active()) {
+    directory.place(cell, centroids());
+    directory.place(cells() - 1, centroids());
+  }
   return true;
 }
 
@@ -242,15 +299,13 @@ void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float*
   const auto first = static_cast<faiss_idx_t>(impl_->ids.internal_count());
   // Cells split only after the whole call, so every vector's nearest cell is
   // chosen among the same centroids: scored a block of vectors at a time.
-  const std::size_t cells = impl_->cells();
-  std::vector<float> scores;
+  std::array<std::uint32_t, kQueryBlock> nearest{};
   faiss::ArrayInvertedLists& lists = impl_->lists();
   for (std::size_t start = 0; start < n; start += kQueryBlock) {
     const std::size_t m = std::min(kQueryBlock, n - start);
-    impl_->score_centroids(normalized + start * d, m, scores);
+    impl_->nearest_cells(normalized + start * d, m, 1, nearest.data());
     for (std::size_t j = 0; j < m; ++j) {
-      const float* row = scores.data() + j * cells;
-      const auto cell = static_cast<std::size_t>(std::max_element(row, row + cells) - row);
+      const std::size_t cell = nearest[j];
       reserve_one_more(lists.ids[cell]);
       reserve_one_more(lists.codes[cell], lists.code_size);
       lists.add_entry(cell, first + static_cast<faiss_idx_t>(start + j),
@@ -280,27 +335,11 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
   // gathered per cell: queries_of[first_query[c] .. first_query[c + 1]).
   std::vector<std::size_t> first_query(cells + 1, 0);
   std::vector<std::uint32_t> probes(num_queries * nprobe);
-  {
-    std::vector<float> block_scores;
-    std::vector<std::uint32_t> order(cells);
-    for (std::size_t start = 0; start < num_queries; start += kQueryBlock) {
-      const std::size_t m = std::min(kQueryBlock, num_queries - start);
-      impl_->score_centroids(normalized + start * d, m, block_scores);
-      for (std::size_t j = 0; j < m; ++j) {
-        const std::size_t q = start + j;
-        const float* centroid_scores = block_scores.data() + j * cells;
-        std::iota(order.begin(), order.end(), std::uint32_t{0});
-        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe),
-                          order.end(), [&](std::uint32_t a, std::uint32_t b) {
-                            return centroid_scores[a] > centroid_scores[b] ||
-                                   (centroid_scores[a] == centroid_scores[b] && a < b);
-                          });
-        std::copy_n(order.begin(), nprobe,
-                    probes.begin() + static_cast<std::ptrdiff_t>(q * nprobe));
-        for (std::size_t p = 0; p < nprobe; ++p) ++first_query[order[p] + 1];
-      }
-    }
+  for (std::size_t start = 0; start < num_queries; start += kQueryBlock) {
+    const std::size_t m = std::min(kQueryBlock, num_queries - start);
+    impl_->nearest_cells(normalized + start * d, m, nprobe, probes.data() + start * nprobe);
   }
+  for (const std::uint32_t cell : probes) ++first_query[cell + 1];
   std::partial_sum(first_query.begin(), first_query.end(), first_query.begin());
   std::vector<std::uint32_t> queries_of(num_queries * nprobe);
   {
@@ -402,9 +441,16 @@ std::size_t IvfVectorIndex::split_threshold(std::size_t n) const {
 
 namespace detail {
 
+// A capped index adds its group centroids: u64 count, count x dim floats
+// (0 before it has kDirectoryFrom cells).
 void PayloadCodec::write_ivf(const IvfVectorIndex& index, ByteSink& out) {
   index.impl_->ids.write(out);
   write_faiss(*index.impl_->index, out);
+  if (index.impl_->params.cell_cap > 0) {
+    const std::vector<float>& groups = index.impl_->directory.group_centroids();
+    append_pod(out, static_cast<std::uint64_t>(groups.size() / index.dim()));
+    append_bytes(out, groups.data(), groups.size() * sizeof(float));
+  }
 }
 
 std::unique_ptr<VectorIndex> PayloadCodec::read_ivf(const IvfParams& params, std::size_t dim,
@@ -457,6 +503,21 @@ std::unique_ptr<VectorIndex> PayloadCodec::read_ivf(const IvfParams& params, std
   impl->index.reset(ivf);
   impl->index->ntotal = static_cast<faiss_idx_t>(rows);
   impl->ids = std::move(ids);
+  if (params.cell_cap > 0) {
+    const auto groups = in.read<std::uint64_t>();
+    const bool grouped = cells >= kDirectoryFrom;
+    WINNOW_THROW_IF_NOT(grouped ? groups >= 1 && groups <= cells : groups == 0,
+                        "{}: IVF data with {} cells has {} groups of cells", in.what(), cells,
+                        groups);
+    if (grouped) {
+      std::vector<float> centroids(groups * dim);
+      in.read_bytes(centroids.data(), centroids.size() * sizeof(float), "the group centroids");
+      WINNOW_THROW_IF_NOT(
+          std::all_of(centroids.begin(), centroids.end(), [](float v) { return std::isfinite(v); }),
+          "{}: IVF group centroids hold a value that is not finite", in.what());
+      impl->directory.restore(std::move(centroids), impl->centroids(), cells);
+    }
+  }
   return std::unique_ptr<VectorIndex>(new IvfVectorIndex(std::move(impl)));
 }
 

@@ -1,5 +1,7 @@
 #include "winnow/index/vector_index_factory.h"
 
+#include <limits>
+
 #include "winnow/error.h"
 #include "winnow/index/flat_vector_index.h"
 #include "winnow/spec_reader.h"
@@ -34,6 +36,13 @@ VectorIndexConfig parse_vector_index_config(const std::string& config) {
     out.type = VectorIndexConfig::Type::ivf;
     out.ivf.nprobe = reader.positive_int("nprobe", out.ivf.nprobe);
     out.ivf.cell_scale = reader.positive_int("cellScale", out.ivf.cell_scale);
+    // Every canonical string names cellCap since it exists; one naming
+    // cellScale alone was stored by an older winnow, whose cells had no cap.
+    const bool before_cap =
+        reader.spec().params.count("cellScale") != 0 && reader.spec().params.count("cellCap") == 0;
+    out.ivf.cell_cap = static_cast<int>(
+        reader.integer("cellCap", before_cap ? 0 : static_cast<std::uint64_t>(out.ivf.cell_cap),
+                       std::numeric_limits<int>::max()));
   } else {
     WINNOW_THROW("index config '{}': unknown index type '{}' (expected 'flat', 'hnsw' or 'ivf')",
                  config, name);

@@ -296,7 +296,8 @@ bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) 
       return parsed.hnsw.M == wanted.hnsw.M &&
              parsed.hnsw.ef_construction == wanted.hnsw.ef_construction;
     case VectorIndexConfig::Type::ivf:
-      return parsed.ivf.cell_scale == wanted.ivf.cell_scale;
+      return parsed.ivf.cell_scale == wanted.ivf.cell_scale &&
+             parsed.ivf.cell_cap == wanted.ivf.cell_cap;
   }
   return false;
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <initializer_list>
 #include <set>
 
 #include "index_test_helpers.h"
@@ -22,6 +23,35 @@ void add_in_batches(VectorIndex& index, const std::vector<float>& base,
   for (std::size_t b = first; b < first + n; b += 256) {
     const std::size_t count = std::min<std::size_t>(256, first + n - b);
     index.add(count, ids.data() + b, base.data() + b * kDim);
+  }
+}
+
+// Near copies of 300 stored vectors (rows of `base`), each noise strength in
+// turn: `approx` finds the original first at least 98% as often as `exact`.
+void check_near_copies(const VectorIndex& approx, const VectorIndex& exact,
+                       const std::vector<float>& base, const std::vector<std::int64_t>& ids,
+                       std::uint32_t seed, std::initializer_list<float> noises) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const float noise : noises) {
+    INFO("noise " << noise);
+    std::vector<float> copies;
+    std::vector<std::int64_t> originals;
+    for (std::size_t c = 0; c < 300; ++c) {
+      const std::size_t row = (c * 7919) % ids.size();
+      originals.push_back(ids[row]);
+      for (std::size_t j = 0; j < kDim; ++j) {
+        copies.push_back(base[row * kDim + j] + noise * normal(rng));
+      }
+    }
+    const SearchResults exact_found = exact.search(copies, 1);
+    const SearchResults approx_found = approx.search(copies, 1);
+    std::size_t by_exact = 0, by_approx = 0;
+    for (std::size_t c = 0; c < originals.size(); ++c) {
+      by_exact += exact_found.id(c, 0) == originals[c];
+      by_approx += approx_found.id(c, 0) == originals[c];
+    }
+    CHECK(by_approx >= by_exact * 98 / 100);
   }
 }
 
@@ -57,28 +87,7 @@ TEST_CASE("IVF splits cells as it grows, like sqrt(n), and keeps near copies", "
 
   // Near copies of stored vectors (noise of several strengths) find their
   // original first, as exact search does.
-  std::mt19937 rng(5);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const float noise : {0.005f, 0.02f, 0.05f}) {
-    INFO("noise " << noise);
-    std::vector<float> copies;
-    std::vector<std::int64_t> originals;
-    for (std::size_t c = 0; c < 300; ++c) {
-      const std::size_t row = (c * 7919) % n;
-      originals.push_back(ids[row]);
-      for (std::size_t j = 0; j < kDim; ++j) {
-        copies.push_back(data.base[row * kDim + j] + noise * normal(rng));
-      }
-    }
-    const SearchResults exact = flat.search(copies, 1);
-    const SearchResults approx = ivf.search(copies, 1);
-    std::size_t exact_found = 0, approx_found = 0;
-    for (std::size_t c = 0; c < originals.size(); ++c) {
-      exact_found += exact.id(c, 0) == originals[c];
-      approx_found += approx.id(c, 0) == originals[c];
-    }
-    CHECK(approx_found >= exact_found * 98 / 100);
-  }
+  check_near_copies(ivf, flat, data.base, ids, 5, {0.005f, 0.02f, 0.05f});
 
   // New samples: most of the exact top-10 with the default nprobe, all of it
   // when every cell is scanned.
@@ -144,14 +153,52 @@ TEST_CASE("IVF cells of identical vectors are not split over and over", "[ivf]")
 }
 
 TEST_CASE("IVF configs parse, and bad ones say what is wrong", "[ivf][factory]") {
-  CHECK(canonical_vector_index_config("ivf") == "ivf(nprobe=16,cellScale=100)");
-  CHECK(canonical_vector_index_config(" ivf( nprobe = 4 ) ") == "ivf(nprobe=4,cellScale=100)");
-  auto index = make_vector_index("ivf(cellScale=50)", 8);
+  CHECK(canonical_vector_index_config("ivf") == "ivf(nprobe=16,cellScale=100,cellCap=256)");
+  CHECK(canonical_vector_index_config(" ivf( nprobe = 4 ) ") ==
+        "ivf(nprobe=4,cellScale=100,cellCap=256)");
+  CHECK(canonical_vector_index_config("ivf(cellCap=0)") ==
+        "ivf(nprobe=16,cellScale=100,cellCap=0)");
+  // Stored by a winnow from before cellCap: cells without a cap, as then.
+  CHECK(canonical_vector_index_config("ivf(nprobe=16,cellScale=100)") ==
+        "ivf(nprobe=16,cellScale=100,cellCap=0)");
+  auto index = make_vector_index("ivf(cellScale=50,cellCap=512)", 8);
   CHECK(index->type() == "ivf");
   CHECK(index->per_query_results());
-  CHECK(index->config() == "ivf(nprobe=16,cellScale=50)");
+  CHECK(index->config() == "ivf(nprobe=16,cellScale=50,cellCap=512)");
+  CHECK_THROWS_WITH(make_vector_index("ivf(cellCap=8)", 8), Contains("cellCap must be 0"));
+  CHECK_THROWS_WITH(make_vector_index("ivf(cellCap=-1)", 8), Contains("cellCap"));
   CHECK_THROWS_WITH(make_vector_index("ivf(nprobe=0)", 8), Contains("not a positive integer"));
   CHECK_THROWS_WITH(make_vector_index("ivf(nlist=9)", 8), Contains("unknown key 'nlist'"));
   CHECK_THROWS_WITH(make_vector_index("ivf(nprobe=99999999)", 8), Contains("nprobe must be in"));
   CHECK_THROWS_WITH(make_vector_index("annoy", 8), Contains("'flat', 'hnsw' or 'ivf'"));
+}
+
+// kMinCellCap keeps the cells small enough that a test of a few seconds
+// reaches kDirectoryFrom cells, where the cells are chosen through groups of
+// centroids.
+TEST_CASE("IVF with a cell cap keeps cells small, groups them, and keeps near copies", "[ivf]") {
+  const std::size_t n = 24000;
+  const Dataset data = clustered_dataset(n, 200, kDim, 20, 17);
+  const std::vector<std::int64_t> ids = sequential_ids(n, 1);
+  IvfParams params;
+  params.cell_cap = kMinCellCap;
+  IvfVectorIndex ivf(kDim, params);
+  FlatVectorIndex flat(kDim);
+  add_in_batches(ivf, data.base, ids, 0, n);
+  flat.add(ids, data.base);
+  CHECK(ivf.split_threshold(n) == static_cast<std::size_t>(kMinCellCap));
+  REQUIRE(ivf.cells() >= kDirectoryFrom);
+  CHECK(ivf.cells() >= n / kMinCellCap);
+
+  // A near copy of a stored vector finds its original first, as exact search does.
+  check_near_copies(ivf, flat, data.base, ids, 23, {0.005f, 0.02f});
+  // New samples: a good share of the exact top-10 (cells of at most 16 of
+  // 24,000 vectors, 16 of them scanned), and each query's result does not
+  // depend on the queries beside it.
+  const SearchResults whole = ivf.search(data.queries, 10);
+  CHECK(recall(whole, flat.search(data.queries, 10), 10) > 0.5);
+  for (std::size_t q = 0; q < 20; ++q) {
+    const SearchResults one = ivf.search(1, data.queries.data() + q * kDim, 10);
+    for (std::size_t r = 0; r < 10; ++r) CHECK(one.id(0, r) == whole.id(q, r));
+  }
 }

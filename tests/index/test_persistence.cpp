@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "index_test_helpers.h"
 #include "winnow/error.h"
 #include "winnow/index/hnsw_vector_index.h"
+#include "winnow/index/ivf_vector_index.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/index/vector_index_io.h"
 
@@ -120,6 +122,39 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   save_vector_index(*loaded.index, path, IndexFingerprint{kRows + 1, 99999});
   CHECK(load_vector_index(path).index->contains(99999));
   CHECK(dir.entries() == 1);
+}
+
+// The groups of cells are part of the saved index: a reloaded capped IVF
+// chooses the same cells, and grows on exactly as the one never saved.
+TEST_CASE("a capped IVF index with groups of cells reloads and grows on as if never saved",
+          "[io][ivf]") {
+  const std::size_t n = 24000, first = 20000;
+  const std::vector<float> base = clustered_vectors(n, kDim, 20, 29);
+  const std::vector<float> queries = clustered_vectors(100, kDim, 20, 31);
+  std::vector<std::int64_t> ids(n);
+  std::iota(ids.begin(), ids.end(), std::int64_t{1});
+  ScratchDir dir;
+  const std::string path = dir.file("capped.widx");
+  const std::string config = "ivf(nprobe=4,cellScale=100,cellCap=16)";
+  const auto add = [&](VectorIndex& index, std::size_t from, std::size_t to) {
+    for (std::size_t b = from; b < to; b += 256) {
+      const std::size_t count = std::min<std::size_t>(256, to - b);
+      index.add(count, ids.data() + b, base.data() + b * kDim);
+    }
+  };
+  auto kept = make_vector_index(config, kDim);
+  add(*kept, 0, first);
+  REQUIRE(dynamic_cast<IvfVectorIndex&>(*kept).cells() >= kDirectoryFrom);
+  save_vector_index(*kept, path, IndexFingerprint{first, ids[first - 1]});
+  std::unique_ptr<VectorIndex> loaded = load_vector_index(path).index;
+  CHECK(loaded->search(queries, 10).ids == kept->search(queries, 10).ids);
+  add(*kept, first, n);
+  add(*loaded, first, n);
+  CHECK(dynamic_cast<IvfVectorIndex&>(*loaded).cells() ==
+        dynamic_cast<IvfVectorIndex&>(*kept).cells());
+  const SearchResults a = kept->search(queries, 10), b = loaded->search(queries, 10);
+  CHECK(b.ids == a.ids);
+  CHECK(b.similarities == a.similarities);
 }
 
 // Files are written and read as streams (header placeholder, payload through a

@@ -10,6 +10,10 @@
 // the nprobe best cells) grows like sqrt(n) instead of n, an insertion costs
 // one centroid scan plus an amortised share of the splits, and nothing is ever
 // retrained over the whole index (no pause that grows with the store).
+// With cell_cap (the default) a cell also splits past cell_cap vectors, so
+// that a search scans at most nprobe * cell_cap vectors at any size, and past
+// kDirectoryFrom cells a query's cells are chosen among those of its nearest
+// groups of centroids (cell_directory.h) instead of by scoring every centroid.
 // A query scans the nprobe cells whose centroids are most similar to it; a
 // near copy of a stored vector lands in its original's cell (or a neighbour
 // among the nprobe), which is what keeps near-duplicate recall.
@@ -18,7 +22,7 @@
 // insertion and splitting are sequential and seeded, and a query's result
 // does not depend on the other queries of its batch.
 // remove() tombstones rows (skipped by searches) until compact().
-// Factory string: "ivf" or "ivf(nprobe=16,cellScale=100)".
+// Factory string: "ivf" or "ivf(nprobe=16,cellScale=100,cellCap=256)".
 // Details: docs/index.md#ivf-cells-that-split-as-the-data-grows
 #pragma once
 
@@ -41,10 +45,22 @@ struct PayloadCodec;
 struct IvfParams {
   int nprobe = 16;       // cells scanned per query (search time; raised to all cells if fewer)
   int cell_scale = 100;  // a cell splits past cell_scale/100 * sqrt(n) vectors
+  // ... and past cell_cap vectors at any size (0: no cap). With a cap the
+  // work of a search stops growing with n: a few groups of centroids are
+  // scored (CellDirectory, from kDirectoryFrom cells on), then nprobe cells
+  // of at most cell_cap vectors are scanned. Configs written before the cap
+  // existed name cellScale without cellCap and mean cell_cap = 0.
+  int cell_cap = 256;
 };
 
-// A cell is never split below this many vectors (small indexes stay exact).
+// Cells from which a capped index chooses a query's cells through groups of
+// centroids rather than by scoring every centroid.
+inline constexpr std::size_t kDirectoryFrom = 1024;
+
+// A cell is never split below this many vectors (small indexes stay exact),
+// unless cell_cap is lower.
 inline constexpr std::size_t kMinCellSplit = 256;
+inline constexpr int kMinCellCap = 16;
 
 class IvfVectorIndex final : public VectorIndex {
  public:
@@ -82,10 +98,10 @@ class IvfVectorIndex final : public VectorIndex {
   std::unique_ptr<Impl> impl_;
 };
 
-// Throws winnow::Error naming the bad field unless nprobe >= 1 and
-// cell_scale >= 1 (and neither is absurdly large).
+// Throws winnow::Error naming the bad field unless nprobe >= 1,
+// cell_scale >= 1 and cell_cap is 0 or >= kMinCellCap (none absurdly large).
 void validate_ivf_params(const IvfParams& params);
-// "ivf(nprobe=16,cellScale=100)".
+// "ivf(nprobe=16,cellScale=100,cellCap=256)".
 std::string ivf_config_string(const IvfParams& params);
 
 }  // namespace winnow::index
