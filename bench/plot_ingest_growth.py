@@ -4,9 +4,12 @@
 Reads the JSON lines that `bench/ingest_growth.py --one-process` printed (one per batch,
 then a summary), fits
 
-  seconds per record at n stored records   t(n) = a + b * sqrt(n)
-      (an IVF index's cells hold about sqrt(n) vectors each and a search scans a fixed
-      number of them; everything else per record is constant)
+  seconds per record at n stored records   t(n) = a + b * g(n)
+      g = sqrt (--model sqrt, the default): an IVF index whose cells hold about sqrt(n)
+      vectors each, a fixed number of them scanned (`ivf(cellCap=0)`);
+      g = ln (--model log): cells capped (`ivf`), so the vectors scanned per query stop
+      growing; what still grows is where they are read from (cache, then memory) and the
+      depth of the store's B-trees
   resident memory at n stored records      rss(n) = c + d * n
 
 by least squares, writes a PNG of records/s and RSS per batch with the fitted curves
@@ -48,6 +51,8 @@ def main():
     parser.add_argument("--png", help="write the plot here")
     parser.add_argument("--title", default="winnow ingest, one process")
     parser.add_argument("--extrapolate", type=float, nargs="+", default=[1e7, 1e8])
+    parser.add_argument("--model", choices=["sqrt", "log"], default="sqrt",
+                        help="how the seconds per record grow with n (see above)")
     args = parser.parse_args()
 
     rows = read_rows(args.run)
@@ -57,12 +62,13 @@ def main():
     per_record = np.array([r["ingest_s"] for r in rows]) / size
     rss = np.array([r["rss_mb"] for r in rows], dtype=float)
 
-    a, b = fit(np.sqrt(middle), per_record)
+    g = np.sqrt if args.model == "sqrt" else np.log
+    a, b = fit(g(middle), per_record)
     c, d = fit(after, rss)
-    t_fit = a + b * np.sqrt(middle)
+    t_fit = a + b * g(middle)
     rss_fit = c + d * after
     out = {
-        "seconds_per_record": {"a": a, "b_per_sqrt_n": b,
+        "seconds_per_record": {"model": f"a + b * {args.model}(n)", "a": a, "b": b,
                                "max_rel_residual": float(np.max(np.abs(t_fit / per_record - 1)))},
         "rss_mb": {"c": c, "d_bytes_per_record": d * 1e6,
                    "max_rel_residual": float(np.max(np.abs(rss_fit / rss - 1)))},
@@ -71,9 +77,12 @@ def main():
         "extrapolated": [],
     }
     for n in args.extrapolate:
-        hours = (a * n + (2.0 / 3.0) * b * n ** 1.5) / 3600
+        # The integral of t from 0 to n.
+        total = (a * n + (2.0 / 3.0) * b * n ** 1.5 if args.model == "sqrt"
+                 else a * n + b * (n * np.log(n) - n))
+        hours = total / 3600
         out["extrapolated"].append({"records": int(n),
-                                    "records_per_s": round(1 / (a + b * np.sqrt(n))),
+                                    "records_per_s": round(1 / (a + b * g(n))),
                                     "hours_from_empty": round(hours, 1),
                                     "rss_gb": round((c + d * n) / 1024, 1)})
     print(json.dumps(out))
@@ -85,7 +94,7 @@ def main():
         fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
         grid = np.linspace(1, after[-1], 200)
         left.plot(after / 1e6, 1 / per_record, "o", label="measured, per batch")
-        left.plot(grid / 1e6, 1 / (a + b * np.sqrt(grid)), "-", label="fit 1 / (a + b sqrt(n))")
+        left.plot(grid / 1e6, 1 / (a + b * g(grid)), "-", label=f"fit 1 / (a + b {args.model}(n))")
         left.set_xlabel("records stored (millions)")
         left.set_ylabel("records / s")
         left.set_ylim(bottom=0)

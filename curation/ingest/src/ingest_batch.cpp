@@ -186,14 +186,24 @@ void IngestBatch::embed_and_search_chunk() {
   recent_flagged_.clear();
 }
 
-// With several threads: each embedded record's similarity to every stored
-// candidate (accepted or flagged) its finder may verify, computed on the
+// With several threads: each embedded record's similarity to the stored
+// candidates (accepted or flagged) its finder may verify, computed on the
 // pool. decide_entry later asks the same questions one record at a time and
-// finds the answers, so its decisions are those of one thread. The stored
-// contents are read here, on this thread (one SQLite connection). Candidates
-// from this chunk's own records are verified as they are decided.
+// finds the answers, so its decisions are those of one thread. The
+// candidates are taken from the accepted and flagged results merged, as
+// decide_entry takes them (with_flagged): its stored candidates are among
+// these (this chunk's own records, verified as they are decided, can only
+// push stored ones out), and a pair it asks that was not computed here is
+// computed then. The stored contents are read here, on this thread (one
+// SQLite connection): taking each index's own best `candidates` would read
+// and verify up to twice as many.
 void IngestBatch::precompute_verifications() {
-  if (context_.pool.threads() < 2) return;
+  if (context_.pool.threads() < 2 || (!searched_ && !flagged_searched_)) return;
+  const index::SearchResults labelled =
+      flagged_searched_ ? index::SearchResults::merged(found_, flagged_found_,
+                                                       static_cast<std::size_t>(neighbours_k_))
+                        : index::SearchResults{};
+  const index::SearchResults& candidates = flagged_searched_ ? labelled : found_;
   std::vector<PrecomputedVerifier::Pair> image_pairs, text_pairs;
   for (std::size_t e = 0; e < entries_.size(); ++e) {
     const int row = chunk_row_[e];
@@ -202,17 +212,13 @@ void IngestBatch::precompute_verifications() {
     const dedup::NearDuplicateFinder* finder = finder_for(record);
     if (finder == nullptr) continue;
     auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
-    const auto take = [&](const index::SearchResults& found) {
-      const auto query = static_cast<std::size_t>(row);
-      const std::size_t n = finder->candidate_count(found, query);
-      for (std::size_t r = 0; r < n; ++r) {
-        if (const ManifestRecord* other = record_of(found.id(query, r))) {
-          pairs.emplace_back(&record, other);
-        }
+    const auto query = static_cast<std::size_t>(row);
+    const std::size_t n = finder->candidate_count(candidates, query);
+    for (std::size_t r = 0; r < n; ++r) {
+      if (const ManifestRecord* other = record_of(candidates.id(query, r))) {
+        pairs.emplace_back(&record, other);
       }
-    };
-    if (searched_) take(found_);
-    if (flagged_searched_) take(flagged_found_);
+    }
   }
   image_verifier_.precompute(image_pairs, context_.pool);
   text_verifier_.precompute(text_pairs, context_.pool);
