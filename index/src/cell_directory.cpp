@@ -133,16 +133,10 @@ bool CellDirectory::split(std::uint32_t g, const float* centroids) {
   for (std::size_t i = 0; i < cells.size(); ++i) {
     std::copy_n(centroids + cells[i] * dim_, dim_, x.data() + i * dim_);
   }
-  const std::vector<float> two =
-      train_centroids(x.data(), cells.size(), dim_, 2, kSplitIterations, kSplitSeed);
-  const float* c0 = two.data();
+  const TwoWaySplit two = split_in_two(x.data(), cells.size(), dim_, kSplitIterations, kSplitSeed);
+  if (!two.splits()) return false;
+  const float* c0 = two.centroids.data();
   const float* c1 = c0 + dim_;
-  std::size_t to_c1 = 0;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const float* v = x.data() + i * dim_;
-    to_c1 += inner_product(v, c1, dim_) > inner_product(v, c0, dim_) ? 1 : 0;
-  }
-  if (to_c1 == 0 || to_c1 == cells.size()) return false;
 
   const auto added = static_cast<std::uint32_t>(groups_.size());
   std::copy_n(c0, dim_, group_centroids_.data() + g * dim_);

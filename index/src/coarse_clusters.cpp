@@ -40,6 +40,22 @@ std::vector<float> train_centroids(const float* x, std::size_t n, std::size_t d,
   return kmeans.centroids;
 }
 
+TwoWaySplit split_in_two(const float* x, std::size_t n, std::size_t d, int iterations,
+                         std::uint64_t seed) {
+  TwoWaySplit out;
+  out.centroids = train_centroids(x, n, d, 2, iterations, seed);
+  const float* c0 = out.centroids.data();
+  const float* c1 = c0 + d;
+  out.second.resize(n);
+  const InnerProductKernel kernel = inner_product_kernel();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* v = x + i * d;
+    out.second[i] = kernel(v, c1, d) > kernel(v, c0, d) ? 1 : 0;
+    out.seconds += static_cast<std::size_t>(out.second[i]);
+  }
+  return out;
+}
+
 std::vector<std::int32_t> nearest_centroids(const float* x, std::size_t n, std::size_t d,
                                             const float* centroids, std::size_t clusters,
                                             std::size_t m) {

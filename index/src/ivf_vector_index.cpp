@@ -201,34 +201,33 @@ void IvfVectorIndex::Impl::split_oversized_cells() {
   }
 }
 
-// Spherical 2-means over the cell's members (train_centroids: FAISS's k-means
+// Spherical 2-means over the cell's members (split_in_two: FAISS's k-means
 // on one thread, not an OpenMP team beside the caller's). The members
 // nearer the first centroid stay; the others move, in their order, to a new
 // last cell. Returns false, changing nothing, when one side would be empty.
 bool IvfVectorIndex::Impl::split(std::size_t cell) {
   const std::size_t d = dim();
   const std::size_t n = cell_size(cell);
-  const std::vector<float> halves =
-      train_centroids(cell_vectors(cell), n, d, 2, kSplitIterations, kSplitSeed);
-  const float* c0 = halves.data();
+  const TwoWaySplit halves = split_in_two(cell_vectors(cell), n, d, kSplitIterations, kSplitSeed);
+  if (!halves.splits()) return false;
+  const float* c0 = halves.centroids.data();
   const float* c1 = c0 + d;
 
   faiss::ArrayInvertedLists& l = lists();
   const std::size_t code_size = d * sizeof(float);
   std::vector<std::uint8_t> keep_codes, move_codes;
   std::vector<faiss_idx_t> keep_ids, move_ids;
-  keep_codes.reserve(n * code_size);
-  keep_ids.reserve(n);
-  const InnerProductKernel kernel = inner_product_kernel();
+  keep_codes.reserve((n - halves.seconds) * code_size);
+  keep_ids.reserve(n - halves.seconds);
+  move_codes.reserve(halves.seconds * code_size);
+  move_ids.reserve(halves.seconds);
   for (std::size_t i = 0; i < n; ++i) {
-    const float* v = cell_vectors(cell) + i * d;
-    const bool moves = kernel(v, c1, d) > kernel(v, c0, d);
-    const auto* code = reinterpret_cast<const std::uint8_t*>(v);
+    const bool moves = halves.second[i] != 0;
+    const auto* code = reinterpret_cast<const std::uint8_t*>(cell_vectors(cell) + i * d);
     std::vector<std::uint8_t>& codes = moves ? move_codes : keep_codes;
     codes.insert(codes.end(), code, code + code_size);
     (moves ? move_ids : keep_ids).push_back(l.ids[cell][i]);
   }
-  if (keep_ids.empty() || move_ids.empty()) return false;
 
   std::copy_n(c0, d, centroid(cell));
   index->quantizer->add(1, c1);
