@@ -610,3 +610,52 @@ TEST_CASE("ingest pipeline: a precomputed embedding is taken instead of the embe
   CHECK_THROWS_AS(p.ingest_batch("b2", "c2", std::move(wrong)), winnow::Error);
   CHECK_FALSE(p.store().find_by_external_key("third"));
 }
+
+// The next chunk is searched while the one before it is decided, so a copy of
+// a record one chunk back is not in its search and must be found among the
+// vectors folded in exactly (prepared_chunk.h). Chunks of 4: originals in
+// even chunks, their copies in the next chunk, a second copy two chunks on;
+// one thread and two decide alike.
+TEST_CASE("ingest pipeline: a copy of a record one chunk back is its near duplicate",
+          "[ingest][near][threads]") {
+  std::vector<std::string> lines;
+  const auto text = [](std::uint64_t i, bool edited) {
+    const auto digits = [](std::uint64_t x) {
+      return std::to_string((x + 1) * 0x9E3779B97F4A7C15ull);
+    };
+    return digits(3 * i) + " " + digits(3 * i + 1) + " " + digits(3 * i + 2) +
+           (edited ? " (copy)" : "");
+  };
+  constexpr std::uint64_t kGroups = 12;
+  std::vector<std::string> copy_keys;
+  for (std::uint64_t g = 0; g < kGroups; ++g) {
+    for (std::uint64_t j = 0; j < 4; ++j) {
+      const std::uint64_t i = 4 * g + j;
+      lines.push_back(json{{"key", "o" + std::to_string(i)}, {"text", text(i, false)}}.dump());
+    }
+    for (std::uint64_t j = 0; j < 4; ++j) {
+      const std::uint64_t i = 4 * g + j;
+      copy_keys.push_back("c" + std::to_string(i));
+      lines.push_back(json{{"key", copy_keys.back()}, {"text", text(i, true)}}.dump());
+    }
+  }
+  std::vector<std::vector<std::string>> statuses;
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    winnow::test::TempDir dir;
+    const auto pipeline = text_pipeline(dir, 4);
+    IngestPipeline& p = *pipeline;
+    p.set_threads(threads);
+    const BatchReport r = ingest_file(p, write_file(dir.file("m.jsonl"), lines));
+    CHECK(r.counts[SampleStatus::accepted] == 4 * kGroups);
+    CHECK(r.counts[SampleStatus::duplicate_near] == 4 * kGroups);
+    std::vector<std::string> seen;
+    for (const std::string& key : copy_keys) {
+      const auto sample = p.store().find_by_external_key(key);
+      REQUIRE(sample);
+      seen.push_back(key + " " + std::string(to_string(sample->status)));
+    }
+    statuses.push_back(seen);
+  }
+  CHECK(statuses[0] == statuses[1]);
+}

@@ -6,11 +6,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -105,6 +108,35 @@ TEST_CASE("thread pool: for_each runs every index once and rethrows the first er
                                   }),
                     Catch::Contains("item 57 is bad"));
   CHECK_THROWS_WITH(ThreadPool(-1), Catch::Contains("threads=-1"));
+}
+
+TEST_CASE("thread pool: started work is done by wait(), which rethrows its error",
+          "[ingest][threads]") {
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    const ThreadPool pool(threads);
+    std::vector<int> seen(1000, 0);
+    // Work that itself uses the pool, as a chunk's preparation does.
+    auto task =
+        pool.start([&] { pool.for_each(seen.size(), [&](std::size_t i) { seen[i] += 1; }); });
+    task->wait();
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    task->wait();  // a second wait returns at once
+    auto failing = pool.start([] { WINNOW_THROW("chunk {} is bad", 3); });
+    CHECK_THROWS_WITH(failing->wait(), Catch::Contains("chunk 3 is bad"));
+    CHECK_NOTHROW(failing->wait());  // the error was reported once
+    // Destroyed without a wait (a decision threw meanwhile): it still waits
+    // for the work, which may write to what the caller is about to free.
+    std::atomic<bool> done{false};
+    {
+      auto dropped = pool.start([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        done = true;
+        WINNOW_THROW("nobody asks");
+      });
+    }
+    CHECK(done);
+  }
 }
 
 TEST_CASE("thread pool: decisions on two threads are those of one, event for event",

@@ -13,7 +13,6 @@
 #include "winnow/error.h"
 #include "winnow/index/simd_distance.h"
 
-#include "pool_search.h"
 #include "stored_record.h"
 
 namespace winnow::curation::ingest {
@@ -71,25 +70,38 @@ IngestBatch::~IngestBatch() = default;
 
 void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
-  for (bool more = true; more;) {
-    more = read_chunk(next_entry, name, stop);
-    complete_chunk_entries();
+  const auto chunk_size = static_cast<std::size_t>(context_.config.micro_batch);
+  const auto k = static_cast<std::size_t>(neighbours_k_);
+  PreparedChunk next;
+  read_chunk_entries(next_entry, chunk_size, name, stop, next);
+  prepare_chunk(context_, k, next);
+  for (;;) {
+    std::swap(chunk_, next);
+    start_chunk();
+    // The next chunk is read here (a source may ask the store) and prepared
+    // on the pool while this one is decided; the indexes stay as they are
+    // until it is ready.
+    std::unique_ptr<ThreadPool::Task> preparing;
+    if (!chunk_.last) {
+      read_chunk_entries(next_entry, chunk_size, name, stop, next);
+      preparing = context_.pool.start([&] { prepare_chunk(context_, k, next); });
+    }
+    fold_in_previous_chunk();
     judge_chunk_images();
-    embed_and_search_chunk();
     precompute_verifications();
     const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
-    for (std::size_t e = 0; e < entries_.size(); ++e) decide_entry(e);
-    flush();  // the chunk's samples join the store and the index
+    for (std::size_t e = 0; e < chunk_.entries.size(); ++e) decide_entry(e);
+    flush();  // the chunk's samples join the store
+    if (preparing) preparing->wait();
+    index_chunk();
     publish_job_ids();
     if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
+    if (chunk_.last) break;
   }
 }
 
-// The next chunk; the records of the last one were written and are dropped.
-// Returns false when the source is exhausted.
-bool IngestBatch::read_chunk(const EntrySource& next_entry, const std::string& name,
-                             const std::atomic<bool>* stop) {
-  entries_.clear();
+// Forgets the last chunk's items (written) and per-chunk caches.
+void IngestBatch::start_chunk() {
   items_.clear();
   flushed_ = 0;
   hash_to_item_.clear();
@@ -99,91 +111,26 @@ bool IngestBatch::read_chunk(const EntrySource& next_entry, const std::string& n
   image_verifier_.clear();  // keyed by addresses of records about to go
   text_verifier_.clear();
   content_cache_.clear();
-  const auto chunk = static_cast<std::size_t>(context_.config.micro_batch);
-  while (entries_.size() < chunk) {
-    if (stop != nullptr && stop->load()) throw BatchInterrupted(name);
-    if (!next_entry(entries_.emplace_back())) {
-      entries_.pop_back();
-      return false;
-    }
-  }
-  return true;
-}
-
-// Entries a source handed out with work left (ManifestReader::next_deferred:
-// parsing, reading and decoding files) are completed on the pool.
-void IngestBatch::complete_chunk_entries() {
-  std::vector<std::size_t> deferred;
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (entries_[e].deferred) deferred.push_back(e);
-  }
-  context_.pool.for_each(deferred.size(), [&](std::size_t i) { entries_[deferred[i]].complete(); });
-}
-
-// Embeds the chunk's records (on the pool when the embedder allows) and
-// searches the index once for all of them. Rows follow the entries' order.
-void IngestBatch::embed_and_search_chunk() {
-  const std::size_t end = entries_.size();
-  embed_errors_.assign(end, std::string());
-  chunk_row_.assign(end, -1);
-  std::vector<std::size_t> to_embed;
-  for (std::size_t e = 0; e < end; ++e) {
-    // Annotation-only records have nothing to embed (import-annotations).
-    if (!entries_[e].ok() || entries_[e].record->kind == ContentKind::none) continue;
-    const ManifestRecord& record = *entries_[e].record;
-    WINNOW_THROW_IF_NOT(
-        record.precomputed_embedding.empty() || record.precomputed_embedding.size() == dim_,
-        "record '{}' comes with a precomputed embedding of {} values; the dataset's embedder {} "
-        "gives {}",
-        record.key, record.precomputed_embedding.size(), context_.embedder.spec(), dim_);
-    to_embed.push_back(e);
-  }
-  chunk_vectors_.assign(to_embed.size() * dim_, 0.0f);
-  std::vector<char> failed(to_embed.size(), 0);
-  const auto embed_one = [&](std::size_t r) {
-    const std::size_t e = to_embed[r];
-    const ManifestRecord& record = *entries_[e].record;
-    if (!record.precomputed_embedding.empty()) {  // by the same embedder elsewhere (winnow.dask)
-      std::copy(record.precomputed_embedding.begin(), record.precomputed_embedding.end(),
-                chunk_vectors_.data() + r * dim_);
-      return;
-    }
-    try {
-      context_.embedder.embed(record, chunk_vectors_.data() + r * dim_);
-    } catch (const winnow::Error& err) {
-      embed_errors_[e] = err.what();
-      failed[r] = 1;
-    }
-  };
-  if (context_.embedder.thread_safe()) {
-    context_.pool.for_each(to_embed.size(), embed_one);
-  } else {
-    for (std::size_t r = 0; r < to_embed.size(); ++r) embed_one(r);
-  }
-  int rows = 0;  // the rows of the records that failed are dropped
-  for (std::size_t r = 0; r < to_embed.size(); ++r) {
-    if (failed[r]) continue;
-    if (static_cast<std::size_t>(rows) != r) {
-      std::copy_n(chunk_vectors_.data() + r * dim_, dim_, chunk_vectors_.data() + rows * dim_);
-    }
-    chunk_row_[to_embed[r]] = rows++;
-  }
-  chunk_vectors_.resize(static_cast<std::size_t>(rows) * dim_);
-  found_ = {};
-  listed_chunk_ = prior_lists_cover_chunk();
-  searched_ = rows > 0 && context_.index.size() > 0 && !listed_chunk_;
-  const auto n = static_cast<std::size_t>(rows);
-  const auto k = static_cast<std::size_t>(neighbours_k_);
-  if (searched_)
-    found_ = search_on_pool(context_.pool, context_.index, n, chunk_vectors_.data(), k);
   recent_.clear();
-  flagged_found_ = {};
-  flagged_searched_ = rows > 0 && context_.flagged_index.size() > 0 && !listed_chunk_;
-  if (flagged_searched_) {
-    flagged_found_ =
-        search_on_pool(context_.pool, context_.flagged_index, n, chunk_vectors_.data(), k);
-  }
   recent_flagged_.clear();
+}
+
+// The chunk before this one joined the indexes after this one was searched:
+// its vectors, scored exactly, complete this chunk's results. (A chunk whose
+// records bring prior lists asks the indexes at decision time instead.)
+void IngestBatch::fold_in_previous_chunk() {
+  if (chunk_.listed) return;
+  const auto k = static_cast<std::size_t>(neighbours_k_);
+  if (!previous_add_ids_.empty() && chunk_.rows > 0) {
+    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), previous_add_ids_,
+            previous_add_vectors_, dim_, k, context_.pool);
+    chunk_.searched = true;
+  }
+  if (!previous_flag_ids_.empty() && chunk_.rows > 0) {
+    fold_in(chunk_.flagged_found, chunk_.rows, chunk_.vectors.data(), previous_flag_ids_,
+            previous_flag_vectors_, dim_, k, context_.pool);
+    chunk_.flagged_searched = true;
+  }
 }
 
 // With several threads: each embedded record's similarity to the stored
@@ -198,17 +145,18 @@ void IngestBatch::embed_and_search_chunk() {
 // SQLite connection): taking each index's own best `candidates` would read
 // and verify up to twice as many.
 void IngestBatch::precompute_verifications() {
-  if (context_.pool.threads() < 2 || (!searched_ && !flagged_searched_)) return;
+  if (context_.pool.threads() < 2 || (!chunk_.searched && !chunk_.flagged_searched)) return;
   const index::SearchResults labelled =
-      flagged_searched_ ? index::SearchResults::merged(found_, flagged_found_,
-                                                       static_cast<std::size_t>(neighbours_k_))
-                        : index::SearchResults{};
-  const index::SearchResults& candidates = flagged_searched_ ? labelled : found_;
+      chunk_.flagged_searched
+          ? index::SearchResults::merged(chunk_.found, chunk_.flagged_found,
+                                         static_cast<std::size_t>(neighbours_k_))
+          : index::SearchResults{};
+  const index::SearchResults& candidates = chunk_.flagged_searched ? labelled : chunk_.found;
   std::vector<PrecomputedVerifier::Pair> image_pairs, text_pairs;
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    const int row = chunk_row_[e];
+  for (std::size_t e = 0; e < chunk_.entries.size(); ++e) {
+    const int row = chunk_.row[e];
     if (row < 0) continue;
-    const ManifestRecord& record = *entries_[e].record;
+    const ManifestRecord& record = *chunk_.entries[e].record;
     const dedup::NearDuplicateFinder* finder = finder_for(record);
     if (finder == nullptr) continue;
     auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
@@ -228,13 +176,13 @@ void IngestBatch::precompute_verifications() {
 // the dataset's images stored before this batch, the batch's earlier chunks
 // and this chunk (so the first chunk of a new dataset is its own reference).
 void IngestBatch::judge_chunk_images() {
-  chunk_image_quality_.assign(entries_.size(), std::nullopt);
-  for (const ManifestEntry& entry : entries_) {
+  chunk_image_quality_.assign(chunk_.entries.size(), std::nullopt);
+  for (const ManifestEntry& entry : chunk_.entries) {
     if (entry.ok() && entry.record->image_quality) image_issues_.add(*entry.record->image_quality);
   }
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (entries_[e].ok() && entries_[e].record->image_quality) {
-      chunk_image_quality_[e] = image_issues_.judge(*entries_[e].record->image_quality);
+  for (std::size_t e = 0; e < chunk_.entries.size(); ++e) {
+    if (chunk_.entries[e].ok() && chunk_.entries[e].record->image_quality) {
+      chunk_image_quality_[e] = image_issues_.judge(*chunk_.entries[e].record->image_quality);
     }
   }
 }
@@ -242,7 +190,7 @@ void IngestBatch::judge_chunk_images() {
 // Gathers the facts of entry `e` step by step, as far as decide() needs
 // them, and queues its sample.
 void IngestBatch::decide_entry(std::size_t e) {
-  const ManifestEntry& entry = entries_[e];
+  const ManifestEntry& entry = chunk_.entries[e];
   if (!entry.ok()) {
     reject_entry(*entry.rejection);
     return;
@@ -275,7 +223,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     s.external_key = rec.key;
     remember_key(rec.key);
     candidate.exact_duplicate_of = exact_original(candidate.content_hash);
-    const int row = chunk_row_[e];
+    const int row = chunk_.row[e];
     if (p.image_quality && p.image_quality->any_issue() &&
         context_.config.image_issues.action == ImageIssuePolicy::Action::reject) {
       candidate.image_issues =
@@ -284,10 +232,10 @@ void IngestBatch::decide_entry(std::size_t e) {
     const bool decided = candidate.exact_duplicate_of || candidate.image_issues;
     if (candidate.image_issues && !candidate.exact_duplicate_of) s.annotations.clear();
     if (!decided && row < 0) {
-      candidate.embed_error = embed_errors_[e];
+      candidate.embed_error = chunk_.embed_errors[e];
       s.annotations.clear();
     } else if (!decided) {
-      vector = chunk_vectors_.data() + static_cast<std::size_t>(row) * dim_;
+      vector = chunk_.vectors.data() + static_cast<std::size_t>(row) * dim_;
       neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), row, vector, s);
     }
   }
@@ -380,15 +328,13 @@ void IngestBatch::merge_found(const index::SearchResults& found, int row) {
   }
 }
 
-// ... a search of `index` for `vector` alone, leaving out this chunk's items
-// (an early flush may have indexed some; they are merged as pending) ...
+// ... a search of `index` for `vector` alone (it holds none of this chunk's
+// items: they are merged as pending) ...
 void IngestBatch::merge_searched(const index::VectorIndex& index, const float* vector,
                                  std::size_t k) {
   const index::SearchResults found = index.search(1, vector, static_cast<int>(k));
   for (std::size_t r = 0; r < found.k && found.id(0, r) >= 0; ++r) {
-    if (first_id_ < 0 || found.id(0, r) < first_id_) {
-      merged_.emplace_back(found.similarity(0, r), found.id(0, r));
-    }
+    merged_.emplace_back(found.similarity(0, r), found.id(0, r));
   }
 }
 
@@ -427,7 +373,7 @@ index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
   const auto k = static_cast<std::size_t>(neighbours_k_);
   merged_.clear();
   source_ = NeighbourSource::chunk_search;
-  if (listed_chunk_) {
+  if (chunk_.listed) {
     ++job_neighbours_.listed;
     merge_pending(recent_, vector);
     if (merge_prior(*record.prior_neighbours, context_.index)) {
@@ -441,7 +387,7 @@ index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
     merge_pending(recent_, vector);
     return best_merged(k);
   }
-  if (searched_) merge_found(found_, row);
+  if (chunk_.searched) merge_found(chunk_.found, row);
   merge_pending(recent_, vector);
   return best_merged(k);
 }
@@ -464,24 +410,6 @@ bool IngestBatch::merge_prior(const PriorNeighbours& prior, const index::VectorI
   const auto at_least_last = std::count_if(merged_.begin(), merged_.end(),
                                            [last](const auto& m) { return m.first >= last; });
   return at_least_last >= neighbours_k_;
-}
-
-// Whether the chunk's neighbours come from prior lists: a bulk job is under
-// way and every embedded record of the chunk brings a list (a chunk with one
-// record without is searched as a whole, as outside a job).
-bool IngestBatch::prior_lists_cover_chunk() const {
-  if (context_.job == nullptr) return false;
-  bool any = false;
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (chunk_row_[e] < 0) continue;
-    const ManifestRecord& record = *entries_[e].record;
-    if (!record.prior_neighbours) return false;
-    WINNOW_THROW_IF_NOT(context_.job->holds(record.job_position),
-                        "record '{}' (line {}) has job position {}, outside the job's {} records",
-                        record.key, record.line, record.job_position, context_.job->size());
-    any = true;
-  }
-  return any;
 }
 
 // After the chunk's flush: the ids of its records that kept a vector, by job
@@ -531,14 +459,14 @@ index::SearchResults IngestBatch::with_flagged(const ManifestRecord& record,
                                                const index::SearchResults& nn, int row,
                                                const float* vector) {
   const bool any_flagged = source_ == NeighbourSource::chunk_search
-                               ? flagged_searched_ || !recent_flagged_.empty()
+                               ? chunk_.flagged_searched || !recent_flagged_.empty()
                                : context_.flagged_index.size() > 0 || !recent_flagged_.empty();
   if (!any_flagged) return nn;
   merged_.clear();
   merge_found(nn, 0);
   switch (source_) {
     case NeighbourSource::chunk_search:
-      if (flagged_searched_) merge_found(flagged_found_, row);
+      if (chunk_.flagged_searched) merge_found(chunk_.flagged_found, row);
       break;
     case NeighbourSource::prior_list:
       // Exact as nn is: whatever the list left off scores below nn's last.
@@ -624,28 +552,38 @@ const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& 
 }
 
 // Writes the items decided since the last flush: samples and events, then
-// the vectors; accepted vectors join the index and their labels the cache.
+// the vectors; accepted labels join the cache, and the vectors are queued
+// for the indexes (index_chunk).
 void IngestBatch::flush() {
   if (flushed_ == items_.size()) return;
   std::vector<store::NewSample> samples;
   samples.reserve(items_.size() - flushed_);
   for (std::size_t i = flushed_; i < items_.size(); ++i) samples.push_back(items_[i].sample);
   const std::vector<std::int64_t> ids = context_.store.insert_samples(samples);
-  add_ids_.clear();
-  add_vectors_.clear();
-  flag_ids_.clear();
-  flag_vectors_.clear();
   for (std::size_t i = flushed_; i < items_.size(); ++i) {
     items_[i].id = ids[i - flushed_];
     record_flushed(i);
   }
+  flushed_ = items_.size();
+}
+
+// The chunk's flushed vectors join the indexes (the next chunk is prepared,
+// so no search runs), and are kept to complete the next chunk's results.
+void IngestBatch::index_chunk() {
   if (!add_ids_.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     context_.index.add(add_ids_, add_vectors_);
     index_add_seconds_ += seconds_since(t0);
   }
   if (!flag_ids_.empty()) context_.flagged_index.add(flag_ids_, flag_vectors_);
-  flushed_ = items_.size();
+  std::swap(previous_add_ids_, add_ids_);
+  std::swap(previous_add_vectors_, add_vectors_);
+  std::swap(previous_flag_ids_, flag_ids_);
+  std::swap(previous_flag_vectors_, flag_vectors_);
+  add_ids_.clear();
+  add_vectors_.clear();
+  flag_ids_.clear();
+  flag_vectors_.clear();
 }
 
 // Item `i`, just given its store id: indexed by id, its vector written, and

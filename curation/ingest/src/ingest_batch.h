@@ -1,13 +1,15 @@
 // IngestBatch: the records of one ingest batch, read, decided and written
 // micro_batch at a time inside the caller's transaction
 // (IngestPipeline::ingest_batch). Per chunk: the records are embedded and the
-// index (and the flagged index) searched once for all of them; per record the
+// index (and the flagged index) searched once for all of them, on the pool,
+// while the chunk before is decided (prepared_chunk.h); per record the
 // facts are gathered (key, exact duplicate, neighbours, near duplicates, label
 // quality, gain) and decide() (record_decision.h) turns them into a decision;
 // the chunk's samples, events, vectors and image-quality rows are then
-// written, accepted vectors join the index and label_issue vectors the
-// flagged index. Decoded image files get their image-quality issues judged
-// per chunk, against the dataset with the chunk (image_issues.h).
+// written, and once the next chunk is prepared its accepted vectors join the
+// index and label_issue vectors the flagged index. Decoded image files get
+// their image-quality issues judged per chunk, against the dataset with the
+// chunk (image_issues.h).
 #pragma once
 
 #include <atomic>
@@ -34,32 +36,12 @@
 #include "winnow/curation/ingest/label_judgement_log.h"
 
 #include "accepted_labels.h"
+#include "ingest_context.h"
 #include "job_positions.h"
 #include "precomputed_verifier.h"
+#include "prepared_chunk.h"
 
 namespace winnow::curation::ingest {
-
-// What a batch reads and updates: the pipeline's store, index and caches.
-struct IngestContext {
-  store::MetadataStore& store;
-  index::VectorIndex& index;  // the accepted samples
-  // The label_issue samples: near-duplicate candidates (so that a
-  // re-submitted copy of a flagged sample is its duplicate rather than a new
-  // sample judged again) and label voters; their gains count for nothing.
-  index::VectorIndex& flagged_index;
-  const embed::Embedder& embedder;
-  const CurationConfig& config;
-  const dedup::NearDuplicateVerifier& image_verifier;  // colour, else grey
-  const dedup::TextNearDuplicateVerifier& text_verifier;
-  labels::LabelNames& label_names;
-  AcceptedLabelCache& accepted_labels;
-  // Parsing and decoding, embedding and the verification of stored
-  // candidates run on it; decisions stay on the calling thread, in order.
-  const ThreadPool& pool;
-  // A bulk job's ids by position, when the records come with prior
-  // neighbour lists (winnow.dask); null otherwise, and the lists are ignored.
-  JobPositions* job = nullptr;
-};
 
 class IngestBatch {
  public:
@@ -86,10 +68,8 @@ class IngestBatch {
  private:
   struct Pending;
 
-  bool read_chunk(const EntrySource& next_entry, const std::string& name,
-                  const std::atomic<bool>* stop);
-  void complete_chunk_entries();  // their deferred parsing and decoding, on the pool
-  void embed_and_search_chunk();
+  void start_chunk();
+  void fold_in_previous_chunk();
   void precompute_verifications();
   void judge_chunk_images();
   // The finder for a record's content kind, or null (exact dedup only).
@@ -104,7 +84,6 @@ class IngestBatch {
   void merge_found(const index::SearchResults& found, int row);
   void merge_searched(const index::VectorIndex& index, const float* vector, std::size_t k);
   bool merge_prior(const PriorNeighbours& prior, const index::VectorIndex& index);
-  bool prior_lists_cover_chunk() const;
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
@@ -116,6 +95,7 @@ class IngestBatch {
                                                           const index::SearchResults& candidates);
   dedup::KnownVerification listed_verdicts(const ManifestRecord& record) const;
   void flush();
+  void index_chunk();
   void record_flushed(std::size_t i);
   std::int64_t item_id(std::size_t i);
   const ManifestRecord* record_of(std::int64_t id);
@@ -142,10 +122,11 @@ class IngestBatch {
   store::ImageQualityTable image_quality_;
   ImageIssueJudge image_issues_;
 
-  // Only one chunk of micro_batch entries is held at a time, so memory does
-  // not grow with the manifest: items, keys and hashes of earlier chunks are
-  // asked of the store, which sees this transaction's own rows.
-  std::vector<ManifestEntry> entries_;
+  // Only one chunk of micro_batch entries is decided at a time (and the next
+  // one prepared), so memory does not grow with the manifest: items, keys
+  // and hashes of earlier chunks are asked of the store, which sees this
+  // transaction's own rows.
+  PreparedChunk chunk_;
   std::vector<Pending> items_;
   std::size_t flushed_ = 0;
   std::unordered_map<std::string, std::size_t> hash_to_item_;  // this chunk's
@@ -165,29 +146,23 @@ class IngestBatch {
   // The image-quality rows of the chunk's decoded image files, by entry.
   std::vector<std::optional<store::ImageQualityRecord>> chunk_image_quality_;
 
-  // The chunk's embeddings and its one index search.
-  std::vector<float> chunk_vectors_;
-  std::vector<std::string> embed_errors_;
-  std::vector<int> chunk_row_;  // entry in chunk -> row of the chunk search, -1 if none
-  index::SearchResults found_;
-  bool searched_ = false;
-  std::vector<std::size_t> recent_;  // accepted items since the chunk's index search
-  // The same for the flagged index (near-duplicate candidates).
-  index::SearchResults flagged_found_;
-  bool flagged_searched_ = false;
-  std::vector<std::size_t> recent_flagged_;  // label_issue items since that search
+  std::vector<std::size_t> recent_;          // accepted items since the chunk's search
+  std::vector<std::size_t> recent_flagged_;  // label_issue items since then
   // Where the record being decided found its neighbours: the chunk search,
   // its prior list (the chunk was not searched), or a search of its own
   // (its list proved too short).
   enum class NeighbourSource { chunk_search, prior_list, own_search };
-  bool listed_chunk_ = false;  // every embedded record of the chunk has a prior list
   NeighbourSource source_ = NeighbourSource::chunk_search;
   JobNeighbourCounts job_neighbours_;
-  // What the flush adds to the indexes.
-  double index_add_seconds_ = 0.0;
-  std::vector<JudgedRange> judged_ranges_;
+  // What the chunk adds to the indexes once the next one is prepared (the
+  // flushed accepted and label_issue vectors), and what the chunk before
+  // added after this one was searched (folded into its results).
   std::vector<std::int64_t> add_ids_, flag_ids_;
   std::vector<float> add_vectors_, flag_vectors_;
+  std::vector<std::int64_t> previous_add_ids_, previous_flag_ids_;
+  std::vector<float> previous_add_vectors_, previous_flag_vectors_;
+  double index_add_seconds_ = 0.0;
+  std::vector<JudgedRange> judged_ranges_;
   std::vector<std::pair<float, std::int64_t>> merged_;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 
@@ -26,6 +27,30 @@ class ThreadPool {
   // what belongs to its i. The first exception a call throws is rethrown
   // here, after the other calls finished or were skipped.
   void for_each(std::size_t n, const std::function<void(std::size_t)>& body) const;
+
+  // Work started on the pool (start()): wait() returns once it is done and
+  // rethrows what it threw. Destroying a task waits for it too (and drops
+  // its exception), so nothing it writes to goes before it finishes.
+  class Task {
+   public:
+    ~Task();
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+    void wait();
+
+   private:
+    friend class ThreadPool;
+    struct Group;
+    explicit Task(std::unique_ptr<Group> group);
+    std::unique_ptr<Group> group_;  // null with one thread, or once waited for
+    std::exception_ptr error_;      // what the work threw, with one thread
+  };
+
+  // Starts `work` on a thread of the pool and returns while it runs, so the
+  // caller can go on with something else; work the task gives the pool
+  // (for_each) shares its threads. With one thread, `work` runs here, to the
+  // end, before start() returns.
+  std::unique_ptr<Task> start(std::function<void()> work) const;
 
   // The number of cores this process may use (its CPU affinity), at least 1.
   static int available_cores();

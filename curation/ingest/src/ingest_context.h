@@ -1,0 +1,41 @@
+// IngestContext: what an ingest batch reads and updates, the pipeline's store,
+// indexes, caches and threads (IngestPipeline owns them; IngestBatch and
+// the chunk preparation use them).
+#pragma once
+
+#include "winnow/curation/dedup/near_duplicate_verifier.h"
+#include "winnow/curation/embed/embedder.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/thread_pool.h"
+#include "winnow/index/vector_index.h"
+#include "winnow/store/metadata_store.h"
+
+#include "accepted_labels.h"
+#include "job_positions.h"
+
+namespace winnow::curation::ingest {
+
+struct IngestContext {
+  store::MetadataStore& store;
+  index::VectorIndex& index;  // the accepted samples
+  // The label_issue samples: near-duplicate candidates (so that a
+  // re-submitted copy of a flagged sample is its duplicate rather than a new
+  // sample judged again) and label voters; their gains count for nothing.
+  index::VectorIndex& flagged_index;
+  const embed::Embedder& embedder;
+  const CurationConfig& config;
+  const dedup::NearDuplicateVerifier& image_verifier;  // colour, else grey
+  const dedup::TextNearDuplicateVerifier& text_verifier;
+  labels::LabelNames& label_names;
+  AcceptedLabelCache& accepted_labels;
+  // Parsing and decoding, embedding, the index searches and the verification
+  // of stored candidates run on it; decisions stay on the calling thread, in
+  // order.
+  const ThreadPool& pool;
+  // A bulk job's ids by position, when the records come with prior
+  // neighbour lists (winnow.dask); null otherwise, and the lists are ignored.
+  JobPositions* job = nullptr;
+};
+
+}  // namespace winnow::curation::ingest

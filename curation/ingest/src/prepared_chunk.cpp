@@ -1,0 +1,174 @@
+#include "prepared_chunk.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <utility>
+
+#include "winnow/error.h"
+#include "winnow/index/simd_distance.h"
+
+#include "pool_search.h"
+
+namespace winnow::curation::ingest {
+
+namespace {
+
+// Whether the chunk's neighbours come from prior lists: a bulk job is under
+// way and every embedded record of the chunk brings a list (a chunk with one
+// record without is searched as a whole, as outside a job).
+bool prior_lists_cover(const PreparedChunk& chunk, const JobPositions* job) {
+  if (job == nullptr) return false;
+  bool any = false;
+  for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
+    if (chunk.row[e] < 0) continue;
+    const ManifestRecord& record = *chunk.entries[e].record;
+    if (!record.prior_neighbours) return false;
+    WINNOW_THROW_IF_NOT(job->holds(record.job_position),
+                        "record '{}' (line {}) has job position {}, outside the job's {} records",
+                        record.key, record.line, record.job_position, job->size());
+    any = true;
+  }
+  return any;
+}
+
+// Embeds the chunk's records (on the pool when the embedder allows); rows
+// follow the entries' order, and a record that failed gets no row.
+void embed_chunk(const IngestContext& context, PreparedChunk& chunk) {
+  const std::size_t dim = context.embedder.dim();
+  const std::size_t end = chunk.entries.size();
+  chunk.embed_errors.assign(end, std::string());
+  chunk.row.assign(end, -1);
+  std::vector<std::size_t> to_embed;
+  for (std::size_t e = 0; e < end; ++e) {
+    // Annotation-only records have nothing to embed (import-annotations).
+    if (!chunk.entries[e].ok() || chunk.entries[e].record->kind == ContentKind::none) continue;
+    const ManifestRecord& record = *chunk.entries[e].record;
+    WINNOW_THROW_IF_NOT(
+        record.precomputed_embedding.empty() || record.precomputed_embedding.size() == dim,
+        "record '{}' comes with a precomputed embedding of {} values; the dataset's embedder {} "
+        "gives {}",
+        record.key, record.precomputed_embedding.size(), context.embedder.spec(), dim);
+    to_embed.push_back(e);
+  }
+  chunk.vectors.assign(to_embed.size() * dim, 0.0f);
+  std::vector<char> failed(to_embed.size(), 0);
+  const auto embed_one = [&](std::size_t r) {
+    const ManifestRecord& record = *chunk.entries[to_embed[r]].record;
+    float* out = chunk.vectors.data() + r * dim;
+    if (!record.precomputed_embedding.empty()) {  // by the same embedder elsewhere (winnow.dask)
+      std::copy(record.precomputed_embedding.begin(), record.precomputed_embedding.end(), out);
+      return;
+    }
+    try {
+      context.embedder.embed(record, out);
+    } catch (const winnow::Error& err) {
+      chunk.embed_errors[to_embed[r]] = err.what();
+      failed[r] = 1;
+    }
+  };
+  if (context.embedder.thread_safe()) {
+    context.pool.for_each(to_embed.size(), embed_one);
+  } else {
+    for (std::size_t r = 0; r < to_embed.size(); ++r) embed_one(r);
+  }
+  std::size_t rows = 0;  // the rows of the records that failed are dropped
+  for (std::size_t r = 0; r < to_embed.size(); ++r) {
+    if (failed[r]) continue;
+    if (rows != r) {
+      std::copy_n(chunk.vectors.data() + r * dim, dim, chunk.vectors.data() + rows * dim);
+    }
+    chunk.row[to_embed[r]] = static_cast<int>(rows++);
+  }
+  chunk.vectors.resize(rows * dim);
+  chunk.rows = rows;
+}
+
+}  // namespace
+
+void read_chunk_entries(const EntrySource& next_entry, std::size_t size, const std::string& name,
+                        const std::atomic<bool>* stop, PreparedChunk& chunk) {
+  chunk = PreparedChunk{};
+  while (chunk.entries.size() < size) {
+    if (stop != nullptr && stop->load()) throw BatchInterrupted(name);
+    if (!next_entry(chunk.entries.emplace_back())) {
+      chunk.entries.pop_back();
+      chunk.last = true;
+      return;
+    }
+  }
+}
+
+void prepare_chunk(const IngestContext& context, std::size_t k, PreparedChunk& chunk) {
+  // Entries a source handed out with work left (ManifestReader::next_deferred:
+  // parsing, reading and decoding files).
+  std::vector<std::size_t> deferred;
+  for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
+    if (chunk.entries[e].deferred) deferred.push_back(e);
+  }
+  context.pool.for_each(deferred.size(),
+                        [&](std::size_t i) { chunk.entries[deferred[i]].complete(); });
+  embed_chunk(context, chunk);
+  chunk.listed = prior_lists_cover(chunk, context.job);
+  const std::size_t n = chunk.rows;
+  chunk.searched = n > 0 && context.index.size() > 0 && !chunk.listed;
+  if (chunk.searched) {
+    chunk.found = search_on_pool(context.pool, context.index, n, chunk.vectors.data(), k);
+  }
+  chunk.flagged_searched = n > 0 && context.flagged_index.size() > 0 && !chunk.listed;
+  if (chunk.flagged_searched) {
+    chunk.flagged_found =
+        search_on_pool(context.pool, context.flagged_index, n, chunk.vectors.data(), k);
+  }
+}
+
+void fold_in(index::SearchResults& found, std::size_t rows, const float* queries,
+             const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
+             std::size_t dim, std::size_t k, const ThreadPool& pool) {
+  if (rows == 0 || ids.empty()) return;
+  if (found.num_queries != rows) found = index::SearchResults::padded(rows, k);
+  const std::size_t n = ids.size();
+  // Four rows at a time: the kernel reads each vector once for the four.
+  constexpr std::size_t kBlock = 4;
+  pool.for_each((rows + kBlock - 1) / kBlock, [&](std::size_t block) {
+    const std::size_t first = block * kBlock;
+    const std::size_t m = std::min(kBlock, rows - first);
+    std::vector<float> scores(m * n);
+    std::array<const float*, kBlock> block_queries{};
+    std::array<float*, kBlock> block_scores{};
+    for (std::size_t j = 0; j < m; ++j) {
+      block_queries[j] = queries + (first + j) * dim;
+      block_scores[j] = scores.data() + j * n;
+    }
+    index::inner_products_many(block_queries.data(), m, vectors.data(), n, dim,
+                               block_scores.data());
+    std::vector<std::pair<float, std::int64_t>> merged;
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::size_t q = first + j;
+      merged.clear();
+      for (std::size_t r = 0; r < k && found.id(q, r) >= 0; ++r) {
+        merged.emplace_back(found.similarity(q, r), found.id(q, r));
+      }
+      // Only vectors above the row's k-th best can enter it (the row's ids
+      // are older, so lower: an equal score stays out).
+      const float kth = found.similarity(q, k - 1);
+      const float* row_scores = block_scores[j];
+      for (std::size_t i = index::first_above(row_scores, 0, n, kth); i < n;
+           i = index::first_above(row_scores, i + 1, n, kth)) {
+        merged.emplace_back(row_scores[i], ids[i]);
+      }
+      const std::size_t keep = std::min(merged.size(), k);
+      std::partial_sort(merged.begin(), merged.begin() + static_cast<std::ptrdiff_t>(keep),
+                        merged.end(), [](const auto& a, const auto& b) {
+                          return a.first > b.first || (a.first == b.first && a.second < b.second);
+                        });
+      for (std::size_t r = 0; r < k; ++r) {
+        found.ids[q * k + r] = r < keep ? merged[r].second : -1;
+        found.similarities[q * k + r] =
+            r < keep ? merged[r].first : -std::numeric_limits<float>::infinity();
+      }
+    }
+  });
+}
+
+}  // namespace winnow::curation::ingest
