@@ -506,6 +506,60 @@ TEST_CASE("a stop request rolls the batch back and leaves the index as the store
   CHECK(p.index_info().vectors == 200);
 }
 
+// The contents the ingest keeps for verification (StoredContentCache) hold
+// those of a batch that rolls back; SQLite hands its ids out again, so the
+// next batch's candidates must not be verified against them.
+TEST_CASE("contents read in a rolled-back batch are not used for the next one's candidates",
+          "[ingest][hardening]") {
+  winnow::test::TempDir dir;
+  const auto digits = [](std::uint64_t x) {
+    return std::to_string((x + 1) * 0x9E3779B97F4A7C15ull);
+  };
+  // 80 unrelated texts, then near copies ("!" added) of the first 20, whose
+  // originals are then in earlier chunks and read back from the store, then
+  // `filler` more unrelated texts.
+  const auto lines_from = [&](std::uint64_t seed, const std::string& key, int filler) {
+    std::vector<std::string> texts, lines;
+    for (std::uint64_t i = 0; i < 80 + static_cast<std::uint64_t>(filler); ++i) {
+      texts.push_back(digits(seed + 3 * i) + " " + digits(seed + 3 * i + 1) + " " +
+                      digits(seed + 3 * i + 2));
+    }
+    for (std::size_t i = 0; i < 80; ++i) {
+      lines.push_back(json{{"key", key + std::to_string(i)}, {"text", texts[i]}}.dump());
+    }
+    for (std::size_t i = 0; i < 20; ++i) {
+      lines.push_back(json{{"key", key + "copy" + std::to_string(i)}, {"text", texts[i] + "!"}}.dump());
+    }
+    for (std::size_t i = 80; i < texts.size(); ++i) {
+      lines.push_back(json{{"key", key + std::to_string(i)}, {"text", texts[i]}}.dump());
+    }
+    return lines;
+  };
+  const std::string rolled_back = write_file(dir.file("b.jsonl"), lines_from(0, "b", 40));
+  const std::string next = write_file(dir.file("c.jsonl"), lines_from(100000, "c", 0));
+
+  const auto pipeline = text_pipeline(dir, 16);
+  IngestPipeline& p = *pipeline;
+  ManifestReader reader(rolled_back);
+  std::atomic<bool> stop{false};
+  std::size_t read = 0;
+  const EntrySource source = [&](ManifestEntry& entry) {
+    if (++read == 120) stop = true;  // after the copies' chunks were decided
+    return reader.next(entry);
+  };
+  REQUIRE_THROWS_AS(p.ingest_batch("b.jsonl", file_checksum(rolled_back), source, &stop),
+                    BatchInterrupted);
+  REQUIRE(p.store().count_by_status().total() == 0);
+  const BatchReport after = ingest_file(p, next);
+
+  winnow::test::TempDir fresh_dir;
+  const auto fresh = text_pipeline(fresh_dir, 16);
+  const BatchReport alone = ingest_file(*fresh, next);
+  CHECK(alone.counts[SampleStatus::duplicate_near] == 20);
+  CHECK(after.counts[SampleStatus::duplicate_near] == alone.counts[SampleStatus::duplicate_near]);
+  CHECK(after.counts[SampleStatus::accepted] == alone.counts[SampleStatus::accepted]);
+}
+
 // The issue-19 case: with the defaults, re-submitted copies (1-pixel shift,
 // brightness within 10%, noise sigma 2 to 5) are near duplicates of their
 // originals, and so are copies of a sample flagged as a label issue, which

@@ -636,11 +636,19 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id) {
   }
   auto cached = content_cache_.find(id);
   if (cached == content_cache_.end()) {
+    // The process's cache of stored contents first, then the store.
     std::unique_ptr<ManifestRecord> loaded;
-    if (const std::optional<store::StoredContent> content = vectors_.content_of(id)) {
+    const store::StoredContent* kept =
+        context_.stored_contents != nullptr ? context_.stored_contents->find(id) : nullptr;
+    std::optional<store::StoredContent> read;
+    if (kept == nullptr) read = vectors_.content_of(id);
+    if (const store::StoredContent* content = kept != nullptr ? kept : read ? &*read : nullptr) {
       if (std::optional<ManifestRecord> record = stored_record(id, *content)) {
         loaded = std::make_unique<ManifestRecord>(std::move(*record));
       }
+    }
+    if (read && context_.stored_contents != nullptr) {
+      context_.stored_contents->put(id, std::move(*read));
     }
     cached = content_cache_.emplace(id, std::move(loaded)).first;
   }

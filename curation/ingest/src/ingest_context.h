@@ -13,6 +13,7 @@
 
 #include "accepted_labels.h"
 #include "job_positions.h"
+#include "stored_content_cache.h"
 
 namespace winnow::curation::ingest {
 
@@ -36,6 +37,9 @@ struct IngestContext {
   // A bulk job's ids by position, when the records come with prior
   // neighbour lists (winnow.dask); null otherwise, and the lists are ignored.
   JobPositions* job = nullptr;
+  // Stored contents read for verification, kept across batches (the
+  // pipeline's; null: every candidate is read from the store).
+  StoredContentCache* stored_contents = nullptr;
 };
 
 }  // namespace winnow::curation::ingest

@@ -20,6 +20,7 @@
 #include "winnow/store/vector_table.h"
 
 #include "ingest_batch.h"
+#include "stored_content_cache.h"
 
 namespace winnow::curation::ingest {
 
@@ -45,6 +46,10 @@ CurationConfig stored_config(store::MetadataStore& store, const std::string& db_
 constexpr const char* kRevisionKey = "curation.revision";
 // Rows read from the store per call while the index is rebuilt.
 constexpr std::size_t kRebuildBatch = 4096;
+// The stored contents kept for verification: about 165,000 short texts, or
+// 35,000 Fashion-MNIST images (docs/benchmarks.md, "A cache of stored
+// contents": the hit rate and what it saves at 1M records).
+constexpr std::size_t kStoredContentCacheBytes = std::size_t{32} << 20;
 // Ids probed (newest, and as many spread out) when a snapshot is loaded, and
 // the cosine at which a probe counts as its own stored vector (float32
 // normalisation of one vector twice differs by far less).
@@ -264,7 +269,8 @@ void IngestPipeline::init(const std::string& db_path, const CurationConfig& conf
 IngestPipeline::IngestPipeline(const std::string& db_path)
     : db_path_(db_path),
       pool_(std::make_unique<ThreadPool>(1)),
-      accepted_labels_(std::make_unique<AcceptedLabelCache>()) {
+      accepted_labels_(std::make_unique<AcceptedLabelCache>()),
+      stored_contents_(std::make_unique<StoredContentCache>(kStoredContentCacheBytes)) {
   WINNOW_THROW_IF_NOT(std::filesystem::exists(db_path),
                       "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
                       db_path);
@@ -296,8 +302,11 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  return {*store_,         *index_,      flagged_index(),   *embedder_, config_,   *image_verifier_,
-          *text_verifier_, label_names_, *accepted_labels_, *pool_,     job_.get()};
+  IngestContext context{*store_,           *index_, flagged_index(), *embedder_,
+                        config_,           *image_verifier_, *text_verifier_, label_names_,
+                        *accepted_labels_, *pool_,  job_.get()};
+  context.stored_contents = stored_contents_.get();
+  return context;
 }
 
 bool IngestPipeline::can_start_job() {
@@ -520,6 +529,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     if (job_) job_->set_revision(revision);
   } catch (const std::exception& e) {
     job_.reset();  // the positions it published were rolled back
+    stored_contents_->clear();  // it may hold rolled-back ids, which SQLite hands out again
     // The transaction rolled back: the in-memory index and labels hold this
     // batch's rolled-back ids, which SQLite will hand out again. Reopen them
     // from disk, or drop the index so that the next write reopens it.

@@ -38,6 +38,7 @@
 namespace winnow::curation::ingest {
 
 struct AcceptedLabelCache;  // accepted_labels.h
+class StoredContentCache;   // stored_content_cache.h
 struct IngestContext;       // ingest_batch.h
 class JobPositions;         // job_positions.h
 
@@ -379,6 +380,9 @@ class IngestPipeline {
   std::unique_ptr<dedup::TextNearDuplicateVerifier> text_verifier_;
   labels::LabelNames label_names_;
   std::unique_ptr<AcceptedLabelCache> accepted_labels_;  // of the accepted samples
+  // Stored contents read to verify near-duplicate candidates, kept across
+  // batches (stored_content_cache.h).
+  std::unique_ptr<StoredContentCache> stored_contents_;
 };
 
 // How image files are read for a dataset with `config` and its `embedder`:
