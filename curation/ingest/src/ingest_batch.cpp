@@ -637,19 +637,17 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id) {
   auto cached = content_cache_.find(id);
   if (cached == content_cache_.end()) {
     // The process's cache of stored contents first, then the store.
-    std::unique_ptr<ManifestRecord> loaded;
-    const store::StoredContent* kept =
-        context_.stored_contents != nullptr ? context_.stored_contents->find(id) : nullptr;
+    StoredContentCache* kept = context_.stored_contents;
+    const store::StoredContent* content = kept != nullptr ? kept->find(id) : nullptr;
     std::optional<store::StoredContent> read;
-    if (kept == nullptr) read = vectors_.content_of(id);
-    if (const store::StoredContent* content = kept != nullptr ? kept : read ? &*read : nullptr) {
+    if (content == nullptr && (read = vectors_.content_of(id))) content = &*read;
+    std::unique_ptr<ManifestRecord> loaded;
+    if (content != nullptr) {
       if (std::optional<ManifestRecord> record = stored_record(id, *content)) {
         loaded = std::make_unique<ManifestRecord>(std::move(*record));
       }
     }
-    if (read && context_.stored_contents != nullptr) {
-      context_.stored_contents->put(id, std::move(*read));
-    }
+    if (read && kept != nullptr) kept->put(id, std::move(*read));
     cached = content_cache_.emplace(id, std::move(loaded)).first;
   }
   return cached->second.get();
