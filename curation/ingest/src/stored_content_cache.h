@@ -6,10 +6,10 @@
 // clustered data, and the same candidates come back again and again: in the
 // tenth batch of the 1M-record benchmark 93% of the reads were of a sample
 // the same process had read before (docs/benchmarks.md, "A cache of stored
-// contents"). A stored
-// content never changes (samples are never deleted, and a status or an
-// embedding changes without it), so the cache needs no invalidation except
-// for a rolled-back batch, whose ids SQLite hands out again: clear() then.
+// contents"). A stored content never changes (samples are never deleted, and
+// a status or an embedding changes without it), so the cache needs no
+// invalidation except for a rolled-back batch, whose ids SQLite hands out
+// again: clear() then.
 #pragma once
 
 #include <cstddef>
