@@ -131,7 +131,7 @@ TEST_CASE("a verified candidate at the threshold makes a near duplicate", "[deci
   CHECK(d.details_json ==
         R"({"gain":0.25,"gain_k":4,"neighbours":5,"near_duplicate":{"threshold":0.99,)"
         R"("min_candidate_similarity":0.98,"candidate_margin":0.05,"candidates":10,)"
-        R"("candidates_checked":2,"best_similarity":0.9931,)"
+        R"("candidates_checked":2,"candidates_ruled_out":0,"best_similarity":0.9931,)"
         R"("best_candidate_similarity":0.995,"duplicate_of":42}})");
   CHECK(json::parse(d.details_json).is_object());
 }
@@ -146,7 +146,8 @@ TEST_CASE("candidates below the threshold leave the record accepted", "[decide]"
   CHECK(d.details_json ==
         R"({"gain":0.25,"gain_k":4,"neighbours":5,"near_duplicate":{"threshold":0.99,)"
         R"("min_candidate_similarity":0.98,"candidate_margin":0.05,"candidates":10,)"
-        R"("candidates_checked":2,"best_similarity":0.97,"best_candidate_similarity":0.995}})");
+        R"("candidates_checked":2,"candidates_ruled_out":0,"best_similarity":0.97,)"
+        R"("best_candidate_similarity":0.995}})");
 }
 
 TEST_CASE("a label its neighbours disagree with is a label issue", "[decide]") {

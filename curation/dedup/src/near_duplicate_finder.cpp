@@ -41,7 +41,8 @@ std::size_t NearDuplicateFinder::candidate_count(const index::SearchResults& res
 NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& results,
                                                std::size_t query, const ManifestRecord& record,
                                                const RecordLookup& lookup,
-                                               const KnownVerification& known) const {
+                                               const KnownVerification& known,
+                                               const RuledOut& ruled_out) const {
   NearDuplicateMatch match;
   match.threshold = verifier_.threshold();
   match.min_candidate_similarity = options_.min_candidate_similarity;
@@ -54,6 +55,9 @@ NearDuplicateMatch NearDuplicateFinder::verify(const index::SearchResults& resul
     std::optional<Verification> verdict = known ? known(id) : std::nullopt;
     if (verdict) {
       ++match.candidates_known;
+    } else if (ruled_out && ruled_out(id)) {
+      ++match.candidates_ruled_out;
+      continue;
     } else {
       const ManifestRecord* other = lookup ? lookup(id) : nullptr;
       if (other == nullptr) continue;

@@ -416,10 +416,25 @@ double TextNearDuplicateVerifier::similarity(const ManifestRecord& a,
                       to_string(a.kind), b.key, to_string(b.kind));
   const std::vector<std::uint64_t> sa = shingles(a.text, options_.shingle);
   const std::vector<std::uint64_t> sb = shingles(b.text, options_.shingle);
-  const std::size_t common = common_count(sa, sb);
-  const double jaccard = jaccard_of(common, sa.size(), sb.size());
+  return similarity_of(common_count(sa, sb), sa.size(), sb.size());
+}
+
+// The rule on the counts: both measures grow with `common`, and the Jaccard
+// (returned below min_jaccard) never exceeds the overlap (returned from
+// there), so the result grows with `common` too: similarity_at_most relies
+// on it.
+double TextNearDuplicateVerifier::similarity_of(std::size_t common, std::size_t a,
+                                                std::size_t b) const {
+  const double jaccard = jaccard_of(common, a, b);
   if (jaccard < options_.min_jaccard) return jaccard;
-  return overlap_of(common, sa.size(), sb.size());
+  return overlap_of(common, a, b);
+}
+
+double TextNearDuplicateVerifier::similarity_at_most(const std::vector<std::uint64_t>& shingles,
+                                                     const TextSketch& other) const {
+  const std::size_t a = shingles.size(), b = other.size();
+  const std::size_t most_common = std::min({other.max_common(shingles), a, b});
+  return similarity_of(most_common, a, b);
 }
 
 }  // namespace winnow::curation::dedup

@@ -162,10 +162,11 @@ void IngestBatch::precompute_verifications() {
     auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
     const auto query = static_cast<std::size_t>(row);
     const std::size_t n = finder->candidate_count(candidates, query);
+    const std::optional<std::vector<std::uint64_t>> shingles = sketch_shingles(record);
     for (std::size_t r = 0; r < n; ++r) {
-      if (const ManifestRecord* other = record_of(candidates.id(query, r))) {
-        pairs.emplace_back(&record, other);
-      }
+      const std::int64_t id = candidates.id(query, r);
+      if (shingles && ruled_out_by_sketch(*shingles, id)) continue;  // decide_entry skips it too
+      if (const ManifestRecord* other = record_of(id)) pairs.emplace_back(&record, other);
     }
   }
   image_verifier_.precompute(image_pairs, context_.pool);
@@ -499,8 +500,14 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
     }
   }
   const dedup::RecordLookup record_lookup = [this](std::int64_t id) { return record_of(id); };
+  dedup::RuledOut ruled_out;
+  if (std::optional<std::vector<std::uint64_t>> shingles = sketch_shingles(record)) {
+    ruled_out = [this, shingles = std::move(*shingles)](std::int64_t id) {
+      return ruled_out_by_sketch(shingles, id);
+    };
+  }
   dedup::NearDuplicateMatch match =
-      finder->verify(candidates, 0, record, record_lookup, listed_verdicts(record));
+      finder->verify(candidates, 0, record, record_lookup, listed_verdicts(record), ruled_out);
   if (context_.job != nullptr && record.prior_neighbours) {
     job_neighbours_.verdicts_taken += match.candidates_known;
     job_neighbours_.verified_by_writer += match.candidates_checked - match.candidates_known;
@@ -535,6 +542,28 @@ dedup::KnownVerification IngestBatch::listed_verdicts(const ManifestRecord& reco
     }
     return std::nullopt;
   };
+}
+
+std::optional<std::vector<std::uint64_t>> IngestBatch::sketch_shingles(
+    const ManifestRecord& record) const {
+  const StoredTextSketches* sketches = context_.text_sketches;
+  if (sketches == nullptr || record.kind != ContentKind::text ||
+      sketches->shingle() != context_.text_verifier.options().shingle) {
+    return std::nullopt;
+  }
+  return dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle());
+}
+
+// Whether stored candidate `id` surely falls below the text verifier's
+// threshold against a record whose shingles are `shingles`: the kept sketch
+// of its text bounds their similarity. A candidate of this chunk, or one
+// without a sketch (not a text, or not yet read), is not ruled out.
+bool IngestBatch::ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles,
+                                      std::int64_t id) const {
+  if (id >= kPendingBase || (first_id_ >= 0 && id >= first_id_)) return false;
+  const std::optional<dedup::TextSketch> sketch = context_.text_sketches->find(id);
+  return sketch && context_.text_verifier.similarity_at_most(shingles, *sketch) <
+                       context_.text_verifier.threshold();
 }
 
 const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& record) const {
@@ -617,6 +646,21 @@ void IngestBatch::record_flushed(std::size_t i) {
     flag_vectors_.insert(flag_vectors_.end(), p.embedding.begin(), p.embedding.end());
   }
   vectors_.put(p.id, p.embedding.data(), p.embedding.size(), stored_content(*p.record));
+  keep_sketch(p.id, *p.record);
+}
+
+// Keeps the sketch of sample `id`'s text, written or read, for later batches.
+// Another content at `id` drops any sketch there: an id a rolled-back batch
+// had given a text may come back holding an image.
+void IngestBatch::keep_sketch(std::int64_t id, const ManifestRecord& record) {
+  StoredTextSketches* sketches = context_.text_sketches;
+  if (sketches == nullptr) return;
+  if (record.kind != ContentKind::text) {
+    sketches->forget(id);
+    return;
+  }
+  sketches->put(id, dedup::TextSketch::of(
+                        dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle())));
 }
 
 // The store id of an item, flushing first when it is not written yet.
@@ -645,6 +689,7 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id) {
     if (content != nullptr) {
       if (std::optional<ManifestRecord> record = stored_record(id, *content)) {
         loaded = std::make_unique<ManifestRecord>(std::move(*record));
+        if (read) keep_sketch(id, *loaded);
       }
     }
     if (read && kept != nullptr) kept->put(id, std::move(*read));

@@ -94,9 +94,14 @@ class IngestBatch {
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
                                                           const index::SearchResults& candidates);
   dedup::KnownVerification listed_verdicts(const ManifestRecord& record) const;
+  // The shingles a text record's stored candidates are ruled out with, or
+  // nothing when the process keeps no text sketches (or not this record's kind).
+  std::optional<std::vector<std::uint64_t>> sketch_shingles(const ManifestRecord& record) const;
+  bool ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles, std::int64_t id) const;
   void flush();
   void index_chunk();
   void record_flushed(std::size_t i);
+  void keep_sketch(std::int64_t id, const ManifestRecord& record);
   std::int64_t item_id(std::size_t i);
   const ManifestRecord* record_of(std::int64_t id);
   std::optional<int> label_of(std::int64_t id) const;

@@ -14,6 +14,7 @@
 #include "accepted_labels.h"
 #include "job_positions.h"
 #include "stored_content_cache.h"
+#include "stored_text_sketches.h"
 
 namespace winnow::curation::ingest {
 
@@ -40,6 +41,9 @@ struct IngestContext {
   // Stored contents read for verification, kept across batches (the
   // pipeline's; null: every candidate is read from the store).
   StoredContentCache* stored_contents = nullptr;
+  // Sketches of the stored texts, which rule candidates out unread (the
+  // pipeline's; null: every candidate is verified).
+  StoredTextSketches* text_sketches = nullptr;
 };
 
 }  // namespace winnow::curation::ingest

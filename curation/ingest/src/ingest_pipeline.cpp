@@ -294,6 +294,7 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   embedder_ = embed::make_embedder(config_.embedder);
   image_verifier_ = make_image_verifier(config_);
   text_verifier_ = make_text_verifier(config_);
+  text_sketches_ = std::make_unique<StoredTextSketches>(text_verifier_->options().shingle);
   label_names_ = labels::LabelNames::read(*store_);
   revision_ = stored_revision();
   open_index();
@@ -306,6 +307,7 @@ IngestContext IngestPipeline::ingest_context() {
                         config_,           *image_verifier_, *text_verifier_, label_names_,
                         *accepted_labels_, *pool_,  job_.get()};
   context.stored_contents = stored_contents_.get();
+  context.text_sketches = text_sketches_.get();
   return context;
 }
 
@@ -529,7 +531,8 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     if (job_) job_->set_revision(revision);
   } catch (const std::exception& e) {
     job_.reset();  // the positions it published were rolled back
-    stored_contents_->clear();  // it may hold rolled-back ids, which SQLite hands out again
+    stored_contents_->clear();  // they may hold rolled-back ids, which SQLite hands out again
+    text_sketches_->clear();
     // The transaction rolled back: the in-memory index and labels hold this
     // batch's rolled-back ids, which SQLite will hand out again. Reopen them
     // from disk, or drop the index so that the next write reopens it.

@@ -73,6 +73,7 @@ JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
       .number("candidate_margin", rules.candidate_margin)
       .integer("candidates", m.candidates)
       .integer("candidates_checked", m.candidates_checked)
+      .integer("candidates_ruled_out", m.candidates_ruled_out)
       .number("best_similarity", m.similarity)
       .number("best_candidate_similarity", m.candidate_similarity);
   if (m.found) near.integer("duplicate_of", m.id);

@@ -27,6 +27,7 @@ struct NearDuplicateMatch {
   double candidate_similarity = 0.0;  // its index cosine
   int candidates_checked = 0;         // candidates the verifier ran on, or known
   int candidates_known = 0;           // of those, verdicts given (KnownVerification)
+  int candidates_ruled_out = 0;       // candidates not verified: RuledOut said they cannot match
   // Thresholds used, reported with the decision.
   double threshold = 0.0;  // verifier threshold
   double min_candidate_similarity = 0.0;
@@ -46,6 +47,11 @@ struct Verification {
 };
 using KnownVerification = std::function<std::optional<Verification>(std::int64_t id)>;
 
+// Whether a candidate surely falls below the verifier's threshold, known
+// without its content (a TextSketch's bound): such a candidate is neither
+// looked up nor verified, and cannot be the match.
+using RuledOut = std::function<bool(std::int64_t id)>;
+
 class NearDuplicateFinder {
  public:
   // Keeps references to both; they must outlive the finder.
@@ -58,10 +64,13 @@ class NearDuplicateFinder {
 
   // Verifies the candidates of row `query` of a search already made (its k
   // may differ from options.candidates; at most that many are used); a
-  // candidate whose verdict `known` gives is taken as it is.
+  // candidate whose verdict `known` gives is taken as it is, and one that
+  // `ruled_out` rules out is skipped (the best verified candidate is then
+  // among the others).
   NearDuplicateMatch verify(const index::SearchResults& results, std::size_t query,
                             const ManifestRecord& record, const RecordLookup& lookup,
-                            const KnownVerification& known = {}) const;
+                            const KnownVerification& known = {},
+                            const RuledOut& ruled_out = {}) const;
 
   // How many leading candidates of row `query` verify() compares: ranks with
   // a real id and an index cosine >= min_candidate_similarity, at most

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "winnow/curation/manifest_record.h"
+#include "winnow/curation/dedup/text_sketch.h"
 
 namespace winnow::curation::dedup {
 
@@ -74,6 +75,13 @@ class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
   // The overlap coefficient when the Jaccard reaches min_jaccard, else the
   // Jaccard (then below threshold, since min_jaccard <= threshold).
   double similarity(const ManifestRecord& a, const ManifestRecord& b) const override;
+  // At least similarity() of a text whose shingles() are `shingles` and a
+  // text sketched as `other` (TextSketch): the same formula on the most
+  // shingles the two can share. Below threshold(), the pair is surely not a
+  // near duplicate.
+  double similarity_at_most(const std::vector<std::uint64_t>& shingles,
+                            const TextSketch& other) const;
+  const TextVerifierOptions& options() const { return options_; }
 
   // Sorted, unique shingle hashes of a text.
   static std::vector<std::uint64_t> shingles(const std::string& text, int n);
@@ -82,6 +90,9 @@ class TextNearDuplicateVerifier final : public NearDuplicateVerifier {
   static double overlap(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
 
  private:
+  // The rule on counts: `common` shingles shared by sets of `a` and `b`.
+  double similarity_of(std::size_t common, std::size_t a, std::size_t b) const;
+
   TextVerifierOptions options_;
 };
 

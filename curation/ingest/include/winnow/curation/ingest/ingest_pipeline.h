@@ -39,6 +39,7 @@ namespace winnow::curation::ingest {
 
 struct AcceptedLabelCache;  // accepted_labels.h
 class StoredContentCache;   // stored_content_cache.h
+class StoredTextSketches;   // stored_text_sketches.h
 struct IngestContext;       // ingest_batch.h
 class JobPositions;         // job_positions.h
 
@@ -383,6 +384,9 @@ class IngestPipeline {
   // Stored contents read to verify near-duplicate candidates, kept across
   // batches (stored_content_cache.h).
   std::unique_ptr<StoredContentCache> stored_contents_;
+  // Sketches of the stored texts written or read, for the process's life
+  // (stored_text_sketches.h).
+  std::unique_ptr<StoredTextSketches> text_sketches_;
 };
 
 // How image files are read for a dataset with `config` and its `embedder`:
