@@ -87,11 +87,19 @@ void validate_ivf_params(const IvfParams& params) {
       params.cell_cap == 0 || (params.cell_cap >= kMinCellCap && params.cell_cap <= kMaxCellScale),
       "IVF parameter cellCap must be 0 (no cap) or in [{}, {}], got {}", kMinCellCap, kMaxCellScale,
       params.cell_cap);
+  WINNOW_THROW_IF_NOT(params.shared_scan_from >= 1,
+                      "IVF parameter sharedScanFrom must be at least 1, got {}",
+                      params.shared_scan_from);
 }
 
 std::string ivf_config_string(const IvfParams& params) {
-  return fmt::format("ivf(nprobe={},cellScale={},cellCap={})", params.nprobe, params.cell_scale,
-                     params.cell_cap);
+  std::string out = fmt::format("ivf(nprobe={},cellScale={},cellCap={}", params.nprobe,
+                                params.cell_scale, params.cell_cap);
+  // Named only when set, so that configs stored before it existed stay canonical.
+  if (params.shared_scan_from != IvfParams{}.shared_scan_from) {
+    out += fmt::format(",sharedScanFrom={}", params.shared_scan_from);
+  }
+  return out + ")";
 }
 
 struct IvfVectorIndex::Impl {
@@ -282,9 +290,21 @@ std::size_t IvfVectorIndex::cells() const {
   return impl_->cells();
 }
 
+std::size_t IvfVectorIndex::queries_per_search() const {
+  return size() >= static_cast<std::size_t>(impl_->params.shared_scan_from) ? kSharedScanQueries
+                                                                            : 1;
+}
+
 void IvfVectorIndex::set_nprobe(int nprobe) {
   IvfParams next = impl_->params;
   next.nprobe = nprobe;
+  validate_ivf_params(next);
+  impl_->params = next;
+}
+
+void IvfVectorIndex::set_shared_scan_from(int vectors) {
+  IvfParams next = impl_->params;
+  next.shared_scan_from = vectors;
   validate_ivf_params(next);
   impl_->params = next;
 }

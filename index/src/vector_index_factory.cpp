@@ -43,6 +43,7 @@ VectorIndexConfig parse_vector_index_config(const std::string& config) {
     out.ivf.cell_cap = static_cast<int>(
         reader.integer("cellCap", before_cap ? 0 : static_cast<std::uint64_t>(out.ivf.cell_cap),
                        std::numeric_limits<int>::max()));
+    out.ivf.shared_scan_from = reader.positive_int("sharedScanFrom", out.ivf.shared_scan_from);
   } else {
     WINNOW_THROW("index config '{}': unknown index type '{}' (expected 'flat', 'hnsw' or 'ivf')",
                  config, name);

@@ -278,7 +278,7 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
 }
 
 // Whether a stored config builds the same structure as `wanted` (type and
-// construction parameters; efSearch and nprobe may differ).
+// construction parameters; efSearch, nprobe and sharedScanFrom may differ).
 bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) {
   VectorIndexConfig parsed;
   try {
@@ -561,12 +561,13 @@ std::unique_ptr<VectorIndex> load_if_usable(const std::string& path,
       return nullptr;
     }
     std::unique_ptr<VectorIndex> index = load_vector_index(path).index;
-    // efSearch and nprobe are search-time knobs: take the caller's without a
-    // rebuild.
+    // efSearch, nprobe and sharedScanFrom are search-time knobs: take the
+    // caller's without a rebuild.
     if (auto* hnsw = dynamic_cast<HnswVectorIndex*>(index.get())) {
       hnsw->set_ef_search(wanted.hnsw.ef_search);
     } else if (auto* ivf = dynamic_cast<IvfVectorIndex*>(index.get())) {
       ivf->set_nprobe(wanted.ivf.nprobe);
+      ivf->set_shared_scan_from(wanted.ivf.shared_scan_from);
     }
     return index;
   } catch (const Error& e) {

@@ -539,13 +539,17 @@ TEST_CASE("contents read in a rolled-back batch are not used for the next one's 
   const std::string rolled_back = write_file(dir.file("b.jsonl"), lines_from(0, "b", 40));
   const std::string next = write_file(dir.file("c.jsonl"), lines_from(100000, "c", 0));
 
-  const auto pipeline = text_pipeline(dir, 16);
+  // Micro-batches of 4: one, then search blocks of 8 (kSearchBlockChunks:
+  // entries 5-36, 37-68, 69-100, 101-132, 133-140), each read while the
+  // block before is decided. The stop is seen after entry 138 is read, so
+  // once the block of the copies (81-100) was decided.
+  const auto pipeline = text_pipeline(dir, 4);
   IngestPipeline& p = *pipeline;
   ManifestReader reader(rolled_back);
   std::atomic<bool> stop{false};
   std::size_t read = 0;
   const EntrySource source = [&](ManifestEntry& entry) {
-    if (++read == 120) stop = true;  // after the copies' chunks were decided
+    if (++read == 138) stop = true;
     return reader.next(entry);
   };
   REQUIRE_THROWS_AS(p.ingest_batch("b.jsonl", file_checksum(rolled_back), source, &stop),
@@ -554,7 +558,7 @@ TEST_CASE("contents read in a rolled-back batch are not used for the next one's 
   const BatchReport after = ingest_file(p, next);
 
   winnow::test::TempDir fresh_dir;
-  const auto fresh = text_pipeline(fresh_dir, 16);
+  const auto fresh = text_pipeline(fresh_dir, 4);
   const BatchReport alone = ingest_file(*fresh, next);
   CHECK(alone.counts[SampleStatus::duplicate_near] == 20);
   CHECK(after.counts[SampleStatus::duplicate_near] == alone.counts[SampleStatus::duplicate_near]);
@@ -784,4 +788,75 @@ TEST_CASE("sketches of stored texts change no decision, in one process or after 
   // process sketches a stored text only once it has read it.
   CHECK(ruled_out_one > 1000);
   CHECK(ruled_out_reopened < ruled_out_one);
+}
+
+// Once the index asks for many queries per search call (an IVF index past
+// sharedScanFrom vectors), micro-batches are searched in blocks of up to 8,
+// and each folds in exactly what was written since its block's search: the
+// block before and its own block's earlier micro-batches (prepared_chunk.h).
+// At this size an IVF index scans every cell, so its search is exact and
+// blocks of 8 (sharedScanFrom=1) must decide as blocks of one (the default
+// below 2^17 vectors), on one thread or two. Near copies sit 1 to 12
+// micro-batches after their originals: in the same block, the block before,
+// or further back; every tenth label is flipped.
+TEST_CASE("ingest pipeline: search blocks of several micro-batches decide as blocks of one",
+          "[ingest][near][threads]") {
+  constexpr std::size_t kOriginals = 640, kChunk = 16;
+  const auto& images = fashion_test();
+  REQUIRE(images.size() >= kOriginals);
+  std::vector<std::vector<std::string>> after(kOriginals);
+  std::vector<std::string> lines, copy_keys;
+  for (std::size_t j = 0; j < kOriginals; ++j) {
+    const ManifestRecord& r = images[j];
+    if (j % 10 != 3) continue;
+    const std::size_t at = std::min(kOriginals - 1, j + kChunk * (1 + (j / 10) % 12));
+    copy_keys.push_back("copy" + std::to_string(j));
+    after[at].push_back(pixels_line(edited_copy(r, j % 3 == 0 ? 1 : 0, j % 2 == 0 ? -1 : 0,
+                                                0.95 + 0.001 * static_cast<double>(j % 100),
+                                                2.0 + static_cast<double>(j % 4),
+                                                static_cast<unsigned>(j)),
+                                    copy_keys.back(), r.label.value()));
+  }
+  for (std::size_t j = 0; j < kOriginals; ++j) {
+    std::string label = images[j].label.value();
+    if (j % 10 == 7) label = std::to_string((std::stoi(label) + 1) % 10);
+    lines.push_back(pixels_line(images[j], "o" + std::to_string(j), label));
+    for (const std::string& copy : after[j]) lines.push_back(copy);
+  }
+  const std::vector<std::string> first(lines.begin(), lines.begin() + 400);
+  const std::vector<std::string> second(lines.begin() + 400, lines.end());
+
+  const auto run = [&](const std::string& index, int threads) {
+    winnow::test::TempDir dir;
+    CurationConfig config;
+    config.index = index;
+    config.micro_batch = static_cast<int>(kChunk);
+    IngestPipeline::init(dir.file("data.db"), config);
+    IngestPipeline p(dir.file("data.db"));
+    p.set_threads(threads);
+    ingest_file(p, write_file(dir.file("first.jsonl"), first));
+    ingest_file(p, write_file(dir.file("second.jsonl"), second));
+    std::vector<std::string> decided;
+    for (const std::string& line : lines) {
+      const std::string key = json::parse(line)["key"].get<std::string>();
+      const auto sample = p.store().find_by_external_key(key);
+      REQUIRE(sample);
+      decided.push_back(fmt::format("{} {} {}", key, to_string(sample->status),
+                                    sample->duplicate_of.value_or(0)));
+    }
+    return decided;
+  };
+  const auto one_chunk_blocks = run("ivf", 1);
+  const auto blocks = run("ivf(sharedScanFrom=1)", 1);
+  const auto blocks_two_threads = run("ivf(sharedScanFrom=1)", 2);
+  CHECK(blocks == one_chunk_blocks);
+  CHECK(blocks_two_threads == blocks);
+
+  int near_copies = 0, label_issues = 0;
+  for (const std::string& d : blocks) {
+    near_copies += d.rfind("copy", 0) == 0 && d.find(" duplicate_near ") != std::string::npos;
+    label_issues += d.find(" label_issue ") != std::string::npos;
+  }
+  CHECK(near_copies == static_cast<int>(copy_keys.size()));
+  CHECK(label_issues > 0);
 }

@@ -173,6 +173,24 @@ TEST_CASE("IVF configs parse, and bad ones say what is wrong", "[ivf][factory]")
   CHECK_THROWS_WITH(make_vector_index("annoy", 8), Contains("'flat', 'hnsw' or 'ivf'"));
 }
 
+TEST_CASE("IVF asks for many queries per search call from sharedScanFrom vectors",
+          "[ivf][factory]") {
+  CHECK(canonical_vector_index_config("ivf(sharedScanFrom=131072)") ==
+        "ivf(nprobe=16,cellScale=100,cellCap=256)");  // the default is not named
+  CHECK(canonical_vector_index_config("ivf(sharedScanFrom=3)") ==
+        "ivf(nprobe=16,cellScale=100,cellCap=256,sharedScanFrom=3)");
+  CHECK_THROWS_WITH(make_vector_index("ivf(sharedScanFrom=0)", 8),
+                    Contains("not a positive integer"));
+  auto index = make_vector_index("ivf(sharedScanFrom=3)", 2);
+  CHECK(index->queries_per_search() == 1);
+  index->add({1, 2}, {1.0f, 0.0f, 0.0f, 1.0f});
+  CHECK(index->queries_per_search() == 1);
+  index->add({3}, {1.0f, 1.0f});
+  CHECK(index->queries_per_search() == kSharedScanQueries);
+  CHECK(make_vector_index("ivf", 2)->queries_per_search() == 1);
+  CHECK(make_vector_index("hnsw", 2)->queries_per_search() == 1);
+}
+
 // kMinCellCap keeps the cells small enough that a test of a few seconds
 // reaches kDirectoryFrom cells, where the cells are chosen through groups of
 // centroids.

@@ -157,6 +157,24 @@ TEST_CASE("a capped IVF index with groups of cells reloads and grows on as if ne
   CHECK(b.similarities == a.similarities);
 }
 
+TEST_CASE("open_or_rebuild takes another nprobe or sharedScanFrom without a rebuild",
+          "[io][ivf]") {
+  const Data& dd = data();
+  ScratchDir dir;
+  const std::string path = dir.file("ivf.widx");
+  const IndexFingerprint fp{kRows, dd.ids.back()};
+  int batches = 0;
+  OpenResult first = open_or_rebuild(path, "ivf", kDim, fp, CountingSource{&batches});
+  REQUIRE(first.rebuilt);
+  batches = 0;
+  const std::string knobs = "ivf(nprobe=8,cellScale=100,cellCap=256,sharedScanFrom=10)";
+  OpenResult second = open_or_rebuild(path, knobs, kDim, fp, CountingSource{&batches});
+  CHECK_FALSE(second.rebuilt);
+  CHECK(batches == 0);
+  CHECK(second.index->config() == knobs);
+  CHECK(second.index->queries_per_search() == kSharedScanQueries);
+}
+
 // Files are written and read as streams (header placeholder, payload through a
 // 1 MB buffer with big arrays written directly, checksum fed in pieces). An
 // index of 2,100 x 128-d vectors has a payload above the buffer size whose

@@ -72,32 +72,54 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
   const auto chunk_size = static_cast<std::size_t>(context_.config.micro_batch);
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  PreparedChunk next;
-  read_chunk_entries(next_entry, chunk_size, name, stop, next);
-  prepare_chunk(context_, k, next);
+  // The first block is one chunk; the next ones as many as the index wants
+  // (next_block_chunks).
+  std::vector<PreparedChunk> block, next;
+  read_block_entries(next_entry, chunk_size, 1, name, stop, next);
+  prepare_block(context_, k, next);
   for (;;) {
-    std::swap(chunk_, next);
-    start_chunk();
-    // The next chunk is read here (a source may ask the store) and prepared
+    std::swap(block, next);
+    const bool last = block.back().last;
+    // The next block is read here (a source may ask the store) and prepared
     // on the pool while this one is decided; the indexes stay as they are
     // until it is ready.
     std::unique_ptr<ThreadPool::Task> preparing;
-    if (!chunk_.last) {
-      read_chunk_entries(next_entry, chunk_size, name, stop, next);
-      preparing = context_.pool.start([&] { prepare_chunk(context_, k, next); });
+    if (!last) {
+      read_block_entries(next_entry, chunk_size, next_block_chunks(block), name, stop, next);
+      preparing = context_.pool.start([&] { prepare_block(context_, k, next); });
     }
-    fold_in_previous_chunk();
-    judge_chunk_images();
-    precompute_verifications();
-    const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
-    for (std::size_t e = 0; e < chunk_.entries.size(); ++e) decide_entry(e);
-    flush();  // the chunk's samples join the store
-    if (preparing) preparing->wait();
-    index_chunk();
-    publish_job_ids();
-    if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
-    if (chunk_.last) break;
+    for (std::size_t c = 0; c < block.size(); ++c) {
+      chunk_ = std::move(block[c]);
+      start_chunk();
+      fold_in_unsearched();
+      judge_chunk_images();
+      precompute_verifications();
+      const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
+      for (std::size_t e = 0; e < chunk_.entries.size(); ++e) decide_entry(e);
+      flush();  // the chunk's samples join the store
+      if (c + 1 == block.size()) {
+        if (preparing) preparing->wait();
+        index_block();
+      }
+      publish_job_ids();
+      if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
+    }
+    if (last) break;
   }
+}
+
+// How many chunks the block after `block` holds: enough for the queries the
+// index wants in a search call (an IVF index past 2^17 vectors: 2,048, eight
+// chunks of the default 256), at most kSearchBlockChunks and as many as the
+// records' size allows (search_block_chunks); otherwise one, since each
+// chunk of a block folds in more vectors exactly. A bulk job's records ask
+// the index at decision time (their prior lists name earlier records): one
+// chunk a block then, so that it holds every chunk decided before.
+std::size_t IngestBatch::next_block_chunks(const std::vector<PreparedChunk>& block) const {
+  if (context_.job != nullptr) return 1;
+  const auto chunk_size = static_cast<std::size_t>(context_.config.micro_batch);
+  const std::size_t wanted = context_.index.queries_per_search() / chunk_size;
+  return std::max<std::size_t>(1, std::min(wanted, search_block_chunks(block)));
 }
 
 // Forgets the last chunk's items (written) and per-chunk caches.
@@ -115,22 +137,25 @@ void IngestBatch::start_chunk() {
   recent_flagged_.clear();
 }
 
-// The chunk before this one joined the indexes after this one was searched:
-// its vectors, scored exactly, complete this chunk's results. (A chunk whose
+// This chunk's block was searched before the block before it joined the
+// indexes, and this block's earlier chunks join them only when it ends: their
+// vectors, scored exactly, complete this chunk's results. (A chunk whose
 // records bring prior lists asks the indexes at decision time instead.)
-void IngestBatch::fold_in_previous_chunk() {
-  if (chunk_.listed) return;
+// Folding in one list and then the other keeps the same best k as both at
+// once: ties go to the lower id either way.
+void IngestBatch::fold_in_unsearched() {
+  if (chunk_.listed || chunk_.rows == 0) return;
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  if (!previous_add_ids_.empty() && chunk_.rows > 0) {
-    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), previous_add_ids_,
-            previous_add_vectors_, dim_, k, context_.pool);
-    chunk_.searched = true;
-  }
-  if (!previous_flag_ids_.empty() && chunk_.rows > 0) {
-    fold_in(chunk_.flagged_found, chunk_.rows, chunk_.vectors.data(), previous_flag_ids_,
-            previous_flag_vectors_, dim_, k, context_.pool);
-    chunk_.flagged_searched = true;
-  }
+  const auto fold = [&](index::SearchResults& found, bool& searched,
+                        const std::vector<std::int64_t>& ids, const std::vector<float>& vectors) {
+    if (ids.empty()) return;
+    fold_in(found, chunk_.rows, chunk_.vectors.data(), ids, vectors, dim_, k, context_.pool);
+    searched = true;
+  };
+  fold(chunk_.found, chunk_.searched, previous_add_ids_, previous_add_vectors_);
+  fold(chunk_.found, chunk_.searched, add_ids_, add_vectors_);
+  fold(chunk_.flagged_found, chunk_.flagged_searched, previous_flag_ids_, previous_flag_vectors_);
+  fold(chunk_.flagged_found, chunk_.flagged_searched, flag_ids_, flag_vectors_);
 }
 
 // With several threads: each embedded record's similarity to the stored
@@ -596,9 +621,9 @@ void IngestBatch::flush() {
   flushed_ = items_.size();
 }
 
-// The chunk's flushed vectors join the indexes (the next chunk is prepared,
-// so no search runs), and are kept to complete the next chunk's results.
-void IngestBatch::index_chunk() {
+// The block's flushed vectors join the indexes (the next block is prepared,
+// so no search runs), and are kept to complete the next block's results.
+void IngestBatch::index_block() {
   if (!add_ids_.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     context_.index.add(add_ids_, add_vectors_);

@@ -1,13 +1,14 @@
 // IngestBatch: the records of one ingest batch, read, decided and written
 // micro_batch at a time inside the caller's transaction
-// (IngestPipeline::ingest_batch). Per chunk: the records are embedded and the
-// index (and the flagged index) searched once for all of them, on the pool,
-// while the chunk before is decided (prepared_chunk.h); per record the
-// facts are gathered (key, exact duplicate, neighbours, near duplicates, label
-// quality, gain) and decide() (record_decision.h) turns them into a decision;
-// the chunk's samples, events, vectors and image-quality rows are then
-// written, and once the next chunk is prepared its accepted vectors join the
-// index and label_issue vectors the flagged index. Decoded image files get
+// (IngestPipeline::ingest_batch). Per search block of chunks: the records are
+// embedded and the index (and the flagged index) searched once for all of
+// them, on the pool, while the block before is decided (prepared_chunk.h);
+// per chunk, then per record, the facts are gathered (key, exact duplicate,
+// neighbours, near duplicates, label quality, gain) and decide()
+// (record_decision.h) turns them into a decision; the chunk's samples,
+// events, vectors and image-quality rows are then written, and once the next
+// block is prepared the block's accepted vectors join the index and
+// label_issue vectors the flagged index. Decoded image files get
 // their image-quality issues judged per chunk, against the dataset with the
 // chunk (image_issues.h).
 #pragma once
@@ -68,8 +69,9 @@ class IngestBatch {
  private:
   struct Pending;
 
+  std::size_t next_block_chunks(const std::vector<PreparedChunk>& block) const;
   void start_chunk();
-  void fold_in_previous_chunk();
+  void fold_in_unsearched();
   void precompute_verifications();
   void judge_chunk_images();
   // The finder for a record's content kind, or null (exact dedup only).
@@ -99,7 +101,7 @@ class IngestBatch {
   std::optional<std::vector<std::uint64_t>> sketch_shingles(const ManifestRecord& record) const;
   bool ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles, std::int64_t id) const;
   void flush();
-  void index_chunk();
+  void index_block();
   void record_flushed(std::size_t i);
   void keep_sketch(std::int64_t id, const ManifestRecord& record);
   std::int64_t item_id(std::size_t i);
@@ -159,9 +161,10 @@ class IngestBatch {
   enum class NeighbourSource { chunk_search, prior_list, own_search };
   NeighbourSource source_ = NeighbourSource::chunk_search;
   JobNeighbourCounts job_neighbours_;
-  // What the chunk adds to the indexes once the next one is prepared (the
-  // flushed accepted and label_issue vectors), and what the chunk before
-  // added after this one was searched (folded into its results).
+  // What the block's chunks so far add to the indexes once the next block is
+  // prepared (the flushed accepted and label_issue vectors), and what the
+  // block before added after this one was searched: both are folded into
+  // each chunk's results.
   std::vector<std::int64_t> add_ids_, flag_ids_;
   std::vector<float> add_vectors_, flag_vectors_;
   std::vector<std::int64_t> previous_add_ids_, previous_flag_ids_;

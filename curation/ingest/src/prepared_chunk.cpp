@@ -99,9 +99,47 @@ void read_chunk_entries(const EntrySource& next_entry, std::size_t size, const s
   }
 }
 
-void prepare_chunk(const IngestContext& context, std::size_t k, PreparedChunk& chunk) {
-  // Entries a source handed out with work left (ManifestReader::next_deferred:
-  // parsing, reading and decoding files).
+namespace {
+
+// About what a prepared chunk holds in memory: its records' contents and
+// embeddings, its vectors, and a few hundred bytes a record besides.
+std::size_t held_bytes(const PreparedChunk& chunk) {
+  constexpr std::size_t kPerRecord = sizeof(ManifestEntry) + sizeof(ManifestRecord) + 128;
+  std::size_t bytes = chunk.vectors.size() * sizeof(float);
+  for (const ManifestEntry& entry : chunk.entries) {
+    bytes += kPerRecord;
+    if (!entry.record) continue;
+    const ManifestRecord& r = *entry.record;
+    bytes += r.key.size() + r.path.size() + r.resolved_path.size() + r.text.size() +
+             r.source.size() + r.pixels.size() + r.colour.size() +
+             (r.embedding.size() + r.precomputed_embedding.size()) * sizeof(float);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared) {
+  std::size_t bytes = 0;
+  for (const PreparedChunk& chunk : prepared) bytes += held_bytes(chunk);
+  const std::size_t per_chunk = std::max<std::size_t>(1, bytes / std::max<std::size_t>(1, prepared.size()));
+  return std::clamp<std::size_t>(kSearchBlockBytes / per_chunk, 1, kSearchBlockChunks);
+}
+
+void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size,
+                        std::size_t chunks, const std::string& name,
+                        const std::atomic<bool>* stop, std::vector<PreparedChunk>& block) {
+  block.clear();
+  do {
+    read_chunk_entries(next_entry, chunk_size, name, stop, block.emplace_back());
+  } while (block.size() < chunks && !block.back().last);
+}
+
+namespace {
+
+// Completes the chunk's deferred entries (ManifestReader::next_deferred:
+// parsing, reading and decoding files) and embeds its records.
+void complete_and_embed(const IngestContext& context, PreparedChunk& chunk) {
   std::vector<std::size_t> deferred;
   for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
     if (chunk.entries[e].deferred) deferred.push_back(e);
@@ -110,15 +148,53 @@ void prepare_chunk(const IngestContext& context, std::size_t k, PreparedChunk& c
                         [&](std::size_t i) { chunk.entries[deferred[i]].complete(); });
   embed_chunk(context, chunk);
   chunk.listed = prior_lists_cover(chunk, context.job);
-  const std::size_t n = chunk.rows;
-  chunk.searched = n > 0 && context.index.size() > 0 && !chunk.listed;
-  if (chunk.searched) {
-    chunk.found = search_on_pool(context.pool, context.index, n, chunk.vectors.data(), k);
+}
+
+// Rows [first, first + count) of `all`.
+index::SearchResults rows_of(const index::SearchResults& all, std::size_t first,
+                             std::size_t count) {
+  index::SearchResults part;
+  part.num_queries = count;
+  part.k = all.k;
+  const auto from = static_cast<std::ptrdiff_t>(first * all.k);
+  const auto to = static_cast<std::ptrdiff_t>((first + count) * all.k);
+  part.ids.assign(all.ids.begin() + from, all.ids.begin() + to);
+  part.similarities.assign(all.similarities.begin() + from, all.similarities.begin() + to);
+  return part;
+}
+
+}  // namespace
+
+void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block) {
+  std::vector<PreparedChunk*> to_search;
+  std::size_t rows = 0;
+  for (PreparedChunk& chunk : block) {
+    complete_and_embed(context, chunk);
+    if (chunk.rows > 0 && !chunk.listed) {
+      to_search.push_back(&chunk);
+      rows += chunk.rows;
+    }
   }
-  chunk.flagged_searched = n > 0 && context.flagged_index.size() > 0 && !chunk.listed;
-  if (chunk.flagged_searched) {
-    chunk.flagged_found =
-        search_on_pool(context.pool, context.flagged_index, n, chunk.vectors.data(), k);
+  const bool accepted = context.index.size() > 0, flagged = context.flagged_index.size() > 0;
+  if (rows == 0 || (!accepted && !flagged)) return;
+  std::vector<float> queries;
+  queries.reserve(rows * context.embedder.dim());
+  for (const PreparedChunk* chunk : to_search) {
+    queries.insert(queries.end(), chunk->vectors.begin(), chunk->vectors.end());
+  }
+  const index::SearchResults found =
+      accepted ? search_on_pool(context.pool, context.index, rows, queries.data(), k)
+               : index::SearchResults{};
+  const index::SearchResults flagged_found =
+      flagged ? search_on_pool(context.pool, context.flagged_index, rows, queries.data(), k)
+              : index::SearchResults{};
+  std::size_t first = 0;
+  for (PreparedChunk* chunk : to_search) {
+    chunk->searched = accepted;
+    if (accepted) chunk->found = rows_of(found, first, chunk->rows);
+    chunk->flagged_searched = flagged;
+    if (flagged) chunk->flagged_found = rows_of(flagged_found, first, chunk->rows);
+    first += chunk->rows;
   }
 }
 

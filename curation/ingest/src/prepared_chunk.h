@@ -1,12 +1,15 @@
 // PreparedChunk: the next micro_batch entries of an ingest batch, parsed,
 // embedded and searched in the indexes, ready to be decided.
 //
-// IngestBatch prepares chunk i+1 on the pool while it decides and writes
-// chunk i (docs/curation.md, "Order of decisions"). The preparation only
-// reads the indexes; chunk i joins them once chunk i+1 is prepared, so chunk
-// i+1's search lacks exactly chunk i's vectors, and fold_in adds those,
-// scored exactly, before chunk i+1 is decided. One thread does the same in
-// the same order, so its decisions are those of several threads.
+// IngestBatch prepares the chunks a block at a time (one chunk, or up to
+// kSearchBlockChunks: IngestBatch::next_block_chunks), block b+1 on the pool
+// while it decides and writes block b's chunks one by one (docs/curation.md,
+// "Order of decisions"). The preparation only reads the indexes; block b joins
+// them once block b+1 is prepared, so a chunk of block b+1 was searched
+// without block b's vectors and without those of its own block's earlier
+// chunks, and fold_in adds those, scored exactly, before the chunk is decided.
+// One thread does the same in the same order, so its decisions are those of
+// several threads.
 #pragma once
 
 #include <atomic>
@@ -22,6 +25,17 @@
 #include "ingest_context.h"
 
 namespace winnow::curation::ingest {
+
+// Chunks searched together at most, outside a bulk job and when the index
+// wants many queries per search call (VectorIndex::queries_per_search: an
+// IVF index at 1M vectors costs a third as much a query in calls of 2,048
+// as in calls of 256), while each chunk then folds in up to two blocks of
+// vectors (docs/benchmarks.md, "Search blocks")...
+inline constexpr std::size_t kSearchBlockChunks = 8;
+// ... and fewer when its records are large: two blocks are held at once (one
+// decided, one prepared), so a block holds about this many bytes of records
+// at most, or one chunk (decoded image files: one chunk a block, as before).
+inline constexpr std::size_t kSearchBlockBytes = std::size_t{4} << 20;
 
 struct PreparedChunk {
   std::vector<ManifestEntry> entries;
@@ -48,10 +62,24 @@ struct PreparedChunk {
 void read_chunk_entries(const EntrySource& next_entry, std::size_t size, const std::string& name,
                         const std::atomic<bool>* stop, PreparedChunk& chunk);
 
-// Completes the chunk's deferred entries and embeds its records on the pool,
-// then searches both indexes for their `k` nearest. Reads the context's
-// indexes, embedder and job; writes only `chunk`.
-void prepare_chunk(const IngestContext& context, std::size_t k, PreparedChunk& chunk);
+// How many chunks the block after `prepared` may hold: kSearchBlockChunks,
+// fewer when `prepared`'s chunks held more than kSearchBlockBytes together
+// (its records' contents, embeddings and vectors), at least one.
+std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared);
+
+// Reads up to `chunks` chunks of `chunk_size` entries into a cleared `block`
+// (at least one; the last may be empty and marked last), as read_chunk_entries.
+void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size,
+                        std::size_t chunks, const std::string& name,
+                        const std::atomic<bool>* stop, std::vector<PreparedChunk>& block);
+
+// Completes the block's deferred entries and embeds its records on the pool,
+// then searches both indexes for the `k` nearest of every row of the block
+// at once, one call per index: an IVF index scans a call's queries cell by
+// cell, so at a million vectors 2,048 queries cost a third of what 256 do
+// each (docs/benchmarks.md, "Search blocks"). Reads the context's indexes,
+// embedder and job; writes only `block`.
+void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block);
 
 // Adds to each row of `found` (`rows` queries at `queries`, `k` results each)
 // the vectors `vectors` (under `ids`, dim floats each) scored exactly, keeping

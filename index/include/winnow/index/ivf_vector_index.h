@@ -51,6 +51,10 @@ struct IvfParams {
   // of at most cell_cap vectors are scanned. Configs written before the cap
   // existed name cellScale without cellCap and mean cell_cap = 0.
   int cell_cap = 256;
+  // From this many vectors a search call should hold kSharedScanQueries
+  // queries (queries_per_search); a search-time knob like nprobe, named in
+  // the config string only when not the default.
+  int shared_scan_from = 1 << 17;
 };
 
 // Cells from which a capped index chooses a query's cells through groups of
@@ -61,6 +65,13 @@ inline constexpr std::size_t kDirectoryFrom = 1024;
 // unless cell_cap is lower.
 inline constexpr std::size_t kMinCellSplit = 256;
 inline constexpr int kMinCellCap = 16;
+
+// From IvfParams::shared_scan_from vectors (default 2^17) an IVF index wants
+// this many queries per search call (queries_per_search): at 128-d, calls of
+// 2,048 queries cost 35 µs a query against 45 µs in calls of 256 at 100k
+// vectors, 46.5 against 76 at 200k, 43 against 125 at 800k
+// (docs/benchmarks.md, "Search blocks").
+inline constexpr std::size_t kSharedScanQueries = 2048;
 
 class IvfVectorIndex final : public VectorIndex {
  public:
@@ -75,6 +86,7 @@ class IvfVectorIndex final : public VectorIndex {
   std::vector<std::int64_t> ids() const override;
   std::size_t tombstones() const override;
   bool per_query_results() const override { return true; }
+  std::size_t queries_per_search() const override;
   void compact() override;
 
   const IvfParams& params() const;
@@ -82,8 +94,9 @@ class IvfVectorIndex final : public VectorIndex {
   std::size_t cells() const;
   // The vector count past which a cell is split, for an index holding n.
   std::size_t split_threshold(std::size_t n) const;
-  // Changes nprobe for later searches (part of config()).
+  // Change nprobe, or shared_scan_from, for later searches (part of config()).
   void set_nprobe(int nprobe);
+  void set_shared_scan_from(int vectors);
 
  private:
   struct Impl;
@@ -99,9 +112,11 @@ class IvfVectorIndex final : public VectorIndex {
 };
 
 // Throws winnow::Error naming the bad field unless nprobe >= 1,
-// cell_scale >= 1 and cell_cap is 0 or >= kMinCellCap (none absurdly large).
+// cell_scale >= 1, cell_cap is 0 or >= kMinCellCap and shared_scan_from >= 1
+// (none absurdly large).
 void validate_ivf_params(const IvfParams& params);
-// "ivf(nprobe=16,cellScale=100,cellCap=256)".
+// "ivf(nprobe=16,cellScale=100,cellCap=256)", with ",sharedScanFrom=N" when
+// not the default.
 std::string ivf_config_string(const IvfParams& params);
 
 }  // namespace winnow::index

@@ -62,6 +62,11 @@ class VectorIndex {
   // queries of its search() call, so a batch may be split across threads
   // (flat: no, its batched kernel's rounding depends on the batch size).
   virtual bool per_query_results() const { return false; }
+  // How many queries a search() call should hold for each of them to cost
+  // least: an index that reads its data once for all of a call's queries
+  // (IVF, cell by cell) wants many once that data outgrows the caches; 1
+  // when a call's size makes no difference worth having.
+  virtual std::size_t queries_per_search() const { return 1; }
 
   // Adds n vectors (row-major, n * dim() floats) under the given ids. Throws
   // if an id is already present or repeated in the batch; nothing is added
