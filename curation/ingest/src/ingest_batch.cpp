@@ -81,12 +81,18 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     std::swap(block, next);
     const bool last = block.back().last;
     // The next block is read here (a source may ask the store) and prepared
-    // on the pool while this one is decided; the indexes stay as they are
-    // until it is ready.
+    // on the pool while this one is decided, after the block before this one
+    // joins the indexes (index_unindexed): the writer does not read them
+    // meanwhile, and the next block's search holds every block but this one.
     std::unique_ptr<ThreadPool::Task> preparing;
     if (!last) {
       read_block_entries(next_entry, chunk_size, next_block_chunks(block), name, stop, next);
-      preparing = context_.pool.start([&] { prepare_block(context_, k, next); });
+      preparing = context_.pool.start([&] {
+        index_unindexed();
+        prepare_block(context_, k, next);
+      });
+    } else {
+      index_unindexed();
     }
     for (std::size_t c = 0; c < block.size(); ++c) {
       chunk_ = std::move(block[c]);
@@ -99,13 +105,14 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
       flush();  // the chunk's samples join the store
       if (c + 1 == block.size()) {
         if (preparing) preparing->wait();
-        index_block();
+        end_block();
       }
       publish_job_ids();
       if (!items_.empty()) judged_ranges_.push_back({first_id_, items_.back().id, voters});
     }
     if (last) break;
   }
+  index_unindexed();
 }
 
 // How many chunks the block after `block` holds: enough for the queries the
@@ -621,15 +628,12 @@ void IngestBatch::flush() {
   flushed_ = items_.size();
 }
 
-// The block's flushed vectors join the indexes (the next block is prepared,
-// so no search runs), and are kept to complete the next block's results.
-void IngestBatch::index_block() {
-  if (!add_ids_.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    context_.index.add(add_ids_, add_vectors_);
-    index_add_seconds_ += seconds_since(t0);
-  }
-  if (!flag_ids_.empty()) context_.flagged_index.add(flag_ids_, flag_vectors_);
+// The block's flushed vectors are kept to complete the next block's results
+// (fold_in_unsearched) and join the indexes before the block after next is
+// searched: at the start of its preparation, on the pool. A bulk job's
+// records ask the indexes when decided (their prior lists name this block's
+// records): during a job they join at once.
+void IngestBatch::end_block() {
   std::swap(previous_add_ids_, add_ids_);
   std::swap(previous_add_vectors_, add_vectors_);
   std::swap(previous_flag_ids_, flag_ids_);
@@ -638,6 +642,23 @@ void IngestBatch::index_block() {
   add_vectors_.clear();
   flag_ids_.clear();
   flag_vectors_.clear();
+  unindexed_ = true;
+  if (context_.job != nullptr) index_unindexed();
+}
+
+// The block before the one being decided joins the indexes, once: only while
+// no search of them runs.
+void IngestBatch::index_unindexed() {
+  if (!unindexed_) return;
+  unindexed_ = false;
+  if (!previous_add_ids_.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    context_.index.add(previous_add_ids_, previous_add_vectors_);
+    index_add_seconds_ += seconds_since(t0);
+  }
+  if (!previous_flag_ids_.empty()) {
+    context_.flagged_index.add(previous_flag_ids_, previous_flag_vectors_);
+  }
 }
 
 // Item `i`, just given its store id: indexed by id, its vector written, and

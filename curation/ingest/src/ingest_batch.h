@@ -6,9 +6,10 @@
 // per chunk, then per record, the facts are gathered (key, exact duplicate,
 // neighbours, near duplicates, label quality, gain) and decide()
 // (record_decision.h) turns them into a decision; the chunk's samples,
-// events, vectors and image-quality rows are then written, and once the next
-// block is prepared the block's accepted vectors join the index and
-// label_issue vectors the flagged index. Decoded image files get
+// events, vectors and image-quality rows are then written; the block's
+// accepted vectors join the index, and its label_issue vectors the flagged
+// index, on the pool before the block after next is searched (during a bulk
+// job: once the block is decided). Decoded image files get
 // their image-quality issues judged per chunk, against the dataset with the
 // chunk (image_issues.h).
 #pragma once
@@ -101,7 +102,8 @@ class IngestBatch {
   std::optional<std::vector<std::uint64_t>> sketch_shingles(const ManifestRecord& record) const;
   bool ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles, std::int64_t id) const;
   void flush();
-  void index_block();
+  void end_block();
+  void index_unindexed();
   void record_flushed(std::size_t i);
   void keep_sketch(std::int64_t id, const ManifestRecord& record);
   std::int64_t item_id(std::size_t i);
@@ -161,14 +163,16 @@ class IngestBatch {
   enum class NeighbourSource { chunk_search, prior_list, own_search };
   NeighbourSource source_ = NeighbourSource::chunk_search;
   JobNeighbourCounts job_neighbours_;
-  // What the block's chunks so far add to the indexes once the next block is
-  // prepared (the flushed accepted and label_issue vectors), and what the
-  // block before added after this one was searched: both are folded into
-  // each chunk's results.
+  // What the block's chunks so far add to the indexes (the flushed accepted
+  // and label_issue vectors), and what the block before added after this
+  // one was searched: both are folded into each chunk's results. The block
+  // before joins the indexes while the next block is prepared (unindexed_
+  // until then).
   std::vector<std::int64_t> add_ids_, flag_ids_;
   std::vector<float> add_vectors_, flag_vectors_;
   std::vector<std::int64_t> previous_add_ids_, previous_flag_ids_;
   std::vector<float> previous_add_vectors_, previous_flag_vectors_;
+  bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
   std::vector<JudgedRange> judged_ranges_;
   std::vector<std::pair<float, std::int64_t>> merged_;

@@ -4,10 +4,10 @@
 // IngestBatch prepares the chunks a block at a time (one chunk, or up to
 // kSearchBlockChunks: IngestBatch::next_block_chunks), block b+1 on the pool
 // while it decides and writes block b's chunks one by one (docs/curation.md,
-// "Order of decisions"). The preparation only reads the indexes; block b joins
-// them once block b+1 is prepared, so a chunk of block b+1 was searched
-// without block b's vectors and without those of its own block's earlier
-// chunks, and fold_in adds those, scored exactly, before the chunk is decided.
+// "Order of decisions"). Block b joins the indexes at the start of block
+// b+2's preparation, so a chunk of block b+1 was searched without block b's
+// vectors and without those of its own block's earlier chunks, and fold_in
+// adds those, scored exactly, before the chunk is decided.
 // One thread does the same in the same order, so its decisions are those of
 // several threads.
 #pragma once
