@@ -529,7 +529,8 @@ TEST_CASE("contents read in a rolled-back batch are not used for the next one's 
       lines.push_back(json{{"key", key + std::to_string(i)}, {"text", texts[i]}}.dump());
     }
     for (std::size_t i = 0; i < 20; ++i) {
-      lines.push_back(json{{"key", key + "copy" + std::to_string(i)}, {"text", texts[i] + "!"}}.dump());
+      lines.push_back(
+          json{{"key", key + "copy" + std::to_string(i)}, {"text", texts[i] + "!"}}.dump());
     }
     for (std::size_t i = 80; i < texts.size(); ++i) {
       lines.push_back(json{{"key", key + std::to_string(i)}, {"text", texts[i]}}.dump());
@@ -811,11 +812,11 @@ TEST_CASE("ingest pipeline: search blocks of several micro-batches decide as blo
     if (j % 10 != 3) continue;
     const std::size_t at = std::min(kOriginals - 1, j + kChunk * (1 + (j / 10) % 12));
     copy_keys.push_back("copy" + std::to_string(j));
-    after[at].push_back(pixels_line(edited_copy(r, j % 3 == 0 ? 1 : 0, j % 2 == 0 ? -1 : 0,
-                                                0.95 + 0.001 * static_cast<double>(j % 100),
-                                                2.0 + static_cast<double>(j % 4),
-                                                static_cast<unsigned>(j)),
-                                    copy_keys.back(), r.label.value()));
+    after[at].push_back(
+        pixels_line(edited_copy(r, j % 3 == 0 ? 1 : 0, j % 2 == 0 ? -1 : 0,
+                                0.95 + 0.001 * static_cast<double>(j % 100),
+                                2.0 + static_cast<double>(j % 4), static_cast<unsigned>(j)),
+                    copy_keys.back(), r.label.value()));
   }
   for (std::size_t j = 0; j < kOriginals; ++j) {
     std::string label = images[j].label.value();

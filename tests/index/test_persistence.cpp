@@ -157,8 +157,7 @@ TEST_CASE("a capped IVF index with groups of cells reloads and grows on as if ne
   CHECK(b.similarities == a.similarities);
 }
 
-TEST_CASE("open_or_rebuild takes another nprobe or sharedScanFrom without a rebuild",
-          "[io][ivf]") {
+TEST_CASE("open_or_rebuild takes another nprobe or sharedScanFrom without a rebuild", "[io][ivf]") {
   const Data& dd = data();
   ScratchDir dir;
   const std::string path = dir.file("ivf.widx");

@@ -705,8 +705,8 @@ void IngestBatch::keep_sketch(std::int64_t id, const ManifestRecord& record) {
     sketches->forget(id);
     return;
   }
-  sketches->put(id, dedup::TextSketch::of(
-                        dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle())));
+  sketches->put(id, dedup::TextSketch::of(dedup::TextNearDuplicateVerifier::shingles(
+                        record.text, sketches->shingle())));
 }
 
 // The store id of an item, flushing first when it is not written yet.

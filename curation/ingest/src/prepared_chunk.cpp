@@ -122,13 +122,14 @@ std::size_t held_bytes(const PreparedChunk& chunk) {
 std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared) {
   std::size_t bytes = 0;
   for (const PreparedChunk& chunk : prepared) bytes += held_bytes(chunk);
-  const std::size_t per_chunk = std::max<std::size_t>(1, bytes / std::max<std::size_t>(1, prepared.size()));
+  const std::size_t per_chunk =
+      std::max<std::size_t>(1, bytes / std::max<std::size_t>(1, prepared.size()));
   return std::clamp<std::size_t>(kSearchBlockBytes / per_chunk, 1, kSearchBlockChunks);
 }
 
-void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size,
-                        std::size_t chunks, const std::string& name,
-                        const std::atomic<bool>* stop, std::vector<PreparedChunk>& block) {
+void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, std::size_t chunks,
+                        const std::string& name, const std::atomic<bool>* stop,
+                        std::vector<PreparedChunk>& block) {
   block.clear();
   do {
     read_chunk_entries(next_entry, chunk_size, name, stop, block.emplace_back());

@@ -69,9 +69,9 @@ std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared);
 
 // Reads up to `chunks` chunks of `chunk_size` entries into a cleared `block`
 // (at least one; the last may be empty and marked last), as read_chunk_entries.
-void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size,
-                        std::size_t chunks, const std::string& name,
-                        const std::atomic<bool>* stop, std::vector<PreparedChunk>& block);
+void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, std::size_t chunks,
+                        const std::string& name, const std::atomic<bool>* stop,
+                        std::vector<PreparedChunk>& block);
 
 // Completes the block's deferred entries and embeds its records on the pool,
 // then searches both indexes for the `k` nearest of every row of the block
