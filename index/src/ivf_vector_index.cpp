@@ -295,16 +295,10 @@ std::size_t IvfVectorIndex::queries_per_search() const {
                                                                             : 1;
 }
 
-void IvfVectorIndex::set_nprobe(int nprobe) {
+void IvfVectorIndex::set_search_params(const IvfParams& wanted) {
   IvfParams next = impl_->params;
-  next.nprobe = nprobe;
-  validate_ivf_params(next);
-  impl_->params = next;
-}
-
-void IvfVectorIndex::set_shared_scan_from(int vectors) {
-  IvfParams next = impl_->params;
-  next.shared_scan_from = vectors;
+  next.nprobe = wanted.nprobe;
+  next.shared_scan_from = wanted.shared_scan_from;
   validate_ivf_params(next);
   impl_->params = next;
 }

@@ -566,8 +566,7 @@ std::unique_ptr<VectorIndex> load_if_usable(const std::string& path,
     if (auto* hnsw = dynamic_cast<HnswVectorIndex*>(index.get())) {
       hnsw->set_ef_search(wanted.hnsw.ef_search);
     } else if (auto* ivf = dynamic_cast<IvfVectorIndex*>(index.get())) {
-      ivf->set_nprobe(wanted.ivf.nprobe);
-      ivf->set_shared_scan_from(wanted.ivf.shared_scan_from);
+      ivf->set_search_params(wanted.ivf);
     }
     return index;
   } catch (const Error& e) {

@@ -540,17 +540,13 @@ TEST_CASE("contents read in a rolled-back batch are not used for the next one's 
   const std::string rolled_back = write_file(dir.file("b.jsonl"), lines_from(0, "b", 40));
   const std::string next = write_file(dir.file("c.jsonl"), lines_from(100000, "c", 0));
 
-  // Micro-batches of 4: one, then search blocks of 8 (kSearchBlockChunks:
-  // entries 5-36, 37-68, 69-100, 101-132, 133-140), each read while the
-  // block before is decided. The stop is seen after entry 138 is read, so
-  // once the block of the copies (81-100) was decided.
-  const auto pipeline = text_pipeline(dir, 4);
+  const auto pipeline = text_pipeline(dir, 16);
   IngestPipeline& p = *pipeline;
   ManifestReader reader(rolled_back);
   std::atomic<bool> stop{false};
   std::size_t read = 0;
   const EntrySource source = [&](ManifestEntry& entry) {
-    if (++read == 138) stop = true;
+    if (++read == 120) stop = true;  // after the copies' chunks were decided
     return reader.next(entry);
   };
   REQUIRE_THROWS_AS(p.ingest_batch("b.jsonl", file_checksum(rolled_back), source, &stop),
@@ -559,7 +555,7 @@ TEST_CASE("contents read in a rolled-back batch are not used for the next one's 
   const BatchReport after = ingest_file(p, next);
 
   winnow::test::TempDir fresh_dir;
-  const auto fresh = text_pipeline(fresh_dir, 4);
+  const auto fresh = text_pipeline(fresh_dir, 16);
   const BatchReport alone = ingest_file(*fresh, next);
   CHECK(alone.counts[SampleStatus::duplicate_near] == 20);
   CHECK(after.counts[SampleStatus::duplicate_near] == alone.counts[SampleStatus::duplicate_near]);

@@ -93,7 +93,9 @@ TEST_CASE("IVF splits cells as it grows, like sqrt(n), and keeps near copies", "
   // when every cell is scanned.
   const SearchResults exact = flat.search(data.queries, 10);
   CHECK(recall(ivf.search(data.queries, 10), exact, 10) > 0.9);
-  ivf.set_nprobe(static_cast<int>(ivf.cells()));
+  IvfParams every_cell = ivf.params();
+  every_cell.nprobe = static_cast<int>(ivf.cells());
+  ivf.set_search_params(every_cell);
   const SearchResults all_cells = ivf.search(data.queries, 10);
   CHECK(recall(all_cells, exact, 10) == 1.0);
 }

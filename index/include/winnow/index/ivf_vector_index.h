@@ -94,9 +94,10 @@ class IvfVectorIndex final : public VectorIndex {
   std::size_t cells() const;
   // The vector count past which a cell is split, for an index holding n.
   std::size_t split_threshold(std::size_t n) const;
-  // Change nprobe, or shared_scan_from, for later searches (part of config()).
-  void set_nprobe(int nprobe);
-  void set_shared_scan_from(int vectors);
+  // Takes the search-time knobs of `wanted` (nprobe, shared_scan_from) for
+  // later searches (part of config()); the cells' shape (cell_scale,
+  // cell_cap) stays.
+  void set_search_params(const IvfParams& wanted);
 
  private:
   struct Impl;
