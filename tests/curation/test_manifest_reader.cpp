@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <sstream>
 
 #include "curation_test_helpers.h"
@@ -13,6 +16,13 @@ using namespace winnow::curation::ingest;
 using namespace winnow::curation::test;
 
 namespace {
+
+// A double as a JSON number with up to 9 significant digits.
+std::string fmt_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
 
 Rejection rejected(const std::string& line, const ManifestReaderOptions& options = {}) {
   const ManifestEntry e = parse_manifest_line(line, 7, options);
@@ -182,4 +192,125 @@ TEST_CASE("manifest files resolve relative paths against their directory", "[man
   REQUIRE(e.ok());
   CHECK(e.record->resolved_path == dir.file("img.raw"));
   CHECK_THROWS_AS(ManifestReader(dir.file("missing.jsonl")), winnow::Error);
+}
+
+// The reader takes a provided embedding's numbers apart from the general JSON
+// parser (split_embedding_field). A top-level key written with an escape is
+// left to the general parser, so the same record with the key spelled
+// "embed\u0064ing" (and a field before it 5 bytes shorter, so that every
+// byte after it is at the same offset) is the reference: the same floats, bit
+// for bit, or the same refusal, word for word (but for the key's spelling).
+TEST_CASE("a provided embedding reads the same as through the general JSON parser", "[manifest]") {
+  std::mt19937 rng(20261128);
+  const std::vector<std::string> fixed = {"0",
+                                          "-0",
+                                          "0.0",
+                                          "-0.0",
+                                          "7",
+                                          "-123456789012",
+                                          "1e-5",
+                                          "2.5E+10",
+                                          "-3e0",
+                                          "0.1",
+                                          "1e-40",
+                                          "3.4028234e38",
+                                          "3.5e38",
+                                          "-3.5e38",
+                                          "1e-320",
+                                          "1e400",
+                                          "01",
+                                          "1.",
+                                          ".5",
+                                          "+1",
+                                          "NaN",
+                                          "Infinity",
+                                          "1e",
+                                          "-",
+                                          "true",
+                                          "\"2\"",
+                                          "[2]",
+                                          "null",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "-9223372036854775809",
+                                          "123456789012345678901234567890",
+                                          "0.30000000000000004",
+                                          "1.00000005960464477539062"};
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(fixed.size()) - 1);
+  std::uniform_int_distribution<int> kind(0, 9);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> digits(1, 17);
+  std::uniform_int_distribution<int> exponent(-45, 40);
+  const std::vector<std::string> spaces = {"", " ", "  ", "\t", "\r"};
+  std::uniform_int_distribution<int> space(0, static_cast<int>(spaces.size()) - 1);
+  auto number = [&]() -> std::string {
+    const int k = kind(rng);
+    if (k == 0) return fixed[static_cast<std::size_t>(pick(rng))];
+    char buf[64];
+    if (k <= 3) {
+      std::snprintf(buf, sizeof buf, "%.*e", digits(rng),
+                    normal(rng) * std::pow(10.0, exponent(rng)));
+    } else if (k <= 5) {
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(normal(rng) * 1e6));
+    } else {
+      std::snprintf(buf, sizeof buf, "%.*f", digits(rng), normal(rng));
+    }
+    return buf;
+  };
+  int fast_accepted = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int n = 1 + trial % 9;
+    std::string array = "[" + spaces[static_cast<std::size_t>(space(rng))];
+    for (int i = 0; i < n; ++i) {
+      if (i > 0)
+        array += spaces[static_cast<std::size_t>(space(rng))] + "," +
+                 spaces[static_cast<std::size_t>(space(rng))];
+      // Mostly plain numbers, so that most records are accepted.
+      array += trial % 4 == 0 ? number() : fmt_number(normal(rng));
+    }
+    array += spaces[static_cast<std::size_t>(space(rng))] + "]";
+    if (trial % 50 == 0) array = "[]";
+    const std::string tail = R"(,"key":"k1","text":"some text","label":2})";
+    const std::string fast = R"({"p":"12345","embedding":)" + array + tail;
+    const std::string reference = R"({"p":"","embed\u0064ing":)" + array + tail;
+    ManifestReaderOptions options;
+    if (trial % 7 == 0) options.expected_embedding_dim = 4;
+    const ManifestEntry got = parse_manifest_line(fast, 5, options);
+    const ManifestEntry want = parse_manifest_line(reference, 5, options);
+    INFO("array " << array);
+    REQUIRE(got.ok() == want.ok());
+    if (!want.ok()) {
+      // nlohmann's message quotes what it read last, the key among it.
+      std::string reason = want.rejection->reason;
+      if (const auto at = reason.find(R"(embed\u0064ing)"); at != std::string::npos) {
+        reason.replace(at, 14, "embedding");
+      }
+      CHECK(got.rejection->reason == reason);
+      continue;
+    }
+    ++fast_accepted;
+    REQUIRE(got.record->embedding.size() == want.record->embedding.size());
+    CHECK(std::memcmp(got.record->embedding.data(), want.record->embedding.data(),
+                      want.record->embedding.size() * sizeof(float)) == 0);
+    CHECK(got.record->key == want.record->key);
+    CHECK(got.record->text == want.record->text);
+    CHECK(got.record->label == want.record->label);
+  }
+  CHECK(fast_accepted > 1500);
+}
+
+TEST_CASE("an embedding key written twice or nested is left to the general parser", "[manifest]") {
+  // nlohmann keeps the last of two equal keys.
+  const ManifestRecord twice =
+      accepted(R"({"key":"a","text":"t","embedding":[1,2],"embedding":[3]})");
+  CHECK(twice.embedding == std::vector<float>{3.0f});
+  const ManifestRecord nested =
+      accepted(R"({"key":"a","text":"t","meta":{"embedding":[9,9]},"embedding":[0.5]})");
+  CHECK(nested.embedding == std::vector<float>{0.5f});
+  const ManifestRecord in_text =
+      accepted(R"({"key":"a","text":"\"embedding\":[7]","embedding":[0.25,1]})");
+  CHECK(in_text.embedding == std::vector<float>{0.25f, 1.0f});
+  CHECK(in_text.text == R"("embedding":[7])");
+  CHECK(rejected(R"({"key":"a","text":"t","embedding":[1,2]} trailing)")
+            .reason.find("invalid JSON") == 0);
 }

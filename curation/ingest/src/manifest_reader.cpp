@@ -14,6 +14,8 @@
 #include "winnow/curation/printable_text.h"
 #include "winnow/error.h"
 
+#include "embedding_field.h"
+
 namespace winnow::curation::ingest {
 
 namespace {
@@ -88,8 +90,10 @@ ManifestEntry reject(std::size_t line, std::string key, std::string reason) {
 // refused, or nothing when that part is fine.
 using Refusal = std::optional<std::string>;
 
-// The line's size and nesting, then the JSON text itself.
-Refusal parse_document(std::string_view line, const ManifestReaderOptions& options, json& doc) {
+// The line's size and nesting, then the JSON text itself: `text`, the line
+// or what split_embedding_field left of it.
+Refusal parse_document(std::string_view line, std::string_view text,
+                       const ManifestReaderOptions& options, json& doc) {
   if (line.size() > options.max_line_bytes) {
     return fmt::format("line is {} bytes, longer than the limit of {} bytes", line.size(),
                        options.max_line_bytes);
@@ -98,7 +102,7 @@ Refusal parse_document(std::string_view line, const ManifestReaderOptions& optio
     return fmt::format("JSON nested deeper than {} levels", kMaxNesting);
   }
   try {
-    doc = json::parse(line.begin(), line.end());
+    doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     // nlohmann's message quotes the input near the error ("last read: ..."):
     // it can be long or hold invalid UTF-8, so only a cleaned excerpt is kept.
@@ -282,7 +286,18 @@ Refusal read_annotations(const json& doc, ManifestRecord& rec) {
   return std::nullopt;
 }
 
-Refusal read_embedding(const json& doc, const ManifestReaderOptions& options, ManifestRecord& rec) {
+// `split`: the values split_embedding_field read (numbers within a float's
+// range, at least one), else nullptr.
+Refusal read_embedding(const json& doc, const ManifestReaderOptions& options, ManifestRecord& rec,
+                       std::vector<float>* split) {
+  if (split != nullptr) {
+    if (options.expected_embedding_dim != 0 && split->size() != options.expected_embedding_dim) {
+      return fmt::format("field 'embedding' has {} values, expected {}", split->size(),
+                         options.expected_embedding_dim);
+    }
+    rec.embedding = std::move(*split);
+    return std::nullopt;
+  }
   const json* v = optional_field(doc, "embedding");
   if (v == nullptr) {
     return std::nullopt;
@@ -339,7 +354,7 @@ Refusal hash_record_content(const ManifestReaderOptions& options, ManifestRecord
 
 // The steps after the key, in order; the first refusal wins.
 Refusal read_record_fields(const json& doc, const ManifestReaderOptions& options,
-                           ManifestRecord& rec) {
+                           ManifestRecord& rec, std::vector<float>* split_embedding) {
   if (Refusal r = read_content(doc, options, rec)) {
     return r;
   }
@@ -349,7 +364,7 @@ Refusal read_record_fields(const json& doc, const ManifestReaderOptions& options
   if (Refusal r = read_annotations(doc, rec)) {
     return r;
   }
-  if (Refusal r = read_embedding(doc, options, rec)) {
+  if (Refusal r = read_embedding(doc, options, rec, split_embedding)) {
     return r;
   }
   return hash_record_content(options, rec);
@@ -368,15 +383,24 @@ std::optional<std::string> load_path_content(ManifestRecord& record, const FileL
 ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number,
                                   const ManifestReaderOptions& options) {
   json doc;
-  if (Refusal r = parse_document(line, options, doc)) {
-    return reject(line_number, {}, std::move(*r));
+  // A provided embedding's numbers are read apart (embedding_field.h).
+  std::optional<SplitEmbedding> split;
+  if (line.size() <= options.max_line_bytes) split = split_embedding_field(line);
+  Refusal refusal =
+      parse_document(line, split ? std::string_view(split->rest) : line, options, doc);
+  if (refusal && split) {  // refused in the general parser's words about the whole line
+    split.reset();
+    refusal = parse_document(line, line, options, doc);
+  }
+  if (refusal) {
+    return reject(line_number, {}, std::move(*refusal));
   }
   ManifestRecord rec;
   rec.line = line_number;
   if (Refusal r = read_key(doc, rec)) {
     return reject(line_number, {}, std::move(*r));
   }
-  if (Refusal r = read_record_fields(doc, options, rec)) {
+  if (Refusal r = read_record_fields(doc, options, rec, split ? &split->values : nullptr)) {
     return reject(line_number, rec.key, std::move(*r));
   }
   ManifestEntry entry;
