@@ -325,6 +325,13 @@ bool IngestPipeline::start_job(std::size_t records) {
 
 void IngestPipeline::set_threads(int threads) {
   pool_ = std::make_unique<ThreadPool>(threads);
+  // With a core to spare, a batch's WAL checkpoint runs beside the next
+  // batch instead of inside its commit; on one thread it stays in the commit,
+  // so that one thread uses one core.
+  checkpointer_.reset();
+  if (pool_->threads() > 1) {
+    checkpointer_ = std::make_unique<store::WalCheckpointer>(store_->database());
+  }
   // The pool splits the searches itself; an OpenMP team of FAISS's beside it
   // would spin-wait on the same cores between its parallel loops.
   index::set_index_threads(1);
@@ -526,6 +533,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     const std::int64_t revision = next_revision();
     add_seconds = ingest.index_add_seconds();
     tx.commit();
+    if (checkpointer_) checkpointer_->request();
     revision_ = revision;
     flagged_revision_ = revision;  // the batch's label issues joined it
     if (job_) job_->set_revision(revision);

@@ -34,6 +34,7 @@
 #include "winnow/index/vector_index.h"
 #include "winnow/index/vector_index_io.h"
 #include "winnow/store/metadata_store.h"
+#include "winnow/store/wal_checkpointer.h"
 
 namespace winnow::curation::ingest {
 
@@ -387,6 +388,10 @@ class IngestPipeline {
   // Sketches of the stored texts written or read, for the process's life
   // (stored_text_sketches.h).
   std::unique_ptr<StoredTextSketches> text_sketches_;
+  // From two threads on: copies each committed batch's WAL pages into the
+  // database file beside the next batch (wal_checkpointer.h). Declared after
+  // store_, so that it ends first and gives the writer its checkpoints back.
+  std::unique_ptr<store::WalCheckpointer> checkpointer_;
 };
 
 // How image files are read for a dataset with `config` and its `embedder`:

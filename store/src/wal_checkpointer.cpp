@@ -1,0 +1,131 @@
+#include "winnow/store/wal_checkpointer.h"
+
+#include <sqlite3.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "winnow/error.h"
+#include "winnow/store/database.h"
+#include "winnow/store/statement.h"
+
+namespace winnow::store {
+
+namespace {
+
+int auto_checkpoint_of(Database& db) {
+  Statement pragma(db, "PRAGMA wal_autocheckpoint");
+  WINNOW_THROW_IF_NOT(pragma.step(), "{}: PRAGMA wal_autocheckpoint returned no row", db.path());
+  return static_cast<int>(pragma.column_int64(0));
+}
+
+void set_auto_checkpoint(Database& db, int pages) {
+  db.exec(fmt::format("PRAGMA wal_autocheckpoint = {}", pages).c_str());
+}
+
+}  // namespace
+
+WalCheckpointer::WalCheckpointer(Database& writer) : writer_(writer) {
+  WINNOW_THROW_IF_NOT(writer.path() != ":memory:" && !writer.path().empty(),
+                      "an in-memory database has no WAL file to checkpoint");
+  // Never creates the file, never follows a symbolic link (as the writer
+  // opened it); a busy timeout of 0: a PASSIVE checkpoint does not wait anyway.
+  const int rc = sqlite3_open_v2(writer.path().c_str(), &db_,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    WINNOW_THROW_KIND(io, "{}: opening a connection for WAL checkpoints failed: {}", writer.path(),
+                      message);
+  }
+  // The checkpoint's own fsync of the database file follows this
+  // connection's setting: FULL, like the writer's.
+  char* error = nullptr;
+  if (sqlite3_exec(db_, "PRAGMA synchronous=FULL", nullptr, nullptr, &error) != SQLITE_OK) {
+    const std::string message = error != nullptr ? error : "unknown error";
+    sqlite3_free(error);
+    sqlite3_close_v2(db_);
+    WINNOW_THROW_KIND(io, "{}: configuring the WAL checkpoint connection failed: {}", writer.path(),
+                      message);
+  }
+  writer_auto_checkpoint_ = auto_checkpoint_of(writer);
+  set_auto_checkpoint(writer, 0);
+  thread_ = std::thread([this] { run(); });
+}
+
+WalCheckpointer::~WalCheckpointer() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+  sqlite3_close_v2(db_);
+  // The writer checkpoints at its commits again. A destructor cannot
+  // report; a failure leaves automatic checkpoints off, and the last
+  // connection's close still copies the WAL.
+  try {
+    set_auto_checkpoint(writer_, writer_auto_checkpoint_);
+  } catch (const std::exception&) {
+  }
+}
+
+void WalCheckpointer::request() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requested_ = true;
+  }
+  changed_.notify_all();
+}
+
+void WalCheckpointer::wait_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return stopping_ || (!requested_ && !running_); });
+}
+
+std::size_t WalCheckpointer::completed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_;
+}
+
+WalCheckpointResult WalCheckpointer::last() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_;
+}
+
+void WalCheckpointer::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stopping_ || requested_; });
+    if (stopping_) break;
+    requested_ = false;
+    running_ = true;
+    lock.unlock();
+    WalCheckpointResult result = checkpoint();
+    lock.lock();
+    running_ = false;
+    ++completed_;
+    last_ = std::move(result);
+    changed_.notify_all();
+  }
+  changed_.notify_all();  // a wait_idle() returns once stopping
+}
+
+// PASSIVE: copies what no reader still needs and never waits for a lock, so
+// the writer is never held up by it. SQLITE_BUSY (another process's
+// checkpoint under way) leaves the frames for the next one.
+WalCheckpointResult WalCheckpointer::checkpoint() {
+  WalCheckpointResult result;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                           &result.wal_frames, &result.checkpointed);
+  if (rc != SQLITE_OK) {
+    result.error = fmt::format("{}: WAL checkpoint failed: {} ({})", writer_.path(),
+                               sqlite3_errmsg(db_), sqlite3_errstr(rc));
+    result.wal_frames = -1;
+    result.checkpointed = -1;
+  }
+  return result;
+}
+
+}  // namespace winnow::store
