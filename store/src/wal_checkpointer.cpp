@@ -24,31 +24,17 @@ void set_auto_checkpoint(Database& db, int pages) {
   db.exec(fmt::format("PRAGMA wal_autocheckpoint = {}", pages).c_str());
 }
 
+// The path is checked before the second connection opens: Database(":memory:")
+// would open a database of its own, empty.
+std::string file_of(const Database& db) {
+  WINNOW_THROW_IF_NOT(db.path() != ":memory:",
+                      "an in-memory database has no WAL file to checkpoint");
+  return db.path();
+}
+
 }  // namespace
 
-WalCheckpointer::WalCheckpointer(Database& writer) : writer_(writer) {
-  WINNOW_THROW_IF_NOT(writer.path() != ":memory:" && !writer.path().empty(),
-                      "an in-memory database has no WAL file to checkpoint");
-  // Never creates the file, never follows a symbolic link (as the writer
-  // opened it); a busy timeout of 0: a PASSIVE checkpoint does not wait anyway.
-  const int rc = sqlite3_open_v2(writer.path().c_str(), &db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
-  if (rc != SQLITE_OK) {
-    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db_);
-    WINNOW_THROW_KIND(io, "{}: opening a connection for WAL checkpoints failed: {}", writer.path(),
-                      message);
-  }
-  // The checkpoint's own fsync of the database file follows this
-  // connection's setting: FULL, like the writer's.
-  char* error = nullptr;
-  if (sqlite3_exec(db_, "PRAGMA synchronous=FULL", nullptr, nullptr, &error) != SQLITE_OK) {
-    const std::string message = error != nullptr ? error : "unknown error";
-    sqlite3_free(error);
-    sqlite3_close_v2(db_);
-    WINNOW_THROW_KIND(io, "{}: configuring the WAL checkpoint connection failed: {}", writer.path(),
-                      message);
-  }
+WalCheckpointer::WalCheckpointer(Database& writer) : writer_(writer), connection_(file_of(writer)) {
   writer_auto_checkpoint_ = auto_checkpoint_of(writer);
   set_auto_checkpoint(writer, 0);
   thread_ = std::thread([this] { run(); });
@@ -61,7 +47,6 @@ WalCheckpointer::~WalCheckpointer() {
   }
   changed_.notify_all();
   thread_.join();
-  sqlite3_close_v2(db_);
   // The writer checkpoints at its commits again. A destructor cannot
   // report; a failure leaves automatic checkpoints off, and the last
   // connection's close still copies the WAL.
@@ -117,11 +102,11 @@ void WalCheckpointer::run() {
 // checkpoint under way) leaves the frames for the next one.
 WalCheckpointResult WalCheckpointer::checkpoint() {
   WalCheckpointResult result;
-  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE,
+  const int rc = sqlite3_wal_checkpoint_v2(connection_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                            &result.wal_frames, &result.checkpointed);
   if (rc != SQLITE_OK) {
     result.error = fmt::format("{}: WAL checkpoint failed: {} ({})", writer_.path(),
-                               sqlite3_errmsg(db_), sqlite3_errstr(rc));
+                               sqlite3_errmsg(connection_.handle()), sqlite3_errstr(rc));
     result.wal_frames = -1;
     result.checkpointed = -1;
   }

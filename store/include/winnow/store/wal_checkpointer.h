@@ -23,11 +23,9 @@
 #include <string>
 #include <thread>
 
-struct sqlite3;
+#include "winnow/store/database.h"
 
 namespace winnow::store {
-
-class Database;
 
 // What the checkpointer's last checkpoint did.
 struct WalCheckpointResult {
@@ -65,7 +63,9 @@ class WalCheckpointer {
 
   Database& writer_;
   int writer_auto_checkpoint_ = 1000;  // the writer's setting, restored at the end
-  sqlite3* db_ = nullptr;
+  // The checkpointer's own connection (synchronous=FULL, as the writer's: the
+  // checkpoint's fsync of the database file follows it); only thread_ uses it.
+  Database connection_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool requested_ = false;
