@@ -13,6 +13,9 @@ namespace {
 constexpr const char* kVectorsOfStatus =
     "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
     " WHERE s.status = ?1 ORDER BY v.sample_id";
+constexpr const char* kJudgedVectors =
+    "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+    " WHERE s.status IN ('accepted', 'label_issue') ORDER BY v.sample_id";
 
 constexpr const char* kJudgedRows =
     "SELECT v.sample_id, s.status, s.label, v.embedding, v.kind, v.width,"
@@ -58,6 +61,11 @@ VectorReader::VectorReader(Database& db, std::size_t dim, SampleStatus status)
   query_->bind_all(to_string(status));
 }
 
+VectorReader::VectorReader(Database& db, std::size_t dim)
+    : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kJudgedVectors)) {
+  query_->bind_all();
+}
+
 VectorReader::~VectorReader() = default;
 
 std::size_t VectorReader::read(std::size_t limit, std::vector<std::int64_t>& ids,
@@ -98,9 +106,19 @@ void VectorTable::set_embedding(std::int64_t sample_id, const float* embedding, 
 }
 
 std::vector<std::int64_t> VectorTable::accepted_ids() {
-  StatementScope query(
-      db_.cached("SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
-                 " WHERE s.status = 'accepted' ORDER BY v.sample_id"));
+  return ids_of(
+      "SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+      " WHERE s.status = 'accepted' ORDER BY v.sample_id");
+}
+
+std::vector<std::int64_t> VectorTable::judged_ids() {
+  return ids_of(
+      "SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+      " WHERE s.status IN ('accepted', 'label_issue') ORDER BY v.sample_id");
+}
+
+std::vector<std::int64_t> VectorTable::ids_of(const char* sql) {
+  StatementScope query(db_.cached(sql));
   query->bind_all();
   std::vector<std::int64_t> ids;
   while (query->step()) ids.push_back(query->column_int64(0));

@@ -15,6 +15,7 @@
 // a label judged when the dataset was small is judged again as it grows.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -25,6 +26,7 @@
 
 #include "support/temp_dir.h"
 #include "winnow/curation/labels/consensus_labels.h"
+#include "winnow/curation/ingest/information_gain.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/error.h"
 
@@ -207,7 +209,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(events.back().reason.find(kTextEmbedder) != std::string::npos);
     CHECK(p.embedder().spec() == kTextEmbedder);
     CHECK(p.config().min_candidate_similarity == 0.5);
-    CHECK(p.index_info().vectors == 61);
+    CHECK(p.index_info().vectors == 62);  // every judged sample, label issues too
 
     // Reopened: the config names the new embedder and the saved index is fresh.
     {
@@ -215,7 +217,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
       CHECK(reopened.config().embedder == kTextEmbedder);
       CHECK(reopened.config().min_candidate_similarity == 0.5);
       CHECK_FALSE(reopened.index_info().rebuilt);
-      CHECK(reopened.index_info().vectors == 61);
+      CHECK(reopened.index_info().vectors == 62);
     }
 
     // The pipeline opened before the regain catches up at its next batch: a
@@ -227,7 +229,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
     CHECK(r3.counts[SampleStatus::rejected] == 0);
     CHECK(status_of(other, "fresh") == SampleStatus::accepted);
     CHECK(other.embedder().spec() == kTextEmbedder);
-    CHECK(other.index_info().vectors == 62);
+    CHECK(other.index_info().vectors == 63);
   }
 
   SECTION("a re-judgement threshold of 0 flags nothing, and is not stored") {
@@ -252,7 +254,7 @@ TEST_CASE("regain --embedder re-embeds stored contents and re-judges labels", "[
                       Catch::Contains("cannot be re-embedded with pixels"));
     CHECK(p.config().embedder == "provided(dim=4)");
     CHECK(status_of(p, "misplaced") == SampleStatus::label_issue);
-    CHECK(p.index_info().vectors == 61);
+    CHECK(p.index_info().vectors == 62);
     IngestPipeline reopened(db);
     CHECK(reopened.config().embedder == "provided(dim=4)");
     CHECK_FALSE(reopened.index_info().rebuilt);
@@ -570,4 +572,85 @@ TEST_CASE("a config stored before label_rejudge_growth keeps judging online only
   stored["label_rejudge_growth"] = -1;
   CHECK_THROWS_WITH(CurationConfig::from_json(stored.dump()),
                     Catch::Matchers::Contains("label_rejudge_growth=-1"));
+}
+
+namespace {
+
+// 1 - cosine, averaged over the kGainNeighbours vectors of `others` most
+// similar to `v`: a gain as information_gain computes it.
+double expected_gain(const std::vector<float>& v, const std::vector<std::vector<float>>& others) {
+  auto unit = [](std::vector<float> x) {
+    float norm = 0.0f;
+    for (float c : x) norm += c * c;
+    for (float& c : x) c /= std::sqrt(norm);
+    return x;
+  };
+  const std::vector<float> u = unit(v);
+  std::vector<double> similarities;
+  for (const std::vector<float>& o : others) {
+    const std::vector<float> w = unit(o);
+    double dot = 0.0;
+    for (std::size_t d = 0; d < u.size(); ++d) dot += static_cast<double>(u[d]) * w[d];
+    similarities.push_back(dot);
+  }
+  std::sort(similarities.rbegin(), similarities.rend());
+  double sum = 0.0;
+  for (int r = 0; r < kGainNeighbours; ++r) sum += 1.0 - similarities[static_cast<std::size_t>(r)];
+  return sum / kGainNeighbours;
+}
+
+}  // namespace
+
+// A label issue stays in the one vector index: it votes and is a
+// near-duplicate candidate, but a gain is taken over accepted samples only,
+// at ingest and when regain recomputes the gains.
+TEST_CASE("a label issue is in the index as a voter, never as a gain neighbour",
+          "[ingest][regain]") {
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
+  std::mt19937 rng(17);
+  std::vector<std::string> first;
+  std::vector<std::vector<float>> accepted;  // the vectors of batch 1, all accepted
+  for (int i = 0; i < 40; ++i) {
+    for (const int axis : {0, 1}) {
+      accepted.push_back(near_axis(axis, rng));
+      first.push_back(record((axis ? "tool-" : "animal-") + std::to_string(i),
+                             words(axis ? kTools : kAnimals, rng), axis, accepted.back()));
+    }
+  }
+  // On the tool axis but between it and axis 2, labelled 0: flagged.
+  const std::vector<float> misplaced = {0.2f, 0.9f, 0.35f, 0.0f};
+  IngestPipeline p(db);
+  BatchReport r1 = ingest_file(p, write_manifest(dir.file("first.jsonl"), first));
+  REQUIRE(r1.counts[SampleStatus::accepted] == 80);
+  ingest_file(p, write_manifest(dir.file("second.jsonl"),
+                                {record("misplaced", words(kAnimals, rng), 0, misplaced)}));
+  REQUIRE(status_of(p, "misplaced") == SampleStatus::label_issue);
+  CHECK(p.index_info().vectors == 81);
+
+  // Right beside the label issue (its nearest neighbour by far), a tool
+  // record labelled 1: accepted, its gain over the four nearest accepted.
+  const std::vector<float> beside = {0.2f, 0.9f, 0.36f, 0.0f};
+  BatchReport r3 = ingest_file(
+      p,
+      write_manifest(dir.file("third.jsonl"), {record("beside", words(kTools, rng), 1, beside)}));
+  REQUIRE(r3.counts[SampleStatus::accepted] == 1);
+  const double want = expected_gain(beside, accepted);
+  const auto stored = p.store().find_by_external_key("beside");
+  REQUIRE(stored->gain);
+  CHECK(*stored->gain == Approx(want).epsilon(1e-4));
+  // With the label issue as a neighbour the gain would be about 3/4 of it.
+  std::vector<std::vector<float>> with_issue = accepted;
+  with_issue.push_back(misplaced);
+  CHECK(expected_gain(beside, with_issue) < 0.8 * want);
+
+  // regain recomputes every gain the same way, the label issue still voting
+  // (it stays flagged: its 30 nearest are tools).
+  RejudgeReport g = p.rejudge(relabel());
+  CHECK(g.newly_flagged == 0);
+  CHECK(g.cleared == 0);
+  CHECK(g.gains_updated == 81);
+  CHECK(status_of(p, "misplaced") == SampleStatus::label_issue);
+  CHECK(*p.store().find_by_external_key("beside")->gain == Approx(want).epsilon(1e-4));
+  CHECK(p.index_info().vectors == 82);
 }

@@ -174,13 +174,15 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
     CHECK(batch.attempts == (batch.file_name == "b.jsonl" ? 2 : 1));
   }
 
-  // The index (rebuilt or saved) holds exactly the accepted samples.
+  // The index (rebuilt or saved) holds exactly the judged samples: accepted
+  // and label_issue.
   {
     Winnow status(dir.path(), {"status", "--db", db, "--json"}, "status");
     REQUIRE(status.wait() == 0);
     const json st = json::parse(status.out());
     CHECK(st["total"] == expected_total);
-    CHECK(st["index"]["vectors"] == counts[winnow::store::SampleStatus::accepted]);
+    CHECK(st["index"]["vectors"] == counts[winnow::store::SampleStatus::accepted] +
+                                        counts[winnow::store::SampleStatus::label_issue]);
   }
   const auto heartbeat = read_json(db + ".serve.json");
   REQUIRE(heartbeat);

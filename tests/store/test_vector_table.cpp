@@ -48,8 +48,10 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   table.put(issue, vi.data(), 2, {"path", 0, 0, "/data/x.png"});
   table.put(rejected, vi.data(), 2, text_content("left out of every read"));
 
-  // Accepted samples with a row, ascending: what the vector index must hold.
+  // Accepted samples with a row, ascending; with the label issues, what the
+  // vector index must hold.
   CHECK(table.accepted_ids() == std::vector<std::int64_t>{a, b});
+  CHECK(table.judged_ids() == std::vector<std::int64_t>{a, b, issue});
   std::vector<float> read;
   table.read_embeddings({b, a}, 2, read);
   CHECK(read == std::vector<float>{3.0f, 4.0f, 1.0f, 2.0f});
@@ -86,6 +88,17 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
     CHECK(reader.read(5, ids, vectors) == 0);
     CHECK(ids == std::vector<std::int64_t>{issue});
     CHECK(vectors == vi);
+  }
+
+  SECTION("judged embeddings: accepted and label_issue, in id order") {
+    VectorReader reader(store.database(), 2);
+    std::vector<std::int64_t> ids;
+    std::vector<float> vectors;
+    CHECK(reader.read(2, ids, vectors) == 2);
+    CHECK(reader.read(5, ids, vectors) == 1);
+    CHECK(reader.read(5, ids, vectors) == 0);
+    CHECK(ids == std::vector<std::int64_t>{a, b, issue});
+    CHECK(vectors == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f});
   }
 
   SECTION("judged rows carry status, label, embedding and content") {

@@ -47,6 +47,8 @@ struct AcceptedLabelCache {
     if (std::optional<int> label = accepted.find(id)) return label;
     return flagged.find(id);
   }
+  // Whether a sample of the index is a label issue (else accepted).
+  bool label_issue(std::int64_t id) const { return flagged.find(id).has_value(); }
   // Samples that vote: what "the dataset's size" means for re-judging.
   std::size_t voters() const { return accepted.size() + flagged.size(); }
   // An accepted sample becomes a label issue, or a label issue is cleared.

@@ -19,7 +19,7 @@ namespace winnow::curation::ingest {
 
 namespace {
 
-// Ids of this batch's accepted samples not yet in the index: kPendingBase + item.
+// Ids of this chunk's judged samples not yet written: kPendingBase + item.
 constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
 
@@ -141,49 +141,37 @@ void IngestBatch::start_chunk() {
   text_verifier_.clear();
   content_cache_.clear();
   recent_.clear();
-  recent_flagged_.clear();
 }
 
 // This chunk's block was searched before the block before it joined the
-// indexes, and this block's earlier chunks join them only when it ends: their
+// index, and this block's earlier chunks join it only when it ends: their
 // vectors, scored exactly, complete this chunk's results. (A chunk whose
-// records bring prior lists asks the indexes at decision time instead.)
+// records bring prior lists asks the index at decision time instead.)
 // Folding in one list and then the other keeps the same best k as both at
 // once: ties go to the lower id either way.
 void IngestBatch::fold_in_unsearched() {
   if (chunk_.listed || chunk_.rows == 0) return;
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  const auto fold = [&](index::SearchResults& found, bool& searched,
-                        const std::vector<std::int64_t>& ids, const std::vector<float>& vectors) {
+  const auto fold = [&](const std::vector<std::int64_t>& ids, const std::vector<float>& vectors) {
     if (ids.empty()) return;
-    fold_in(found, chunk_.rows, chunk_.vectors.data(), ids, vectors, dim_, k, context_.pool);
-    searched = true;
+    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), ids, vectors, dim_, k, context_.pool);
+    chunk_.searched = true;
   };
-  fold(chunk_.found, chunk_.searched, previous_add_ids_, previous_add_vectors_);
-  fold(chunk_.found, chunk_.searched, add_ids_, add_vectors_);
-  fold(chunk_.flagged_found, chunk_.flagged_searched, previous_flag_ids_, previous_flag_vectors_);
-  fold(chunk_.flagged_found, chunk_.flagged_searched, flag_ids_, flag_vectors_);
+  fold(previous_add_ids_, previous_add_vectors_);
+  fold(add_ids_, add_vectors_);
 }
 
 // With several threads: each embedded record's similarity to the stored
 // candidates (accepted or flagged) its finder may verify, computed on the
 // pool. decide_entry later asks the same questions one record at a time and
-// finds the answers, so its decisions are those of one thread. The
-// candidates are taken from the accepted and flagged results merged, as
-// decide_entry takes them (with_flagged): its stored candidates are among
-// these (this chunk's own records, verified as they are decided, can only
-// push stored ones out), and a pair it asks that was not computed here is
-// computed then. The stored contents are read here, on this thread (one
-// SQLite connection): taking each index's own best `candidates` would read
-// and verify up to twice as many.
+// finds the answers, so its decisions are those of one thread. Its stored
+// candidates are among the chunk search's (this chunk's own records,
+// verified as they are decided, can only push stored ones out), and a pair
+// it asks that was not computed here is computed then. The stored contents
+// are read here, on this thread (one SQLite connection).
 void IngestBatch::precompute_verifications() {
-  if (context_.pool.threads() < 2 || (!chunk_.searched && !chunk_.flagged_searched)) return;
-  const index::SearchResults labelled =
-      chunk_.flagged_searched
-          ? index::SearchResults::merged(chunk_.found, chunk_.flagged_found,
-                                         static_cast<std::size_t>(neighbours_k_))
-          : index::SearchResults{};
-  const index::SearchResults& candidates = chunk_.flagged_searched ? labelled : chunk_.found;
+  if (context_.pool.threads() < 2 || !chunk_.searched) return;
+  const index::SearchResults& candidates = chunk_.found;
   std::vector<PrecomputedVerifier::Pair> image_pairs, text_pairs;
   for (std::size_t e = 0; e < chunk_.entries.size(); ++e) {
     const int row = chunk_.row[e];
@@ -269,7 +257,7 @@ void IngestBatch::decide_entry(std::size_t e) {
       s.annotations.clear();
     } else if (!decided) {
       vector = chunk_.vectors.data() + static_cast<std::size_t>(row) * dim_;
-      neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), row, vector, s);
+      neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), s);
     }
   }
   s.decision = decide(candidate, neighbourhood_facts, rules_);
@@ -281,7 +269,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     p.record = &rec;
     p.embedding.assign(vector, vector + dim_);
     p.accepted = status == store::SampleStatus::accepted;
-    (p.accepted ? recent_ : recent_flagged_).push_back(items_.size());
+    recent_.push_back(items_.size());
   }
   items_.push_back(std::move(p));
 }
@@ -396,25 +384,21 @@ index::SearchResults IngestBatch::best_merged(std::size_t k) {
   return best;
 }
 
-// The record's nearest accepted samples, best first, at most neighbours_k_
-// of them (padded with -1): the chunk search (row `row`), or the record's
-// prior list when the chunk has them, merged with this chunk's samples
-// accepted since. A prior list that cannot prove itself exact (too few of
-// its records accepted) gives way to a search for this record alone.
+// The record's nearest judged samples (accepted and label_issue), best
+// first, at most neighbours_k_ of them (padded with -1): the chunk search
+// (row `row`), or the record's prior list when the chunk has them, merged
+// with this chunk's samples judged since. A prior list that cannot prove
+// itself exact (too few of its records judged) gives way to a search for
+// this record alone.
 index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
                                           const float* vector) {
   const auto k = static_cast<std::size_t>(neighbours_k_);
   merged_.clear();
-  source_ = NeighbourSource::chunk_search;
   if (chunk_.listed) {
     ++job_neighbours_.listed;
     merge_pending(recent_, vector);
-    if (merge_prior(*record.prior_neighbours, context_.index)) {
-      source_ = NeighbourSource::prior_list;
-      return best_merged(k);
-    }
+    if (merge_prior(*record.prior_neighbours)) return best_merged(k);
     ++job_neighbours_.searched;
-    source_ = NeighbourSource::own_search;
     merged_.clear();
     if (context_.index.size() > 0) merge_searched(context_.index, vector, k);
     merge_pending(recent_, vector);
@@ -425,13 +409,14 @@ index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
   return best_merged(k);
 }
 
-// Adds to merged_ the records of `prior` that are in `index` now (and so
+// Adds to merged_ the records of `prior` that are in the index now (and so
 // were decided in an earlier chunk: this chunk's are pending, merged from
 // recent_). Returns whether merged_ then holds the record's true nearest
 // ones: the list is complete, or neighbours_k_ of the merged score at least
 // the list's last similarity (every earlier record left off the list scores
 // at most that). merged_ must already hold the chunk's pending ones.
-bool IngestBatch::merge_prior(const PriorNeighbours& prior, const index::VectorIndex& index) {
+bool IngestBatch::merge_prior(const PriorNeighbours& prior) {
+  const index::VectorIndex& index = context_.index;
   const std::size_t n = std::min(prior.positions.size(), prior.similarities.size());
   float last = -std::numeric_limits<float>::infinity();
   for (std::size_t r = 0; r < n && prior.positions[r] >= 0; ++r) {
@@ -456,20 +441,19 @@ void IngestBatch::publish_job_ids() {
   }
 }
 
-// Gain, near duplicates and label quality of an embedded record (chunk row
-// `row`): the gain against its accepted neighbours `nn`, near duplicates and
-// the label vote against those merged with the flagged samples (a label issue
-// is still a labelled sample of the dataset); sets the sample's gain and
-// label quality.
+// Gain, near duplicates and label quality of an embedded record against
+// its nearest judged samples `labelled`: near duplicates and the label vote
+// against all of them (a label issue is still a labelled sample of the
+// dataset), the gain against the accepted ones among them; sets the
+// sample's gain and label quality.
 Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
-                                         const index::SearchResults& nn, int row,
-                                         const float* vector, store::NewSample& sample) {
+                                         const index::SearchResults& labelled,
+                                         store::NewSample& sample) {
   Neighbourhood n;
+  const index::SearchResults nn = accepted_among(labelled);
   n.gain = information_gain(nn, 0);
-  n.neighbours = static_cast<std::size_t>(
-      std::count_if(nn.ids.begin(), nn.ids.end(), [](std::int64_t id) { return id >= 0; }));
+  n.neighbours = nn.count(0);
   sample.gain = n.gain;
-  const index::SearchResults labelled = with_flagged(record, nn, row, vector);
   n.near_duplicate = near_duplicate(record, labelled);
   if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
@@ -483,34 +467,27 @@ Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   return n;
 }
 
-// The near-duplicate candidates of chunk row `row`: its nearest accepted
-// samples `nn` merged with its nearest flagged ones (from where nearest()
-// found `nn`: the chunk's search of the flagged index, the record's prior
-// list, or a search of its own; and this chunk's label issues since), best
-// first, as many as `nn` holds. Without flagged samples: `nn` itself.
-index::SearchResults IngestBatch::with_flagged(const ManifestRecord& record,
-                                               const index::SearchResults& nn, int row,
-                                               const float* vector) {
-  const bool any_flagged = source_ == NeighbourSource::chunk_search
-                               ? chunk_.flagged_searched || !recent_flagged_.empty()
-                               : context_.flagged_index.size() > 0 || !recent_flagged_.empty();
-  if (!any_flagged) return nn;
-  merged_.clear();
-  merge_found(nn, 0);
-  switch (source_) {
-    case NeighbourSource::chunk_search:
-      if (chunk_.flagged_searched) merge_found(chunk_.flagged_found, row);
-      break;
-    case NeighbourSource::prior_list:
-      // Exact as nn is: whatever the list left off scores below nn's last.
-      merge_prior(*record.prior_neighbours, context_.flagged_index);
-      break;
-    case NeighbourSource::own_search:
-      if (context_.flagged_index.size() > 0) merge_searched(context_.flagged_index, vector, nn.k);
-      break;
+// Whether neighbour `id` (stored, or a pending item of this chunk) is a
+// label issue rather than an accepted sample.
+bool IngestBatch::label_issue(std::int64_t id) const {
+  if (id >= kPendingBase) return !items_[static_cast<std::size_t>(id - kPendingBase)].accepted;
+  return context_.accepted_labels.label_issue(id);
+}
+
+// The accepted samples among a record's nearest judged ones (one row, best
+// first, padded with -1 to the same k): what its gain is taken over. Of
+// neighbours_k_ (30 by default) nearest, the kGainNeighbours (4) a gain needs
+// are nearly always accepted; where fewer are, the gain is over those.
+index::SearchResults IngestBatch::accepted_among(const index::SearchResults& labelled) const {
+  index::SearchResults nn = index::SearchResults::padded(1, labelled.k);
+  std::size_t kept = 0;
+  for (std::size_t r = 0; r < labelled.k && labelled.id(0, r) >= 0; ++r) {
+    if (label_issue(labelled.id(0, r))) continue;
+    nn.ids[kept] = labelled.id(0, r);
+    nn.similarities[kept] = labelled.similarity(0, r);
+    ++kept;
   }
-  merge_pending(recent_flagged_, vector);
-  return best_merged(nn.k);
+  return nn;
 }
 
 // The verified near-duplicate candidates of an image (pixels or a decoded
@@ -629,25 +606,21 @@ void IngestBatch::flush() {
 }
 
 // The block's flushed vectors are kept to complete the next block's results
-// (fold_in_unsearched) and join the indexes before the block after next is
+// (fold_in_unsearched) and join the index before the block after next is
 // searched: at the start of its preparation, on the pool. A bulk job's
-// records ask the indexes when decided (their prior lists name this block's
+// records ask the index when decided (their prior lists name this block's
 // records): during a job they join at once.
 void IngestBatch::end_block() {
   std::swap(previous_add_ids_, add_ids_);
   std::swap(previous_add_vectors_, add_vectors_);
-  std::swap(previous_flag_ids_, flag_ids_);
-  std::swap(previous_flag_vectors_, flag_vectors_);
   add_ids_.clear();
   add_vectors_.clear();
-  flag_ids_.clear();
-  flag_vectors_.clear();
   unindexed_ = true;
   if (context_.job != nullptr) index_unindexed();
 }
 
-// The block before the one being decided joins the indexes, once: only while
-// no search of them runs.
+// The block before the one being decided joins the index, once: only while
+// no search of it runs.
 void IngestBatch::index_unindexed() {
   if (!unindexed_) return;
   unindexed_ = false;
@@ -656,13 +629,10 @@ void IngestBatch::index_unindexed() {
     context_.index.add(previous_add_ids_, previous_add_vectors_);
     index_add_seconds_ += seconds_since(t0);
   }
-  if (!previous_flag_ids_.empty()) {
-    context_.flagged_index.add(previous_flag_ids_, previous_flag_vectors_);
-  }
 }
 
-// Item `i`, just given its store id: indexed by id, its vector written, and
-// queued for the index (accepted) or the flagged index (label_issue).
+// Item `i`, just given its store id: indexed by id, its vector written and
+// queued for the index (accepted or label_issue), its label counted.
 void IngestBatch::record_flushed(std::size_t i) {
   const Pending& p = items_[i];
   if (first_id_ < 0) first_id_ = p.id;
@@ -677,19 +647,13 @@ void IngestBatch::record_flushed(std::size_t i) {
     image_quality_.put(quality);
   }
   if (p.record == nullptr) return;
-  if (p.accepted) {
-    add_ids_.push_back(p.id);
-    add_vectors_.insert(add_vectors_.end(), p.embedding.begin(), p.embedding.end());
-    if (p.sample.label) {
-      context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
-      ++context_.accepted_labels.counts[*p.sample.label];
-    }
-  } else {
-    if (p.sample.label) {
-      context_.accepted_labels.flagged.set(p.id, static_cast<int>(*p.sample.label));
-    }
-    flag_ids_.push_back(p.id);
-    flag_vectors_.insert(flag_vectors_.end(), p.embedding.begin(), p.embedding.end());
+  add_ids_.push_back(p.id);
+  add_vectors_.insert(add_vectors_.end(), p.embedding.begin(), p.embedding.end());
+  if (p.accepted && p.sample.label) {
+    context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
+    ++context_.accepted_labels.counts[*p.sample.label];
+  } else if (p.sample.label) {
+    context_.accepted_labels.flagged.set(p.id, static_cast<int>(*p.sample.label));
   }
   vectors_.put(p.id, p.embedding.data(), p.embedding.size(), stored_content(*p.record));
   keep_sketch(p.id, *p.record);

@@ -1,15 +1,15 @@
 // IngestBatch: the records of one ingest batch, read, decided and written
 // micro_batch at a time inside the caller's transaction
 // (IngestPipeline::ingest_batch). Per search block of chunks: the records are
-// embedded and the index (and the flagged index) searched once for all of
+// embedded and the index of judged samples searched once for all of
 // them, on the pool, while the block before is decided (prepared_chunk.h);
 // per chunk, then per record, the facts are gathered (key, exact duplicate,
 // neighbours, near duplicates, label quality, gain) and decide()
 // (record_decision.h) turns them into a decision; the chunk's samples,
 // events, vectors and image-quality rows are then written; the block's
-// accepted vectors join the index, and its label_issue vectors the flagged
-// index, on the pool before the block after next is searched (during a bulk
-// job: once the block is decided). Decoded image files get
+// accepted and label_issue vectors join the index on the pool before the
+// block after next is searched (during a bulk job: once the block is
+// decided). Decoded image files get
 // their image-quality issues judged per chunk, against the dataset with the
 // chunk (image_issues.h).
 #pragma once
@@ -57,7 +57,7 @@ class IngestBatch {
   void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
   // The batch's rejections by reason, once run() returned.
   const RejectionSummary& rejections() const { return rejections_; }
-  // Seconds spent adding this batch's accepted vectors to the index (the
+  // Seconds spent adding this batch's judged vectors to the index (the
   // work a process that reopens the index before its next snapshot redoes).
   double index_add_seconds() const { return index_add_seconds_; }
   // The batch's samples by chunk, each with the labelled samples (voters) the
@@ -86,14 +86,14 @@ class IngestBatch {
   index::SearchResults nearest(const ManifestRecord& record, int row, const float* vector);
   void merge_found(const index::SearchResults& found, int row);
   void merge_searched(const index::VectorIndex& index, const float* vector, std::size_t k);
-  bool merge_prior(const PriorNeighbours& prior, const index::VectorIndex& index);
+  bool merge_prior(const PriorNeighbours& prior);
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
-  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& nn, int row,
-                              const float* vector, store::NewSample& sample);
-  index::SearchResults with_flagged(const ManifestRecord& record, const index::SearchResults& nn,
-                                    int row, const float* vector);
+  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& labelled,
+                              store::NewSample& sample);
+  bool label_issue(std::int64_t id) const;
+  index::SearchResults accepted_among(const index::SearchResults& labelled) const;
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
                                                           const index::SearchResults& candidates);
   dedup::KnownVerification listed_verdicts(const ManifestRecord& record) const;
@@ -155,23 +155,15 @@ class IngestBatch {
   // The image-quality rows of the chunk's decoded image files, by entry.
   std::vector<std::optional<store::ImageQualityRecord>> chunk_image_quality_;
 
-  std::vector<std::size_t> recent_;          // accepted items since the chunk's search
-  std::vector<std::size_t> recent_flagged_;  // label_issue items since then
-  // Where the record being decided found its neighbours: the chunk search,
-  // its prior list (the chunk was not searched), or a search of its own
-  // (its list proved too short).
-  enum class NeighbourSource { chunk_search, prior_list, own_search };
-  NeighbourSource source_ = NeighbourSource::chunk_search;
+  std::vector<std::size_t> recent_;  // accepted and label_issue items since the chunk's search
   JobNeighbourCounts job_neighbours_;
-  // What the block's chunks so far add to the indexes (the flushed accepted
+  // What the block's chunks so far add to the index (the flushed accepted
   // and label_issue vectors), and what the block before added after this
   // one was searched: both are folded into each chunk's results. The block
-  // before joins the indexes while the next block is prepared (unindexed_
+  // before joins the index while the next block is prepared (unindexed_
   // until then).
-  std::vector<std::int64_t> add_ids_, flag_ids_;
-  std::vector<float> add_vectors_, flag_vectors_;
-  std::vector<std::int64_t> previous_add_ids_, previous_flag_ids_;
-  std::vector<float> previous_add_vectors_, previous_flag_vectors_;
+  std::vector<std::int64_t> add_ids_, previous_add_ids_;
+  std::vector<float> add_vectors_, previous_add_vectors_;
   bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
   std::vector<JudgedRange> judged_ranges_;

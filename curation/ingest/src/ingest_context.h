@@ -20,11 +20,12 @@ namespace winnow::curation::ingest {
 
 struct IngestContext {
   store::MetadataStore& store;
-  index::VectorIndex& index;  // the accepted samples
-  // The label_issue samples: near-duplicate candidates (so that a
-  // re-submitted copy of a flagged sample is its duplicate rather than a new
-  // sample judged again) and label voters; their gains count for nothing.
-  index::VectorIndex& flagged_index;
+  // The judged samples: accepted and label_issue. A label issue is a
+  // near-duplicate candidate (so that a re-submitted copy of a flagged sample
+  // is its duplicate rather than a new sample judged again) and a label
+  // voter, but counts for nothing in a gain (accepted_labels.flagged tells
+  // which neighbours are label issues).
+  index::VectorIndex& index;
   const embed::Embedder& embedder;
   const CurationConfig& config;
   const dedup::NearDuplicateVerifier& image_verifier;  // colour, else grey

@@ -303,9 +303,8 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  IngestContext context{*store_,           *index_, flagged_index(), *embedder_,
-                        config_,           *image_verifier_, *text_verifier_, label_names_,
-                        *accepted_labels_, *pool_,  job_.get()};
+  IngestContext context{*store_,         *index_,      *embedder_,        config_, *image_verifier_,
+                        *text_verifier_, label_names_, *accepted_labels_, *pool_,  job_.get()};
   context.stored_contents = stored_contents_.get();
   context.text_sketches = text_sketches_.get();
   return context;
@@ -313,7 +312,7 @@ IngestContext IngestPipeline::ingest_context() {
 
 bool IngestPipeline::can_start_job() {
   if (!index_) open_index();
-  return index_->size() == 0 && flagged_index().size() == 0;
+  return index_->size() == 0;
 }
 
 bool IngestPipeline::start_job(std::size_t records) {
@@ -335,21 +334,6 @@ void IngestPipeline::set_threads(int threads) {
   // The pool splits the searches itself; an OpenMP team of FAISS's beside it
   // would spin-wait on the same cores between its parallel loops.
   index::set_index_threads(1);
-}
-
-index::VectorIndex& IngestPipeline::flagged_index() {
-  if (flagged_index_ && flagged_revision_ == revision_) return *flagged_index_;
-  const std::size_t dim = embedder_->dim();
-  flagged_index_ = index::make_vector_index(config_.index, dim);
-  store::VectorReader reader(store_->database(), dim, store::SampleStatus::label_issue);
-  index::VectorBatch batch;
-  while (reader.read(kRebuildBatch, batch.ids, batch.vectors) > 0) {
-    flagged_index_->add(batch.ids, batch.vectors);
-    batch.ids.clear();
-    batch.vectors.clear();
-  }
-  flagged_revision_ = revision_;
-  return *flagged_index_;
 }
 
 std::int64_t IngestPipeline::stored_revision() {
@@ -380,7 +364,7 @@ void IngestPipeline::sync_with_store() {
 void IngestPipeline::open_index() {
   const std::size_t dim = embedder_->dim();
   auto reader =
-      std::make_shared<store::VectorReader>(store_->database(), dim, store::SampleStatus::accepted);
+      std::make_shared<store::VectorReader>(store_->database(), dim);  // the judged samples
   auto source = [reader](index::VectorBatch& batch) {
     return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
   };
@@ -395,7 +379,6 @@ void IngestPipeline::open_index() {
   index::CaughtUpIndex result =
       index::open_or_catch_up(index_path_, config_.index, dim, source, catch_up);
   index_ = std::move(result.open.index);
-  flagged_index_.reset();
   // A rebuild's cost is the save it ended with; a load's, the load itself.
   snapshot_seconds_ =
       result.open.rebuilt ? result.open.save_seconds : seconds_since(t0) - catch_up_seconds;
@@ -415,7 +398,7 @@ void IngestPipeline::open_index() {
 // sets is enough.
 index::CatchUpCounts IngestPipeline::catch_up_index(index::VectorIndex& index) {
   store::VectorTable table(store_->database());
-  const std::vector<std::int64_t> wanted = table.accepted_ids();  // ascending
+  const std::vector<std::int64_t> wanted = table.judged_ids();  // ascending
   std::vector<std::int64_t> held = index.ids();
   std::sort(held.begin(), held.end());
   if (const std::string why = foreign_snapshot(index, table, embedder_->dim(), held, wanted);
@@ -535,16 +518,14 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     tx.commit();
     if (checkpointer_) checkpointer_->request();
     revision_ = revision;
-    flagged_revision_ = revision;  // the batch's label issues joined it
     if (job_) job_->set_revision(revision);
   } catch (const std::exception& e) {
-    job_.reset();  // the positions it published were rolled back
+    job_.reset();               // the positions it published were rolled back
     stored_contents_->clear();  // they may hold rolled-back ids, which SQLite hands out again
     text_sketches_->clear();
     // The transaction rolled back: the in-memory index and labels hold this
     // batch's rolled-back ids, which SQLite will hand out again. Reopen them
     // from disk, or drop the index so that the next write reopens it.
-    flagged_index_.reset();
     try {
       open_index();
     } catch (const std::exception&) {

@@ -2,8 +2,8 @@
 // in the job's order (ManifestRecord::job_position). winnow.dask's workers
 // list each record's nearest earlier records by job position
 // (ManifestRecord::prior_neighbours); the ingest turns those positions into
-// ids here and asks its indexes whether each id is accepted or flagged now,
-// so re-judged labels count as they do for a search.
+// ids here and asks its index whether each id is judged (accepted or
+// flagged) now, so a listed record counts as it does for a search.
 #pragma once
 
 #include <cstddef>

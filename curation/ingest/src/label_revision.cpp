@@ -8,8 +8,8 @@
 //
 // What changes:
 //   - a flagged `accepted` sample becomes `label_issue` (a revisit event with
-//     confident learning's reason and details) and leaves the vector index,
-//     because the index holds accepted samples only (see ingest_pipeline.h);
+//     confident learning's reason and details); it stays in the vector index,
+//     which holds every judged sample, and keeps its vote;
 //   - a flagged `label_issue` sample whose last reason was kNN's gets a revisit
 //     event with confident learning's reason (its status stays);
 //   - every judged sample's label_quality becomes confident learning's score.
@@ -160,7 +160,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
   std::vector<store::SampleScore> qualities;
   qualities.reserve(judged.size());
   std::vector<std::pair<std::int64_t, store::Decision>> revisits;
-  std::vector<std::size_t> leaving_index;  // positions in `judged`
+  std::vector<std::size_t> newly_flagged;  // positions in `judged`
   for (std::size_t n = 0; n < judged.size(); ++n) {
     qualities.push_back({judged[n].id, r.label_quality[n]});
     if (!r.is_label_issue[n]) continue;
@@ -169,7 +169,7 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
       if (decided_by_confident_learning(*store_, judged[n].id)) continue;
       ++report.confirmed;
     } else {
-      leaving_index.push_back(n);
+      newly_flagged.push_back(n);
     }
     revisits.emplace_back(judged[n].id,
                           flagged_decision(n, rows, pred_probs, r, options, thresholds));
@@ -184,18 +184,10 @@ LabelRevisionReport IngestPipeline::revise_label_issues(
     tx.commit();
     revision_ = revision;
   }
-  report.newly_flagged = leaving_index.size();
-  if (leaving_index.empty()) return report;
-
-  // The index and the label counts hold accepted samples only; a flagged
-  // sample keeps its vote.
-  std::vector<std::int64_t> ids;
-  for (std::size_t n : leaving_index) {
-    ids.push_back(judged[n].id);
-    accepted_labels_->flag(judged[n].id);
-  }
-  index_->remove(ids);
-  save_index_snapshot();
+  // The label counts hold accepted samples only; a flagged sample keeps its
+  // vote (and its place in the index).
+  report.newly_flagged = newly_flagged.size();
+  for (std::size_t n : newly_flagged) accepted_labels_->flag(judged[n].id);
   return report;
 }
 

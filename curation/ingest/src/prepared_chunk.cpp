@@ -176,25 +176,18 @@ void prepare_block(const IngestContext& context, std::size_t k, std::vector<Prep
       rows += chunk.rows;
     }
   }
-  const bool accepted = context.index.size() > 0, flagged = context.flagged_index.size() > 0;
-  if (rows == 0 || (!accepted && !flagged)) return;
+  if (rows == 0 || context.index.size() == 0) return;
   std::vector<float> queries;
   queries.reserve(rows * context.embedder.dim());
   for (const PreparedChunk* chunk : to_search) {
     queries.insert(queries.end(), chunk->vectors.begin(), chunk->vectors.end());
   }
   const index::SearchResults found =
-      accepted ? search_on_pool(context.pool, context.index, rows, queries.data(), k)
-               : index::SearchResults{};
-  const index::SearchResults flagged_found =
-      flagged ? search_on_pool(context.pool, context.flagged_index, rows, queries.data(), k)
-              : index::SearchResults{};
+      search_on_pool(context.pool, context.index, rows, queries.data(), k);
   std::size_t first = 0;
   for (PreparedChunk* chunk : to_search) {
-    chunk->searched = accepted;
-    if (accepted) chunk->found = rows_of(found, first, chunk->rows);
-    chunk->flagged_searched = flagged;
-    if (flagged) chunk->flagged_found = rows_of(flagged_found, first, chunk->rows);
+    chunk->searched = true;
+    chunk->found = rows_of(found, first, chunk->rows);
     first += chunk->rows;
   }
 }

@@ -1,10 +1,10 @@
 // PreparedChunk: the next micro_batch entries of an ingest batch, parsed,
-// embedded and searched in the indexes, ready to be decided.
+// embedded and searched in the index, ready to be decided.
 //
 // IngestBatch prepares the chunks a block at a time (one chunk, or up to
 // kSearchBlockChunks: IngestBatch::next_block_chunks), block b+1 on the pool
 // while it decides and writes block b's chunks one by one (docs/curation.md,
-// "Order of decisions"). Block b joins the indexes at the start of block
+// "Order of decisions"). Block b joins the index at the start of block
 // b+2's preparation, so a chunk of block b+1 was searched without block b's
 // vectors and without those of its own block's earlier chunks, and fold_in
 // adds those, scored exactly, before the chunk is decided.
@@ -47,12 +47,12 @@ struct PreparedChunk {
   std::vector<int> row;
   std::vector<std::string> embed_errors;
   // Every embedded record brings a prior neighbour list (a bulk job): the
-  // indexes were not searched.
+  // index was not searched.
   bool listed = false;
-  // Each row's nearest accepted and flagged samples, k each, when searched
-  // (the index held vectors, or fold_in added some).
-  index::SearchResults found, flagged_found;
-  bool searched = false, flagged_searched = false;
+  // Each row's k nearest judged samples (accepted and label_issue), when
+  // searched (the index held vectors, or fold_in added some).
+  index::SearchResults found;
+  bool searched = false;
 };
 
 // Reads the next `size` entries of `next_entry` into a cleared `chunk`
@@ -74,10 +74,10 @@ void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, s
                         std::vector<PreparedChunk>& block);
 
 // Completes the block's deferred entries and embeds its records on the pool,
-// then searches both indexes for the `k` nearest of every row of the block
-// at once, one call per index: an IVF index scans a call's queries cell by
-// cell, so at a million vectors 2,048 queries cost a third of what 256 do
-// each (docs/benchmarks.md, "Search blocks"). Reads the context's indexes,
+// then searches the index for the `k` nearest of every row of the block at
+// once, in one call: an IVF index scans a call's queries cell by cell, so
+// at a million vectors 2,048 queries cost a third of what 256 do each
+// (docs/benchmarks.md, "Search blocks"). Reads the context's index,
 // embedder and job; writes only `block`.
 void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block);
 

@@ -28,9 +28,10 @@
 //                and annotated samples are judged by its posterior
 //                (RejudgeOptions::consensus_flag_below) instead of by kNN
 //                agreement.
-//   3. gains     every accepted sample's gain against the final index (from
-//                the neighbours step 2 found, where it ran, merged with the
-//                samples that joined the index).
+//   3. gains     every accepted sample's gain against the accepted samples
+//                after step 2 (from the neighbours step 2 found, where it
+//                ran; the index holds accepted and label_issue samples, so
+//                a change of status changes no vector in it).
 //
 // All of it is one write transaction, so a reader sees the dataset before or
 // after, and an error changes nothing. The index file is removed before the
@@ -153,66 +154,60 @@ index::SearchResults search_all_rows(const index::VectorIndex& index,
   return all;
 }
 
-// The gains of the samples accepted after regain against `final_index`
-// (today's index less `leaving`, plus `joining`). Where the labels were
-// judged (row j of `neighbours` for judged[j]), a sample's nearest neighbours
-// there are the best of (a) its neighbours from that search still accepted,
-// exact when at least kGainNeighbours remain (every other row of today's
-// index is further away), and (b) its nearest joining samples, found in an
-// index of those alone; otherwise it is searched again.
+// Neighbours searched per sample when its gain cannot be taken from the
+// labels' search: enough that kGainNeighbours of them are accepted nearly
+// always (label issues are a few percent of the index); where fewer are,
+// the gain is over those.
+constexpr std::size_t kGainSearch = 32;
+
+// The gains of the samples accepted after regain (today's accepted less
+// `leaving`, plus `joining`) against `index`, which holds every judged
+// sample: a gain is over a sample's nearest accepted samples, itself
+// excluded. Where the labels were judged (row j of `neighbours`, the nearest
+// judged samples of judged[j]), those of them accepted after regain, exact
+// when at least kGainNeighbours are (every other sample is further away);
+// otherwise the index is searched again for kGainSearch neighbours.
 std::vector<store::SampleScore> gains_against_final_index(
     const std::vector<StoredSample>& samples, const std::vector<float>& vectors, std::size_t dim,
-    const index::VectorIndex& final_index, const std::vector<std::size_t>& judged,
+    const index::VectorIndex& index, const std::vector<std::size_t>& judged,
     const index::SearchResults& neighbours, const std::vector<std::int64_t>& leaving,
-    const std::vector<std::int64_t>& joining, const std::vector<float>& joining_vectors,
-    const SearchProgress& progress) {
+    const std::vector<std::int64_t>& joining, const SearchProgress& progress) {
   std::vector<store::SampleScore> gains;
   std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
   std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
+  // Whether samples[n] is accepted after regain; and by id, for neighbours
+  // (`samples` is in id order and holds every sample of the index).
+  auto accepted_after = [&](std::size_t n) {
+    return samples[n].accepted ? !leaving_set.count(samples[n].id)
+                               : joining_set.count(samples[n].id) > 0;
+  };
+  auto accepted_id_after = [&](std::int64_t id) {
+    const auto it =
+        std::lower_bound(samples.begin(), samples.end(), id,
+                         [](const StoredSample& s, std::int64_t v) { return s.id < v; });
+    return it != samples.end() && it->id == id &&
+           accepted_after(static_cast<std::size_t>(it - samples.begin()));
+  };
   std::unordered_map<std::int64_t, std::size_t> judged_row;  // sample id -> row of `neighbours`
   if (neighbours.k > 0) {
     for (std::size_t j = 0; j < judged.size(); ++j) judged_row.emplace(samples[judged[j]].id, j);
   }
-  std::unique_ptr<index::VectorIndex> joined;
-  if (!joining.empty() && !judged_row.empty()) {
-    joined = index::make_vector_index("flat", dim);
-    joined->add(joining, joining_vectors);
-  }
   const auto k = static_cast<std::size_t>(kGainNeighbours);
   using Neighbour = std::pair<float, std::int64_t>;  // similarity, id
-  std::vector<std::size_t> merged, searched;         // positions in `samples`
-  std::vector<std::vector<Neighbour>> kept;          // per merged: (a)
-  for (std::size_t n = 0; n < samples.size(); ++n) {
-    const std::int64_t id = samples[n].id;
-    const bool now = samples[n].accepted ? !leaving_set.count(id) : joining_set.count(id) > 0;
-    if (!now) continue;
-    auto row = judged_row.find(id);
-    std::vector<Neighbour> still;
-    if (row != judged_row.end()) {
-      for (std::size_t r = 0; r < neighbours.k; ++r) {
-        const std::int64_t other = neighbours.id(row->second, r);
-        if (other < 0 || other == id || leaving_set.count(other)) continue;
-        still.emplace_back(neighbours.similarity(row->second, r), other);
+  // Row q of a search's results that are accepted after regain, other than
+  // the sample `id` itself.
+  auto accepted_found = [&](const index::SearchResults& r, std::size_t q, std::int64_t id) {
+    std::vector<Neighbour> out;
+    for (std::size_t c = 0; c < r.k; ++c) {
+      const std::int64_t other = r.id(q, c);
+      if (other >= 0 && other != id && accepted_id_after(other)) {
+        out.emplace_back(r.similarity(q, c), other);
       }
     }
-    if (row != judged_row.end() && still.size() >= k) {
-      merged.push_back(n);
-      kept.push_back(std::move(still));
-    } else {
-      searched.push_back(n);
-    }
-  }
-  // Row q of a search's results other than the sample `id` itself.
-  auto add_found = [](const index::SearchResults& r, std::size_t q, std::int64_t id,
-                      std::vector<Neighbour>& out) {
-    for (std::size_t c = 0; c < r.k; ++c) {
-      if (r.id(q, c) >= 0 && r.id(q, c) != id) out.emplace_back(r.similarity(q, c), r.id(q, c));
-    }
+    return out;
   };
-  auto gain_of = [&](std::int64_t id, std::vector<Neighbour> found) {
-    std::sort(found.begin(), found.end(), [](const Neighbour& x, const Neighbour& y) {
-      return x.first > y.first || (x.first == y.first && x.second < y.second);
-    });
+  auto gain_of = [&](std::int64_t id, const std::vector<Neighbour>& found) {
+    // Search results are best first already; ties keep the index's order.
     index::SearchResults own = index::SearchResults::padded(1, k);
     for (std::size_t r = 0; r < std::min(k, found.size()); ++r) {
       own.ids[r] = found[r].second;
@@ -220,24 +215,25 @@ std::vector<store::SampleScore> gains_against_final_index(
     }
     gains.push_back({id, information_gain(own, 0)});
   };
-  if (joined) {
-    search_rows(*joined, vectors, dim, merged, k + 1,
-                [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
-                  for (std::size_t q = 0; q < end - begin; ++q) {
-                    add_found(r, q, samples[merged[begin + q]].id, kept[begin + q]);
-                  }
-                });
+  std::vector<std::size_t> searched;  // positions in `samples`
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    if (!accepted_after(n)) continue;
+    const auto row = judged_row.find(samples[n].id);
+    if (row != judged_row.end()) {
+      const std::vector<Neighbour> still = accepted_found(neighbours, row->second, samples[n].id);
+      if (still.size() >= k) {
+        gain_of(samples[n].id, still);
+        continue;
+      }
+    }
+    searched.push_back(n);
   }
-  for (std::size_t m = 0; m < merged.size(); ++m)
-    gain_of(samples[merged[m]].id, std::move(kept[m]));
   search_rows(
-      final_index, vectors, dim, searched, k + 1,
+      index, vectors, dim, searched, kGainSearch,
       [&](const index::SearchResults& r, std::size_t begin, std::size_t end) {
         for (std::size_t q = 0; q < end - begin; ++q) {
           const std::int64_t id = samples[searched[begin + q]].id;
-          std::vector<Neighbour> found;
-          add_found(r, q, id, found);
-          gain_of(id, std::move(found));
+          gain_of(id, accepted_found(r, q, id));
         }
       },
       progress);
@@ -278,19 +274,14 @@ StoredSamples read_stored_samples(store::Database& db, const std::string& db_pat
   return stored;
 }
 
-// An index of type `index_type` over the vectors of the accepted samples,
-// or with `accepted` false of the label issues (as at ingest: two indexes).
+// An index of type `index_type` over the vectors of the stored samples
+// (accepted and label_issue, as at ingest).
 std::unique_ptr<index::VectorIndex> index_of(const StoredSamples& stored,
-                                             const std::string& index_type, bool accepted) {
+                                             const std::string& index_type) {
   std::unique_ptr<index::VectorIndex> index = index::make_vector_index(index_type, stored.dim);
   std::vector<std::int64_t> ids;
-  std::vector<float> batch;
-  for (std::size_t n = 0; n < stored.samples.size(); ++n) {
-    if (stored.samples[n].accepted != accepted) continue;
-    ids.push_back(stored.samples[n].id);
-    batch.insert(batch.end(), stored.vector(n), stored.vector(n) + stored.dim);
-  }
-  if (!ids.empty()) index->add(ids, batch);
+  for (const StoredSample& s : stored.samples) ids.push_back(s.id);
+  if (!ids.empty()) index->add(ids, stored.vectors);
   return index;
 }
 
@@ -445,9 +436,8 @@ store::Decision rejudged_label_decision(bool flagged, const labels::LabelQuality
 struct LabelJudgements {
   std::vector<std::pair<std::int64_t, store::Decision>> changes;  // sample id -> its new decision
   std::vector<store::SampleScore> qualities;                      // of every judged sample
-  std::vector<std::int64_t> leaving;   // flagged accepted samples: they leave the index
-  std::vector<std::int64_t> joining;   // cleared label issues: they join it
-  std::vector<float> joining_vectors;  // joining.size() x dim
+  std::vector<std::int64_t> leaving;                              // flagged accepted samples
+  std::vector<std::int64_t> joining;                              // cleared label issues
 };
 
 // 2b. Judges every sample of `judged`: an annotated one (with a consensus)
@@ -482,8 +472,6 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
       out.leaving.push_back(s.id);
     } else {
       out.joining.push_back(s.id);
-      out.joining_vectors.insert(out.joining_vectors.end(), stored.vector(n),
-                                 stored.vector(n) + stored.dim);
     }
   }
   return out;
@@ -492,18 +480,18 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
 // What re-judging the labels (2b, 2c) looked at and found.
 struct LabelRejudgement {
   std::vector<std::size_t> judged;  // positions in stored.samples
-  index::SearchResults neighbours;  // row j: the neighbours of judged[j] (and itself)
+  index::SearchResults neighbours;  // row j: the judged samples nearest judged[j] (and itself)
   LabelJudgements judgements;
 };
 
-// 2b. Judges the labels of `stored` against today's accepted samples
-// (`today`), leave-one-out; 2c. with consensus, first takes the consensus
-// again with the neighbours' votes. Fills the report's label counts.
+// 2b. Judges the labels of `stored` against today's judged samples
+// (`today`: accepted and label_issue, as at ingest), leave-one-out; 2c. with
+// consensus, first takes the consensus again with the neighbours' votes.
+// Fills the report's label counts.
 LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stored,
-                                const index::VectorIndex& today,
-                                const index::VectorIndex& today_flagged,
-                                const RejudgeOptions& options, const CurationConfig& config,
-                                LabelsAfterRelabels& labels, labels::ConsensusLabels& consensus,
+                                const index::VectorIndex& today, const RejudgeOptions& options,
+                                const CurationConfig& config, LabelsAfterRelabels& labels,
+                                labels::ConsensusLabels& consensus,
                                 const labels::LabelNames& label_names, RejudgeReport& report) {
   LabelRejudgement out;
   const std::vector<std::size_t>& judged = out.judged;
@@ -514,21 +502,13 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
   out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged, k,
                                    SearchProgress{&options.progress, "label neighbours"});
-  // The label issues vote too (accepted_labels.h); out.neighbours stays the
-  // accepted ones, which the gains reuse.
-  index::SearchResults labelled = out.neighbours;
-  if (today_flagged.size() > 0) {
-    labelled = index::SearchResults::merged(
-        labelled,
-        search_all_rows(today_flagged, stored.vectors, stored.dim, judged, k,
-                        SearchProgress{&options.progress, "flagged label neighbours"}),
-        k);
-  }
-  const JudgedScore score = [&, labelled = std::move(labelled)](std::size_t j) {
+  // The label issues vote too (accepted_labels.h): the index holds them.
+  const JudgedScore score = [&](std::size_t j) {
     const StoredSample& s = stored.samples[judged[j]];
     auto label_of = [&](std::int64_t id) { return labels.voter_label(id); };
-    return labelled.k > 0 ? quality.score(labelled, j, static_cast<int>(*s.label), label_of, s.id)
-                          : labels::LabelQualityResult{};
+    return out.neighbours.k > 0
+               ? quality.score(out.neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+               : labels::LabelQualityResult{};
   };
 
   // 2c. With consensus: the neighbours' suggested labels are more votes,
@@ -626,11 +606,11 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
     report.embedder = embedder.spec();
 
     // 1. The stored samples and their vectors (re-embedded when asked), and
-    // the index of today's accepted samples in the embedding regain uses.
+    // the index of today's judged samples in the embedding regain uses.
     StoredSamples stored = read_stored_samples(store_->database(), db_path_, embedder, reembed);
     if (reembed) report.re_embedded = stored.samples.size();
     std::unique_ptr<index::VectorIndex> rebuilt;
-    if (reembed) rebuilt = index_of(stored, config_.index, true);
+    if (reembed) rebuilt = index_of(stored, config_.index);
     index::VectorIndex& today = reembed ? *rebuilt : *index_;
 
     // 2a. Consensus labels replace the stored ones before they are judged.
@@ -644,26 +624,21 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
       report.duplicate_annotations = consensus.duplicate_annotations;
     }
 
-    // 2b, 2c. Labels, judged against today's accepted samples, leave-one-out.
+    // 2b, 2c. Labels, judged against today's judged samples, leave-one-out.
     LabelRejudgement rejudged;
     if (relabel) {
-      std::unique_ptr<index::VectorIndex> flagged_rebuilt;
-      if (reembed) flagged_rebuilt = index_of(stored, config_.index, false);
-      const index::VectorIndex& today_flagged = reembed ? *flagged_rebuilt : flagged_index();
-      rejudged = rejudge_labels(*store_, stored, today, today_flagged, options, config_, labels,
-                                consensus, label_names_, report);
+      rejudged = rejudge_labels(*store_, stored, today, options, config_, labels, consensus,
+                                label_names_, report);
     }
     const std::vector<std::size_t>& judged = rejudged.judged;
     const index::SearchResults& neighbours = rejudged.neighbours;
     const LabelJudgements& judgements = rejudged.judgements;
-    if (!judgements.leaving.empty()) today.remove(judgements.leaving);
-    if (!judgements.joining.empty()) today.add(judgements.joining, judgements.joining_vectors);
 
-    // 3. Gains of the accepted samples against the final index.
+    // 3. Gains of the accepted samples against the final dataset (the index
+    // is unchanged: it holds label issues too).
     const std::vector<store::SampleScore> gains = gains_against_final_index(
         stored.samples, stored.vectors, stored.dim, today, judged, neighbours, judgements.leaving,
-        judgements.joining, judgements.joining_vectors,
-        SearchProgress{&options.progress, "gain neighbours"});
+        judgements.joining, SearchProgress{&options.progress, "gain neighbours"});
 
     // Write it all.
     CurationConfig new_config = config_;

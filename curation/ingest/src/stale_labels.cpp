@@ -64,13 +64,11 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
   const auto voters = static_cast<std::int64_t>(accepted_labels_->voters());
 
   // The stale samples are read in id order and judged a chunk at a time
-  // against both indexes (every labelled sample); the verdicts are applied
-  // once all are made, so none depends on another's. Only the changed
-  // samples' vectors are kept.
+  // against the index (every labelled sample); the verdicts are applied once
+  // all are made, so none depends on another's.
   const std::size_t dim = embedder_->dim();
   const labels::LabelQuality quality({config_.label_k, 1.0, config_.label_flag_below});
   const auto k = static_cast<std::size_t>(config_.label_k) + 1;  // itself, excluded
-  index::VectorIndex& flagged = flagged_index();
   const labels::LabelLookup label_of = [this](std::int64_t id) {
     return accepted_labels_->voter_label(id);
   };
@@ -78,17 +76,12 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
   std::vector<float> chunk_vectors;
   std::vector<StaleSample> changed;
   std::vector<store::Decision> decisions;  // of `changed`
-  std::vector<float> changed_vectors;
   std::vector<store::SampleScore> qualities;
   auto judge_chunk = [&] {
     if (chunk.empty()) return;
     const float* queries = chunk_vectors.data();
     index::SearchResults found;
     if (index_->size() > 0) found = search_on_pool(*pool_, *index_, chunk.size(), queries, k);
-    if (flagged.size() > 0) {
-      found = index::SearchResults::merged(
-          found, search_on_pool(*pool_, flagged, chunk.size(), queries, k), k);
-    }
     for (std::size_t row = 0; row < chunk.size(); ++row) {
       const StaleSample& s = chunk[row];
       ++counts.rejudged;
@@ -111,7 +104,6 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
           flag, label_quality_why(q, flag), suggested,
           fmt::format("(re-judged against {} labelled samples, was {})", voters, s.judged_against),
           details));
-      changed_vectors.insert(changed_vectors.end(), queries + row * dim, queries + (row + 1) * dim);
     }
     chunk.clear();
     chunk_vectors.clear();
@@ -133,35 +125,21 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
   }
   judge_chunk();
 
-  // Write the verdicts; a flagged sample leaves the index for the flagged
-  // one (it keeps its vote), a cleared one comes back.
-  std::vector<std::int64_t> leaving, joining;
-  std::vector<float> leaving_vectors, joining_vectors;
+  // Write the verdicts. Both kinds of sample stay in the index (a label
+  // issue keeps its vote and stays a near-duplicate candidate); only the
+  // label cache learns which is which.
   for (std::size_t c = 0; c < changed.size(); ++c) {
     const std::int64_t id = changed[c].id;
     store_->update_status(id, decisions[c], batch_id);
-    const float* v = changed_vectors.data() + c * dim;
     if (decisions[c].status == store::SampleStatus::label_issue) {
-      leaving.push_back(id);
-      leaving_vectors.insert(leaving_vectors.end(), v, v + dim);
       accepted_labels_->flag(id);
+      ++counts.newly_flagged;
     } else {
-      joining.push_back(id);
-      joining_vectors.insert(joining_vectors.end(), v, v + dim);
       accepted_labels_->clear_flag(id);
+      ++counts.cleared;
     }
   }
   if (!qualities.empty()) store_->set_label_qualities(qualities);
-  if (!leaving.empty()) {
-    index_->remove(leaving);
-    flagged.add(leaving, leaving_vectors);
-  }
-  if (!joining.empty()) {
-    flagged.remove(joining);
-    index_->add(joining, joining_vectors);
-  }
-  counts.newly_flagged = leaving.size();
-  counts.cleared = joining.size();
   log.rejudged(voters, growth, whole_below);
   store_->set_meta(LabelJudgementLog::kMetaKey, log.to_json());
   return counts;

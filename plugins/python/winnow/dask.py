@@ -27,7 +27,7 @@ The job (docs/distributed-curation.md):
   4. this process, the one writer, ingests each manifest as one batch through
      winnow's ingest pipeline fed with the workers' embeddings and neighbour
      lists, parts in order. It takes a record's neighbours from its list when
-     the list proves itself (complete, or holding enough accepted records) and
+     the list proves itself (complete, or holding enough judged records) and
      searches its index otherwise; so the decisions are those of `winnow
      ingest` except where a true neighbour lay outside the clusters searched.
      With search="writer" the writer searches for every record (phase 1): the

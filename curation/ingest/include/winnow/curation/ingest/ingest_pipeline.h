@@ -175,12 +175,13 @@ struct IndexInfo {
   index::CatchUpCounts caught_up;
 };
 
-// When the index file (a snapshot of the accepted vectors; the store is the
-// truth) is saved after a batch. by_cost: once the index insertions since the
-// last snapshot, which the next process to open it would redo, took as long
-// as loading or saving the snapshot did; so saving costs at most as much as
-// inserting, whatever the store's size, and a reopen redoes at most about one
-// snapshot's time of work. The others are for tests and benchmarks.
+// When the index file (a snapshot of the judged samples' vectors, accepted
+// and label_issue; the store is the truth) is saved after a batch. by_cost:
+// once the index insertions since the last snapshot, which the next process
+// to open it would redo, took as long as loading or saving the snapshot did;
+// so saving costs at most as much as inserting, whatever the store's size,
+// and a reopen redoes at most about one snapshot's time of work. The others
+// are for tests and benchmarks.
 enum class IndexSnapshots { by_cost, every_batch, never };
 
 // Out-of-sample predicted probabilities by external key (`ingest --pred-probs`):
@@ -194,7 +195,7 @@ struct PredProbsTable {
 struct LabelRevisionReport {
   labels::ConfidentLearningResult result;  // over `samples`, in id order
   std::vector<std::int64_t> samples;
-  std::size_t newly_flagged = 0;  // accepted -> label_issue (left the index)
+  std::size_t newly_flagged = 0;  // accepted -> label_issue
   std::size_t confirmed = 0;      // kNN label_issue, now with confident learning's reason
   std::size_t unused_rows = 0;    // rows of no judged, labelled sample
 };
@@ -288,14 +289,14 @@ class IngestPipeline {
 
   // Confident learning over the accepted and label_issue samples that have a
   // label and a row in `pred_probs`; flagged accepted samples become
-  // label_issue and leave the index, and every such sample's label_quality
-  // becomes confident learning's score (label_revision.cpp).
+  // label_issue (they stay in the index, as voters), and every such sample's
+  // label_quality becomes confident learning's score (label_revision.cpp).
   LabelRevisionReport revise_label_issues(const PredProbsTable& pred_probs,
                                           const labels::ConfidentLearningOptions& options,
                                           std::optional<std::int64_t> batch_id = std::nullopt);
 
-  // Recomputes the gain of every accepted sample against the final index
-  // (excluding itself) and, as `options` say, re-embeds and re-judges labels
+  // Recomputes the gain of every accepted sample against the final accepted
+  // samples (excluding itself) and, as `options` say, re-embeds and re-judges labels
   // (rejudge.cpp). All in one transaction: on any error (e.g. a stored sample
   // the new embedder cannot embed) nothing changes.
   RejudgeReport rejudge(const RejudgeOptions& options = {});
@@ -335,18 +336,18 @@ class IngestPipeline {
   const labels::LabelNames& label_names() const { return label_names_; }
 
  private:
-  void open_index();                    // and load_accepted_labels
-  void load_accepted_labels();          // accepted_labels_ from the store
-  IngestContext ingest_context();       // what an IngestBatch works on
-  index::VectorIndex& flagged_index();  // rebuilt from the store when stale
+  void open_index();               // and load_accepted_labels
+  void load_accepted_labels();     // accepted_labels_ from the store
+  IngestContext ingest_context();  // what an IngestBatch works on
   // After the samples of batch `batch_id` (judged in `batch`), inside its
   // transaction: judges again the labels judged against fewer than voters /
   // (1 + label_rejudge_growth) labelled samples (stale_labels.cpp); the
   // revisit events name the batch.
   LabelRejudgeCounts rejudge_stale_labels(std::int64_t batch_id,
                                           const std::vector<JudgedRange>& batch);
-  // Adds to `index` the store's accepted vectors it lacks and removes the
-  // ids the store no longer has accepted (open_index's catch-up).
+  // Adds to `index` the store's judged vectors (accepted and label_issue) it
+  // lacks and removes the ids the store no longer has judged (open_index's
+  // catch-up).
   index::CatchUpCounts catch_up_index(index::VectorIndex& index);
   // After a committed batch: saves the snapshot when snapshots_ says so.
   void after_batch_index_work(double add_seconds, BatchReport& report);
@@ -366,12 +367,10 @@ class IngestPipeline {
   std::unique_ptr<store::MetadataStore> store_;
   CurationConfig config_;
   std::unique_ptr<embed::Embedder> embedder_;
+  // The vectors of the judged samples: accepted and label_issue (a label
+  // issue stays a near-duplicate candidate and a label voter; which of the
+  // two a neighbour is, accepted_labels_ says).
   std::unique_ptr<index::VectorIndex> index_;
-  // The label_issue samples' vectors, near-duplicate candidates beside the
-  // index (ingest_batch.h). Not saved: built from the store by the first
-  // batch of a revision this process did not write itself.
-  std::unique_ptr<index::VectorIndex> flagged_index_;
-  std::int64_t flagged_revision_ = -1;  // the dataset revision it reflects
   IndexInfo open_info_;
   IndexSnapshots snapshots_ = IndexSnapshots::by_cost;
   std::unique_ptr<JobPositions> job_;  // a bulk job under way (start_job)
