@@ -139,7 +139,8 @@ def one_process(a, db, manifests):
                      "stored_after": stored, "rss_mb": rss, "peak_rss_mb": peak,
                      "load": load_average(),
                      "counts": summary["counts"],
-                     "labels_rejudged": summary.get("labels_rejudged")})
+                     "labels_rejudged": summary.get("labels_rejudged"),
+                     "index_saved": summary.get("index_saved")})
         print(json.dumps(rows[-1]), flush=True)
     if proc.wait() != 0:
         sys.exit(f"winnow ingest exited with {proc.returncode}")
