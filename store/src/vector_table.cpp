@@ -10,9 +10,6 @@ namespace winnow::store {
 
 namespace {
 
-constexpr const char* kVectorsOfStatus =
-    "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
-    " WHERE s.status = ?1 ORDER BY v.sample_id";
 constexpr const char* kJudgedVectors =
     "SELECT v.sample_id, v.embedding FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
     " WHERE s.status IN ('accepted', 'label_issue') ORDER BY v.sample_id";
@@ -55,11 +52,6 @@ void run_or_fail(Statement& statement) {
 }  // namespace
 
 // --- VectorReader ----------------------------------------------------------
-
-VectorReader::VectorReader(Database& db, std::size_t dim, SampleStatus status)
-    : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kVectorsOfStatus)) {
-  query_->bind_all(to_string(status));
-}
 
 VectorReader::VectorReader(Database& db, std::size_t dim)
     : db_(db), dim_(dim), query_(std::make_unique<Statement>(db, kJudgedVectors)) {
@@ -105,20 +97,10 @@ void VectorTable::set_embedding(std::int64_t sample_id, const float* embedding, 
   run_or_fail(update);
 }
 
-std::vector<std::int64_t> VectorTable::accepted_ids() {
-  return ids_of(
-      "SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
-      " WHERE s.status = 'accepted' ORDER BY v.sample_id");
-}
-
 std::vector<std::int64_t> VectorTable::judged_ids() {
-  return ids_of(
-      "SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
-      " WHERE s.status IN ('accepted', 'label_issue') ORDER BY v.sample_id");
-}
-
-std::vector<std::int64_t> VectorTable::ids_of(const char* sql) {
-  StatementScope query(db_.cached(sql));
+  StatementScope query(
+      db_.cached("SELECT v.sample_id FROM curation_vectors v JOIN samples s ON s.id = v.sample_id"
+                 " WHERE s.status IN ('accepted', 'label_issue') ORDER BY v.sample_id"));
   query->bind_all();
   std::vector<std::int64_t> ids;
   while (query->step()) ids.push_back(query->column_int64(0));

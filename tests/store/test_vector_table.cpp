@@ -32,7 +32,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   MetadataStore store(dir.file("vectors.db"));
   VectorTable table(store.database());
   CHECK_FALSE(store.has_samples());
-  CHECK(table.accepted_ids().empty());
+  CHECK(table.judged_ids().empty());
 
   const std::int64_t a = add_sample(store, 1, SampleStatus::accepted);
   const std::int64_t b = add_sample(store, 2, SampleStatus::accepted);
@@ -48,9 +48,8 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   table.put(issue, vi.data(), 2, {"path", 0, 0, "/data/x.png"});
   table.put(rejected, vi.data(), 2, text_content("left out of every read"));
 
-  // Accepted samples with a row, ascending; with the label issues, what the
-  // vector index must hold.
-  CHECK(table.accepted_ids() == std::vector<std::int64_t>{a, b});
+  // Accepted and label_issue samples with a row, ascending: what the vector
+  // index must hold.
   CHECK(table.judged_ids() == std::vector<std::int64_t>{a, b, issue});
   std::vector<float> read;
   table.read_embeddings({b, a}, 2, read);
@@ -68,36 +67,15 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   CHECK(table.content_of(b)->bytes == "bee");
   CHECK_FALSE(table.content_of(12345));
 
-  SECTION("accepted embeddings, in id order, some at a time") {
-    VectorReader reader(store.database(), 2, SampleStatus::accepted);
-    std::vector<std::int64_t> ids;
-    std::vector<float> vectors;
-    CHECK(reader.read(1, ids, vectors) == 1);
-    CHECK(reader.read(5, ids, vectors) == 1);
-    CHECK(reader.read(5, ids, vectors) == 0);
-    CHECK(reader.read(5, ids, vectors) == 0);  // stays done
-    CHECK(ids == std::vector<std::int64_t>{a, b});
-    CHECK(vectors == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
-  }
-
-  SECTION("label_issue embeddings are read apart from the accepted ones") {
-    VectorReader reader(store.database(), 2, SampleStatus::label_issue);
-    std::vector<std::int64_t> ids;
-    std::vector<float> vectors;
-    CHECK(reader.read(5, ids, vectors) == 1);
-    CHECK(reader.read(5, ids, vectors) == 0);
-    CHECK(ids == std::vector<std::int64_t>{issue});
-    CHECK(vectors == vi);
-  }
-
-  SECTION("judged embeddings: accepted and label_issue, in id order") {
+  SECTION("judged embeddings (accepted and label_issue), in id order, some at a time") {
     VectorReader reader(store.database(), 2);
     std::vector<std::int64_t> ids;
     std::vector<float> vectors;
-    CHECK(reader.read(2, ids, vectors) == 2);
-    CHECK(reader.read(5, ids, vectors) == 1);
+    CHECK(reader.read(1, ids, vectors) == 1);
+    CHECK(reader.read(5, ids, vectors) == 2);
     CHECK(reader.read(5, ids, vectors) == 0);
-    CHECK(ids == std::vector<std::int64_t>{a, b, issue});
+    CHECK(reader.read(5, ids, vectors) == 0);              // stays done
+    CHECK(ids == std::vector<std::int64_t>{a, b, issue});  // not the rejected sample's row
     CHECK(vectors == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f});
   }
 
@@ -125,7 +103,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   SECTION("an embedding is replaced") {
     const std::vector<float> wider = {7.0f, 8.0f, 9.0f};
     table.set_embedding(a, wider.data(), 3);
-    VectorReader reader(store.database(), 3, SampleStatus::accepted);
+    VectorReader reader(store.database(), 3);
     std::vector<std::int64_t> ids;
     std::vector<float> vectors;
     // b still has 2 floats: reading it as 3 names the sample.
@@ -140,7 +118,7 @@ TEST_CASE("vector rows are written, counted and read back", "[store][vectors]") 
   SECTION("a row for an unknown sample or a second row is refused") {
     CHECK_THROWS_AS(table.put(999, va.data(), 2, text_content("x")), winnow::Error);
     CHECK_THROWS_AS(table.put(a, va.data(), 2, text_content("x")), winnow::Error);
-    CHECK(table.accepted_ids().size() == 2);
+    CHECK(table.judged_ids().size() == 3);
   }
 }
 
@@ -152,8 +130,8 @@ TEST_CASE("vector rows roll back with their transaction", "[store][vectors]") {
   const std::vector<float> v = {1.0f};
   store.database().exec("BEGIN IMMEDIATE");
   table.put(a, v.data(), 1, text_content("a"));
-  CHECK(table.accepted_ids().size() == 1);
+  CHECK(table.judged_ids().size() == 1);
   store.database().exec("ROLLBACK");
-  CHECK(table.accepted_ids().empty());
+  CHECK(table.judged_ids().empty());
   CHECK_FALSE(table.content_of(a));
 }

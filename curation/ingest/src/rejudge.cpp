@@ -161,7 +161,7 @@ index::SearchResults search_all_rows(const index::VectorIndex& index,
 constexpr std::size_t kGainSearch = 32;
 
 // The gains of the samples accepted after regain (today's accepted less
-// `leaving`, plus `joining`) against `index`, which holds every judged
+// `newly_flagged`, plus `cleared`) against `index`, which holds every judged
 // sample: a gain is over a sample's nearest accepted samples, itself
 // excluded. Where the labels were judged (row j of `neighbours`, the nearest
 // judged samples of judged[j]), those of them accepted after regain, exact
@@ -170,16 +170,16 @@ constexpr std::size_t kGainSearch = 32;
 std::vector<store::SampleScore> gains_against_final_index(
     const std::vector<StoredSample>& samples, const std::vector<float>& vectors, std::size_t dim,
     const index::VectorIndex& index, const std::vector<std::size_t>& judged,
-    const index::SearchResults& neighbours, const std::vector<std::int64_t>& leaving,
-    const std::vector<std::int64_t>& joining, const SearchProgress& progress) {
+    const index::SearchResults& neighbours, const std::vector<std::int64_t>& newly_flagged,
+    const std::vector<std::int64_t>& cleared, const SearchProgress& progress) {
   std::vector<store::SampleScore> gains;
-  std::unordered_set<std::int64_t> leaving_set(leaving.begin(), leaving.end());
-  std::unordered_set<std::int64_t> joining_set(joining.begin(), joining.end());
+  std::unordered_set<std::int64_t> flagged_set(newly_flagged.begin(), newly_flagged.end());
+  std::unordered_set<std::int64_t> cleared_set(cleared.begin(), cleared.end());
   // Whether samples[n] is accepted after regain; and by id, for neighbours
   // (`samples` is in id order and holds every sample of the index).
   auto accepted_after = [&](std::size_t n) {
-    return samples[n].accepted ? !leaving_set.count(samples[n].id)
-                               : joining_set.count(samples[n].id) > 0;
+    return samples[n].accepted ? !flagged_set.count(samples[n].id)
+                               : cleared_set.count(samples[n].id) > 0;
   };
   auto accepted_id_after = [&](std::int64_t id) {
     const auto it =
@@ -436,8 +436,8 @@ store::Decision rejudged_label_decision(bool flagged, const labels::LabelQuality
 struct LabelJudgements {
   std::vector<std::pair<std::int64_t, store::Decision>> changes;  // sample id -> its new decision
   std::vector<store::SampleScore> qualities;                      // of every judged sample
-  std::vector<std::int64_t> leaving;                              // flagged accepted samples
-  std::vector<std::int64_t> joining;                              // cleared label issues
+  std::vector<std::int64_t> newly_flagged;  // accepted samples now label_issue
+  std::vector<std::int64_t> cleared;        // label issues now accepted
 };
 
 // 2b. Judges every sample of `judged`: an annotated one (with a consensus)
@@ -469,9 +469,9 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     out.changes.emplace_back(
         s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested));
     if (flagged) {
-      out.leaving.push_back(s.id);
+      out.newly_flagged.push_back(s.id);
     } else {
-      out.joining.push_back(s.id);
+      out.cleared.push_back(s.id);
     }
   }
   return out;
@@ -528,8 +528,8 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
 
   out.judgements = judge_labels(stored, judged, score, labels, consensus, rules, label_names);
   report.judged = judged.size();
-  report.newly_flagged = out.judgements.leaving.size();
-  report.cleared = out.judgements.joining.size();
+  report.newly_flagged = out.judgements.newly_flagged.size();
+  report.cleared = out.judgements.cleared.size();
   return out;
 }
 
@@ -636,9 +636,10 @@ RejudgeReport IngestPipeline::rejudge(const RejudgeOptions& options) {
 
     // 3. Gains of the accepted samples against the final dataset (the index
     // is unchanged: it holds label issues too).
-    const std::vector<store::SampleScore> gains = gains_against_final_index(
-        stored.samples, stored.vectors, stored.dim, today, judged, neighbours, judgements.leaving,
-        judgements.joining, SearchProgress{&options.progress, "gain neighbours"});
+    const std::vector<store::SampleScore> gains =
+        gains_against_final_index(stored.samples, stored.vectors, stored.dim, today, judged,
+                                  neighbours, judgements.newly_flagged, judgements.cleared,
+                                  SearchProgress{&options.progress, "gain neighbours"});
 
     // Write it all.
     CurationConfig new_config = config_;

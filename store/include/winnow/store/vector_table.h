@@ -39,13 +39,12 @@ struct JudgedVectorRow {
   StoredContent content;
 };
 
-// Reads the embeddings of the samples with one status, or of every judged
-// sample (accepted or label_issue: what the vector index holds), in id
-// order, some at a time, from one query kept open between calls.
+// Reads the embeddings of the judged samples (accepted or label_issue: what
+// the vector index holds) in id order, some at a time, from one query kept
+// open between calls.
 class VectorReader {
  public:
-  VectorReader(Database& db, std::size_t dim, SampleStatus status);
-  VectorReader(Database& db, std::size_t dim);  // the judged samples
+  VectorReader(Database& db, std::size_t dim);
   ~VectorReader();
   VectorReader(const VectorReader&) = delete;
   VectorReader& operator=(const VectorReader&) = delete;
@@ -73,8 +72,6 @@ class VectorTable {
   // Replaces the embedding of `sample_id`'s row.
   void set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim);
 
-  // The ids of the accepted samples with a row, ascending.
-  std::vector<std::int64_t> accepted_ids();
   // The ids of the judged samples (accepted or label_issue) with a row,
   // ascending: what the vector index must hold (its catch-up compares them
   // with the index's ids).
@@ -103,8 +100,6 @@ class VectorTable {
   std::int64_t count_label_issues_without_row();
 
  private:
-  std::vector<std::int64_t> ids_of(const char* sql);  // the first column of every row
-
   Database& db_;
 };
 
