@@ -55,6 +55,9 @@ class CellDirectory {
   // the next ones while fewer than `min_cells` cells are gathered, each with
   // its centroid's similarity to the query (bit-identical to
   // inner_product()), in no particular order.
+  // The group whose centroid is most similar to `query` (ties: the lower).
+  std::uint32_t nearest_group_of(const float* query) const { return nearest_group(query).first; }
+
   void candidate_cells(const float* queries, std::size_t m, std::size_t probe,
                        std::size_t min_cells, std::vector<std::vector<Candidate>>& out) const;
 

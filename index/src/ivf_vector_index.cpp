@@ -295,6 +295,32 @@ std::size_t IvfVectorIndex::queries_per_search() const {
                                                                             : 1;
 }
 
+// The group (or, before the cells are grouped, the cell) whose centroid is
+// most similar to the query: a query's probed cells lie around it. The
+// queries need no normalising, since a positive scale keeps the argmax.
+std::vector<std::uint32_t> IvfVectorIndex::locality_keys(std::size_t num_queries,
+                                                         const float* queries) const {
+  if (impl_->cells() < 2) return {};
+  std::vector<std::uint32_t> keys(num_queries);
+  const std::size_t d = dim();
+  if (impl_->directory.active()) {
+    for (std::size_t q = 0; q < num_queries; ++q) {
+      keys[q] = impl_->directory.nearest_group_of(queries + q * d);
+    }
+    return keys;
+  }
+  std::vector<float> scores;
+  for (std::size_t start = 0; start < num_queries; start += kQueryBlock) {
+    const std::size_t m = std::min(kQueryBlock, num_queries - start);
+    impl_->score_centroids(queries + start * d, m, scores);
+    for (std::size_t j = 0; j < m; ++j) {
+      const float* s = scores.data() + j * impl_->cells();
+      keys[start + j] = static_cast<std::uint32_t>(std::max_element(s, s + impl_->cells()) - s);
+    }
+  }
+  return keys;
+}
+
 void IvfVectorIndex::set_search_params(const IvfParams& wanted) {
   IvfParams next = impl_->params;
   next.nprobe = wanted.nprobe;

@@ -1,6 +1,7 @@
 #include "pool_search.h"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 namespace winnow::curation::ingest {
@@ -12,6 +13,23 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
     return index.search(n, queries, k);
   }
   const std::size_t dim = index.dim();
+  // The queries in order of their locality keys, so that each thread's block
+  // reads its own part of the index (an IVF's cells near its queries) while
+  // it is in cache, instead of each reading all of it for a share of the
+  // queries. Each query's results are its own either way.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  const std::vector<std::uint32_t> keys = index.locality_keys(n, queries);
+  std::vector<float> sorted;
+  if (!keys.empty()) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    sorted.resize(n * dim);
+    for (std::size_t r = 0; r < n; ++r) {
+      std::copy_n(queries + order[r] * dim, dim, sorted.data() + r * dim);
+    }
+    queries = sorted.data();
+  }
   std::vector<index::SearchResults> parts(blocks);
   const std::size_t per_block = (n + blocks - 1) / blocks;
   pool.for_each(blocks, [&](std::size_t b) {
@@ -21,10 +39,16 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
     index::set_index_threads(1);  // this thread's FAISS loops: no OpenMP team of its own
     parts[b] = index.search(count, queries + first * dim, k);
   });
-  index::SearchResults all;
-  all.k = k;
+  // Back to the callers' order: row r of the blocks is query order[r].
+  index::SearchResults all = index::SearchResults::padded(n, k);
+  std::size_t r = 0;
   for (const index::SearchResults& part : parts) {
-    if (part.num_queries > 0) all.append(part);
+    for (std::size_t row = 0; row < part.num_queries; ++row, ++r) {
+      std::copy_n(part.ids.begin() + static_cast<std::ptrdiff_t>(row * k), k,
+                  all.ids.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
+      std::copy_n(part.similarities.begin() + static_cast<std::ptrdiff_t>(row * k), k,
+                  all.similarities.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
+    }
   }
   return all;
 }

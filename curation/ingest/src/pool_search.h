@@ -10,7 +10,8 @@ namespace winnow::curation::ingest {
 
 // The `n` vectors at `queries` searched for `k` neighbours each. An index
 // whose per-query results do not depend on the rest of the batch (HNSW, IVF)
-// is searched in one block of rows per thread of the pool; a flat index in
+// is searched in one block of rows per thread of the pool (rows grouped by
+// the index's locality keys); a flat index in
 // one call, since its kernel for a batch depends on the batch's size and its
 // float rounding could then differ with the number of threads. Either way the
 // results are those of one call on one thread.

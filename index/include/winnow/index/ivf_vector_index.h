@@ -87,6 +87,8 @@ class IvfVectorIndex final : public VectorIndex {
   std::size_t tombstones() const override;
   bool per_query_results() const override { return true; }
   std::size_t queries_per_search() const override;
+  std::vector<std::uint32_t> locality_keys(std::size_t num_queries,
+                                           const float* queries) const override;
   void compact() override;
 
   const IvfParams& params() const;

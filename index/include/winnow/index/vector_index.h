@@ -67,6 +67,17 @@ class VectorIndex {
   // (IVF, cell by cell) wants many once that data outgrows the caches; 1
   // when a call's size makes no difference worth having.
   virtual std::size_t queries_per_search() const { return 1; }
+  // For a batch of queries split across threads (per_query_results): a key
+  // per query (row-major, num_queries * dim(), any length) such that queries
+  // with the same key read much the same part of the index (IVF: the group
+  // of cells nearest to the query). Each thread then takes queries of a few
+  // keys and reads its own part, instead of every thread reading the whole
+  // index for a share of the queries. Empty when the index has no such parts.
+  virtual std::vector<std::uint32_t> locality_keys(std::size_t num_queries,
+                                                   const float* queries) const {
+    (void)num_queries, (void)queries;
+    return {};
+  }
 
   // Adds n vectors (row-major, n * dim() floats) under the given ids. Throws
   // if an id is already present or repeated in the batch; nothing is added

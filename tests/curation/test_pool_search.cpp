@@ -1,0 +1,82 @@
+// search_on_pool: a batch of queries split across the pool's threads, grouped
+// by the index's locality keys, gives each query the results one call on
+// one thread gives it, in the callers' order.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "pool_search.h"
+#include "winnow/index/ivf_vector_index.h"
+#include "winnow/index/vector_index_factory.h"
+
+namespace {
+
+using winnow::curation::ThreadPool;
+using winnow::curation::ingest::search_on_pool;
+
+std::vector<float> gaussian(std::size_t n, std::size_t dim, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n * dim);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("search_on_pool gives every query the results of one call on one thread",
+          "[ingest][search]") {
+  constexpr std::size_t kDim = 16;
+  constexpr std::size_t kK = 7;
+  // Few cells (keys: the nearest cell), and past kDirectoryFrom cells (keys:
+  // the nearest group of cells).
+  const std::size_t sizes[] = {3000, 24000};
+  for (const std::size_t n : sizes) {
+    INFO(n << " vectors");
+    auto index = winnow::index::make_vector_index("ivf(cellCap=16)", kDim);
+    const std::vector<float> vectors = gaussian(n, kDim, 1);
+    std::vector<std::int64_t> ids(n);
+    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(10 * i + 3);
+    index->add(ids, vectors);
+    const auto& ivf = dynamic_cast<const winnow::index::IvfVectorIndex&>(*index);
+    if (n > 10000) REQUIRE(ivf.cells() >= winnow::index::kDirectoryFrom);
+
+    constexpr std::size_t kQueries = 501;
+    const std::vector<float> queries = gaussian(kQueries, kDim, 2);
+    const std::vector<std::uint32_t> keys = index->locality_keys(kQueries, queries.data());
+    REQUIRE(keys.size() == kQueries);
+    CHECK(std::count(keys.begin(), keys.end(), keys.front()) < 400);  // more than one part
+
+    const winnow::index::SearchResults one = index->search(kQueries, queries.data(), kK);
+    for (const int threads : {1, 2, 3}) {
+      INFO(threads << " threads");
+      ThreadPool pool(threads);
+      const winnow::index::SearchResults split =
+          search_on_pool(pool, *index, kQueries, queries.data(), kK);
+      REQUIRE(split.num_queries == kQueries);
+      REQUIRE(split.k == kK);
+      CHECK(split.ids == one.ids);
+      CHECK(std::memcmp(split.similarities.data(), one.similarities.data(),
+                        one.similarities.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("an IVF's locality key of a query does not depend on its length", "[ingest][search]") {
+  constexpr std::size_t kDim = 8;
+  auto index = winnow::index::make_vector_index("ivf(cellCap=16)", kDim);
+  const std::vector<float> vectors = gaussian(2000, kDim, 3);
+  std::vector<std::int64_t> ids(2000);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  index->add(ids, vectors);
+  std::vector<float> queries = gaussian(50, kDim, 4);
+  const std::vector<std::uint32_t> keys = index->locality_keys(50, queries.data());
+  for (float& x : queries) x *= 3.5f;
+  CHECK(index->locality_keys(50, queries.data()) == keys);
+  auto flat = winnow::index::make_vector_index("flat", kDim);
+  flat->add(ids, vectors);
+  CHECK(flat->locality_keys(50, queries.data()).empty());  // a flat index has no parts
+}
