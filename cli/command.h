@@ -8,6 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+namespace winnow::curation::ingest {
+class IngestPipeline;
+}
+
 namespace winnow::cli {
 
 struct Command {
@@ -17,6 +21,12 @@ struct Command {
 
 // --threads on the subcommands that ingest (IngestPipeline::set_threads).
 void add_threads_option(CLI::App& command, int& threads);
+// At the clean end of a subcommand that ingests: saves the index file if
+// its batches left it behind (IngestPipeline::save_index_if_behind), so that
+// the next process opens it without catching up. A failure is a warning on
+// stderr, not an error: the batches are committed, and the next open
+// catches the index up from the store.
+void save_index_at_end(curation::ingest::IngestPipeline& pipeline);
 
 Command add_init_command(CLI::App& parent);
 Command add_ingest_command(CLI::App& parent);

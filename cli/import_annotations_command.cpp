@@ -72,6 +72,7 @@ Command add_import_annotations_command(CLI::App& parent) {
             std::cout << json_text(j) << "\n";
             if (r.skipped)
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
+            save_index_at_end(pipeline);
             return 0;
           }};
 }

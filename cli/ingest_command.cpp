@@ -263,6 +263,7 @@ Command add_ingest_command(CLI::App& parent) {
             progress.finish();
             print_report(report);
           }
+          save_index_at_end(pipeline);
           return 0;
         }
         // With pred-probs every manifest is read first: the rows are
@@ -282,6 +283,7 @@ Command add_ingest_command(CLI::App& parent) {
               pipeline.revise_label_issues(probs.table, cl, report.batch_id);
           std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;
         }
+        save_index_at_end(pipeline);
         return 0;
       }};
 }
@@ -335,6 +337,7 @@ Command add_import_idx_command(CLI::App& parent) {
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             print_report(r);
+            save_index_at_end(pipeline);
             return 0;
           }};
 }

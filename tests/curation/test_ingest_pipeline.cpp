@@ -241,6 +241,47 @@ TEST_CASE("ingest pipeline: an old index file is caught up from the store, not r
   CHECK(p.index_info().vectors == judged_ids(p).size());
 }
 
+TEST_CASE("ingest pipeline: a clean end saves what the batches left unsaved, and only that",
+          "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("data.db");
+  IngestPipeline::init(db, CurationConfig{});
+  auto trousers = of_class("1", 20);
+  std::vector<std::string> first, second;
+  for (std::size_t i = 0; i < 20; ++i) {
+    (i < 10 ? first : second).push_back(pixels_line(*trousers[i], "t" + std::to_string(i), "1"));
+  }
+  const std::string m1 = write_file(dir.file("m1.jsonl"), first);
+  const std::string m2 = write_file(dir.file("m2.jsonl"), second);
+  {
+    IngestPipeline p(db);
+    p.set_index_snapshots(IndexSnapshots::never);  // the batches leave it to the end
+    CHECK_FALSE(p.save_index_if_behind());         // nothing inserted yet
+    CHECK_FALSE(ingest_file(p, m1).index_saved);
+    CHECK(p.save_index_if_behind());
+    CHECK_FALSE(p.save_index_if_behind());  // saved already
+  }
+  {
+    IngestPipeline p(db);
+    CHECK_FALSE(p.index_info().rebuilt);
+    CHECK(p.index_info().caught_up.added == 0);
+    CHECK(p.index_info().vectors == 10);
+    CHECK_FALSE(p.save_index_if_behind());  // opened current: no rewrite
+    // A process that ends without saving (killed) ...
+    p.set_index_snapshots(IndexSnapshots::never);
+    CHECK_FALSE(ingest_file(p, m2).index_saved);
+  }
+  {
+    // ... leaves the next one to catch up, which is then behind the file.
+    IngestPipeline p(db);
+    CHECK(p.index_info().caught_up.added == 10);
+    CHECK(p.save_index_if_behind());
+  }
+  IngestPipeline p(db);
+  CHECK(p.index_info().caught_up.added == 0);
+  CHECK(p.index_info().vectors == 20);
+}
+
 TEST_CASE("ingest pipeline: another dataset's index file under this one's name is rebuilt",
           "[ingest]") {
   // Two datasets whose sample ids coincide (1..40) but whose vectors do not:
@@ -373,6 +414,7 @@ TEST_CASE("winnow CLI: init, ingest, status --json, export, exit codes", "[inges
   CHECK(j["sources"]["s1"]["total"] == 2);
   CHECK(j["index"]["vectors"] == 2);
   CHECK(j["index"]["type"] == "flat");
+  CHECK_FALSE(j["index"].contains("caught_up_on_open"));  // ingest saved the index at its end
   CHECK(j["last_batch"]["state"] == "done");
   Run ex = run_cli(dir, "export --db " + db + " --status accepted");
   CHECK(ex.rc == 0);

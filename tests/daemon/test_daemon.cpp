@@ -183,6 +183,9 @@ TEST_CASE("SIGKILL mid-batch, restart: every record is in the store exactly once
     CHECK(st["total"] == expected_total);
     CHECK(st["index"]["vectors"] == counts[winnow::store::SampleStatus::accepted] +
                                         counts[winnow::store::SampleStatus::label_issue]);
+    // The daemon saved what its batches left unsaved when it stopped.
+    CHECK_FALSE(st["index"].contains("caught_up_on_open"));
+    CHECK_FALSE(st["index"]["rebuilt_on_open"].get<bool>());
   }
   const auto heartbeat = read_json(db + ".serve.json");
   REQUIRE(heartbeat);

@@ -70,6 +70,22 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
 
 MaintenanceDaemon::~MaintenanceDaemon() = default;
 
+// The batches save the index file only now and then (IndexSnapshots::by_cost);
+// the rest is saved when the inbox is idle or the daemon stops, so that a
+// restart opens it without catching up. A failed save is a warning in the
+// status (the index is a cache of the store), and is tried again when idle.
+void MaintenanceDaemon::save_index_when_behind() {
+  try {
+    if (pipeline_.save_index_if_behind() && index_save_failed_) {
+      status_.set_extra("index_save_error", nullptr);
+      index_save_failed_ = false;
+    }
+  } catch (const std::exception& e) {
+    status_.set_extra("index_save_error", printable_text(e.what()));
+    index_save_failed_ = true;
+  }
+}
+
 void MaintenanceDaemon::publish_dataset() {
   status_.set_dataset(describe_(pipeline_));
 }
@@ -224,11 +240,13 @@ std::size_t MaintenanceDaemon::run() {
       if (options_.once && !any && inbox_.waiting().empty()) break;
       // Half an interval: a manifest is taken at most 1.5 intervals after it settles.
       if (!any) {
+        save_index_when_behind();  // idle: a save delays no batch
         sleep_unless(stop_, std::max<std::chrono::milliseconds>(options_.poll / 2,
                                                                 std::chrono::milliseconds(10)));
       }
     }
     status_.set_state("stopping");
+    save_index_when_behind();
   } catch (...) {
     failure = std::current_exception();
   }

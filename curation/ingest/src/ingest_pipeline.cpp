@@ -369,10 +369,12 @@ void IngestPipeline::open_index() {
     return reader->read(kRebuildBatch, batch.ids, batch.vectors) > 0;
   };
   double catch_up_seconds = 0.0;
+  bool caught_up = false;  // the loaded snapshot changed
   auto catch_up = [&](index::VectorIndex& index) {
     const auto t0 = std::chrono::steady_clock::now();
     const index::CatchUpCounts counts = catch_up_index(index);
     catch_up_seconds = seconds_since(t0);
+    caught_up = counts.added > 0 || counts.removed > 0;
     return counts;
   };
   const auto t0 = std::chrono::steady_clock::now();
@@ -382,7 +384,8 @@ void IngestPipeline::open_index() {
   // A rebuild's cost is the save it ended with; a load's, the load itself.
   snapshot_seconds_ =
       result.open.rebuilt ? result.open.save_seconds : seconds_since(t0) - catch_up_seconds;
-  unsaved_seconds_ = catch_up_seconds;  // 0 after a rebuild (no catch-up ran)
+  // 0 after a rebuild (no catch-up ran), or when the snapshot was current.
+  unsaved_seconds_ = caught_up ? catch_up_seconds : 0.0;
   open_info_ = index_info();
   open_info_.rebuilt = result.open.rebuilt;
   open_info_.rebuild_reason =
@@ -430,6 +433,12 @@ void IngestPipeline::save_index_snapshot() {
   index::save_vector_index(*index_, index_path_, index::fingerprint_of(*index_));
   snapshot_seconds_ = seconds_since(t0);
   unsaved_seconds_ = 0.0;
+}
+
+bool IngestPipeline::save_index_if_behind() {
+  if (!index_ || unsaved_seconds_ <= 0.0) return false;
+  save_index_snapshot();
+  return true;
 }
 
 void IngestPipeline::load_accepted_labels() {
@@ -551,7 +560,7 @@ void IngestPipeline::after_batch_index_work(double add_seconds, BatchReport& rep
   unsaved_seconds_ += add_seconds;
   const bool save = snapshots_ == IndexSnapshots::every_batch ||
                     (snapshots_ == IndexSnapshots::by_cost && unsaved_seconds_ > 0.0 &&
-                     unsaved_seconds_ >= snapshot_seconds_);
+                     unsaved_seconds_ >= kSnapshotCostRatio * snapshot_seconds_);
   if (!save) return;
   try {
     save_index_snapshot();

@@ -78,6 +78,7 @@ class MaintenanceDaemon {
                    const std::string& reason, double seconds);
   bool waiting_for_retry(const std::filesystem::path& manifest) const;
   void publish_dataset();
+  void save_index_when_behind();
   void write_heartbeat() noexcept;
 
   MaintenanceDaemonOptions options_;
@@ -87,6 +88,7 @@ class MaintenanceDaemon {
   Inbox inbox_;
   ingest::IngestPipeline pipeline_;
   std::map<std::filesystem::path, Retry> retries_;  // by path in the inbox
+  bool index_save_failed_ = false;                  // the status shows index_save_error
   std::atomic<bool> stop_{false};
 };
 

@@ -96,7 +96,7 @@ struct CurationConfig {
   // label_rejudge_growth)^3 (LabelJudgementLog; 0: never). A stored config
   // without it gets 0: the online-only rule such a database was curated with.
   double label_rejudge_growth = 0.5;
-  int micro_batch = 256;         // records embedded, searched and indexed together
+  int micro_batch = 256;  // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
   // Image-quality issues of decoded image files: thresholds, flag or reject
@@ -178,11 +178,15 @@ struct IndexInfo {
 // When the index file (a snapshot of the judged samples' vectors, accepted
 // and label_issue; the store is the truth) is saved after a batch. by_cost:
 // once the index insertions since the last snapshot, which the next process
-// to open it would redo, took as long as loading or saving the snapshot did;
-// so saving costs at most as much as inserting, whatever the store's size,
-// and a reopen redoes at most about one snapshot's time of work. The others
-// are for tests and benchmarks.
+// to open it would redo, took kSnapshotCostRatio times as long as loading
+// or saving the snapshot did; so saving costs at most a quarter as much as
+// inserting, whatever the store's size, and a process that dies redoes at
+// most about four snapshots' time of insertions when the next one opens.
+// A clean end of a process saves what is left (save_index_if_behind), so
+// the next one usually opens without catching up. The others are for tests
+// and benchmarks.
 enum class IndexSnapshots { by_cost, every_batch, never };
+inline constexpr double kSnapshotCostRatio = 4.0;
 
 // Out-of-sample predicted probabilities by external key (`ingest --pred-probs`):
 // class j of every row is the label named class_names[j].
@@ -330,6 +334,12 @@ class IngestPipeline {
   int threads() const { return pool_->threads(); }
   // Saves the index file now (atomically, with the index's own fingerprint).
   void save_index_snapshot();
+  // Saves it if insertions since the last snapshot are not in it: what a
+  // process does when it ends cleanly (ingest, import-*, the daemon when
+  // stopped or idle), so that the next one opens without catching up.
+  // Returns whether it saved. Throws if the save fails; nothing is lost then
+  // (the index is a cache: the next open catches up from the store).
+  bool save_index_if_behind();
 
   // Label text <-> stored integer label (integers map to themselves; other
   // names get ids recorded in meta).
