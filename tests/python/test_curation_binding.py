@@ -142,6 +142,11 @@ def test_a_failing_source_fails_the_batch_keeps_nothing_and_can_be_redone(ingest
     report = json.loads(writer.ingest(str(manifest), "checksum-of-retry", [read()]))
     assert not report["skipped"] and report["counts"]["total"] == 5
     assert writer.batch_done("checksum-of-retry") and len(stored(db)) == before + 5
+    # The end of a job saves what the batches left out of the index file, once.
+    writer.save_index()
+    assert not writer.save_index()
+    status = json.loads(run_cli("status", "--db", db, "--json"))
+    assert "caught_up_on_open" not in status["index"]
 
 
 def test_neighbour_search_functions_on_arrays():

@@ -633,6 +633,12 @@ class Writer {
     return j.dump();
   }
 
+  // Saves the index file if the batches left it behind (the end of a job).
+  bool save_index() {
+    py::gil_scoped_release release;
+    return pipeline_.save_index_if_behind();
+  }
+
  private:
   IngestPipeline pipeline_;
 };
@@ -660,7 +666,12 @@ void bind_writer(py::module_& m) {
            "Whether the manifest with this checksum was ingested already.")
       .def("ingest", &Writer::ingest, py::arg("name"), py::arg("checksum"), py::arg("partitions"),
            "Ingests the partitions of one manifest, in order, as one batch; returns the batch "
-           "report as JSON.");
+           "report as JSON.")
+      .def("save_index", &Writer::save_index,
+           "Saves the index file if the batches left insertions out of it (they save it only "
+           "now and then), so that the next process opens it without catching up; returns "
+           "whether it saved. Raises if the save fails: the batches stay committed, and the "
+           "next open catches the index up from the store.");
 }
 
 }  // namespace

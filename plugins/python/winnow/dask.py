@@ -43,6 +43,7 @@ import os
 import stat
 import sys
 import time
+import warnings
 from typing import Callable, List, NamedTuple, Optional
 
 import numpy as np
@@ -450,6 +451,11 @@ def curate(
     for i, path in enumerate(paths):
         entries = in_order(todo.index(i)) if i in todo else iter(())
         batches.append(json.loads(writer.ingest(batch_name(path), checksums[i], entries)))
+    try:
+        writer.save_index()  # what the batches left unsaved: the next open need not catch up
+    except (ValueError, RuntimeError) as e:  # winnow.Error is a ValueError
+        warnings.warn(f"the batches are committed, but the index file was not saved (the next "
+                      f"open catches up from the store): {e}")
     copies = exact_duplicates(client, in_flight.frames).result() if in_flight.frames else []
     return {
         "batches": batches,
