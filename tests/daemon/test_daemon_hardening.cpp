@@ -322,6 +322,9 @@ TEST_CASE("row 8: an index file that cannot be saved is a warning, not a failed 
   const json heartbeat = d.heartbeat();
   CHECK(heartbeat["manifests"]["ingested"] == 1);
   CHECK_THAT(heartbeat["last"]["error"].get<std::string>(), Catch::Contains("warning"));
+  // The save tried again when the daemon stopped failed too: said in the heartbeat.
+  REQUIRE(heartbeat.contains("index_save_error"));
+  CHECK_THAT(heartbeat["index_save_error"].get<std::string>(), Catch::Contains(".index"));
   fs::remove_all(index_file);
   const json status = d.status();  // the index is rebuilt from the store
   CHECK(status["accepted"] == 2);
