@@ -73,17 +73,19 @@ MaintenanceDaemon::~MaintenanceDaemon() = default;
 // The batches save the index file only now and then (IndexSnapshots::by_cost);
 // the rest is saved when the inbox is idle or the daemon stops, so that a
 // restart opens it without catching up. A failed save is a warning in the
-// status (the index is a cache of the store), and is tried again when idle.
+// status (the index is a cache of the store). It is not tried again while
+// the inbox stays idle (each try writes the whole file), only after the
+// next manifest or when the daemon stops.
 void MaintenanceDaemon::save_index_when_behind() {
   try {
-    if (pipeline_.save_index_if_behind() && index_save_failed_) {
-      status_.set_extra("index_save_error", nullptr);
-      index_save_failed_ = false;
-    }
+    pipeline_.save_index_if_behind();
+    if (index_save_failed_) status_.set_extra("index_save_error", nullptr);
+    index_save_failed_ = false;
   } catch (const std::exception& e) {
     status_.set_extra("index_save_error", printable_text(e.what()));
     index_save_failed_ = true;
   }
+  idle_save_due_ = false;
 }
 
 void MaintenanceDaemon::publish_dataset() {
@@ -175,6 +177,7 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
       }
     }
     const ingest::BatchReport report = pipeline_.ingest_batch(name, checksum, reader, &stop_);
+    idle_save_due_ = true;
     inbox_.mark_processed(claimed);
     retries_.erase(claimed.filename());
     // The "last" entry says what the batch brought and why records were refused.
@@ -240,7 +243,7 @@ std::size_t MaintenanceDaemon::run() {
       if (options_.once && !any && inbox_.waiting().empty()) break;
       // Half an interval: a manifest is taken at most 1.5 intervals after it settles.
       if (!any) {
-        save_index_when_behind();  // idle: a save delays no batch
+        if (idle_save_due_) save_index_when_behind();  // idle: a save delays no batch
         sleep_unless(stop_, std::max<std::chrono::milliseconds>(options_.poll / 2,
                                                                 std::chrono::milliseconds(10)));
       }

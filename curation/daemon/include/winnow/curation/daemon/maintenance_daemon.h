@@ -89,6 +89,7 @@ class MaintenanceDaemon {
   ingest::IngestPipeline pipeline_;
   std::map<std::filesystem::path, Retry> retries_;  // by path in the inbox
   bool index_save_failed_ = false;                  // the status shows index_save_error
+  bool idle_save_due_ = true;                       // a batch since the last idle save
   std::atomic<bool> stop_{false};
 };
 
