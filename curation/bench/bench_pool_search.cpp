@@ -8,7 +8,6 @@
 //   bench_pool_search --index growth.db.index --queries batch.jsonl --threads 2
 #include <algorithm>
 #include <ctime>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 
 #include "bench_support.h"
 #include "pool_search.h"
+#include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/thread_pool.h"
 #include "winnow/index/vector_index_io.h"
 
@@ -28,16 +28,18 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// The "embedding" arrays of the first `limit` lines of a JSONL manifest.
+// The provided embeddings of the first `limit` records of a manifest, read
+// as the ingest reads them (an embedding of another length is a rejection).
 std::vector<float> read_embeddings(const std::string& path, std::size_t dim, std::size_t limit) {
-  std::ifstream in(path);
+  winnow::curation::ingest::ManifestReaderOptions options;
+  options.expected_embedding_dim = dim;
+  options.hash_content = false;
   std::vector<float> out;
-  std::string line;
-  while (out.size() < limit * dim && std::getline(in, line)) {
-    const nlohmann::json record = nlohmann::json::parse(line);
-    const auto& e = record.at("embedding");
-    if (e.size() != dim) throw std::runtime_error(path + ": an embedding of another dimension");
-    for (const auto& x : e) out.push_back(x.get<float>());
+  for (const auto& entry : winnow::curation::ingest::read_manifest(path, options)) {
+    if (out.size() == limit * dim) break;
+    if (entry.ok() && !entry.record->embedding.empty()) {
+      out.insert(out.end(), entry.record->embedding.begin(), entry.record->embedding.end());
+    }
   }
   return out;
 }

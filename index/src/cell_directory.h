@@ -50,14 +50,14 @@ class CellDirectory {
   // Splits the groups over the threshold for the current number of cells.
   void split_oversized(const float* centroids);
 
+  // The group whose centroid is most similar to `query` (ties: the lower).
+  std::uint32_t nearest_group_of(const float* query) const { return nearest_group(query).first; }
+
   // For each of the m <= 32 query vectors (rows of `queries`), out[j] = the
   // cells of its `probe` most similar groups (ties: the lower group), and of
   // the next ones while fewer than `min_cells` cells are gathered, each with
   // its centroid's similarity to the query (bit-identical to
   // inner_product()), in no particular order.
-  // The group whose centroid is most similar to `query` (ties: the lower).
-  std::uint32_t nearest_group_of(const float* query) const { return nearest_group(query).first; }
-
   void candidate_cells(const float* queries, std::size_t m, std::size_t probe,
                        std::size_t min_cells, std::vector<std::vector<Candidate>>& out) const;
 

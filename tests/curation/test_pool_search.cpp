@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "pool_search.h"
@@ -25,6 +27,16 @@ std::vector<float> gaussian(std::size_t n, std::size_t dim, unsigned seed) {
   return v;
 }
 
+// An index of `config` holding n Gaussian vectors (seed `seed`) under ids 10 i + 3.
+std::unique_ptr<winnow::index::VectorIndex> index_of(const std::string& config, std::size_t n,
+                                                     std::size_t dim, unsigned seed) {
+  auto index = winnow::index::make_vector_index(config, dim);
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(10 * i + 3);
+  index->add(ids, gaussian(n, dim, seed));
+  return index;
+}
+
 }  // namespace
 
 TEST_CASE("search_on_pool gives every query the results of one call on one thread",
@@ -36,11 +48,7 @@ TEST_CASE("search_on_pool gives every query the results of one call on one threa
   const std::size_t sizes[] = {3000, 24000};
   for (const std::size_t n : sizes) {
     INFO(n << " vectors");
-    auto index = winnow::index::make_vector_index("ivf(cellCap=16)", kDim);
-    const std::vector<float> vectors = gaussian(n, kDim, 1);
-    std::vector<std::int64_t> ids(n);
-    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(10 * i + 3);
-    index->add(ids, vectors);
+    const auto index = index_of("ivf(cellCap=16)", n, kDim, 1);
     const auto& ivf = dynamic_cast<const winnow::index::IvfVectorIndex&>(*index);
     if (n > 10000) REQUIRE(ivf.cells() >= winnow::index::kDirectoryFrom);
 
@@ -67,16 +75,11 @@ TEST_CASE("search_on_pool gives every query the results of one call on one threa
 
 TEST_CASE("an IVF's locality key of a query does not depend on its length", "[ingest][search]") {
   constexpr std::size_t kDim = 8;
-  auto index = winnow::index::make_vector_index("ivf(cellCap=16)", kDim);
-  const std::vector<float> vectors = gaussian(2000, kDim, 3);
-  std::vector<std::int64_t> ids(2000);
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
-  index->add(ids, vectors);
+  const auto index = index_of("ivf(cellCap=16)", 2000, kDim, 3);
   std::vector<float> queries = gaussian(50, kDim, 4);
   const std::vector<std::uint32_t> keys = index->locality_keys(50, queries.data());
   for (float& x : queries) x *= 3.5f;
   CHECK(index->locality_keys(50, queries.data()) == keys);
-  auto flat = winnow::index::make_vector_index("flat", kDim);
-  flat->add(ids, vectors);
+  const auto flat = index_of("flat", 2000, kDim, 3);
   CHECK(flat->locality_keys(50, queries.data()).empty());  // a flat index has no parts
 }

@@ -96,7 +96,7 @@ struct CurationConfig {
   // label_rejudge_growth)^3 (LabelJudgementLog; 0: never). A stored config
   // without it gets 0: the online-only rule such a database was curated with.
   double label_rejudge_growth = 0.5;
-  int micro_batch = 256;  // records embedded, searched and indexed together
+  int micro_batch = 256;         // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
   // Image-quality issues of decoded image files: thresholds, flag or reject
