@@ -89,7 +89,7 @@ StreamResult stream_samples(const Chain& chain, const std::vector<ManifestRecord
     chain.embedder.embed(records[i], vec.data());
     auto b = Clock::now();
     s.embed += std::chrono::duration<double>(b - a).count();
-    winnow::index::SearchResults res{1, 0, {}, {}};
+    winnow::index::SearchResults res = winnow::index::SearchResults::padded(1, 0);
     if (chain.index.size() > 0) {
       res = chain.index.search(1, vec.data(), o.k);
     }

@@ -18,6 +18,7 @@
 #include "pool_search.h"
 #include "winnow/curation/ingest/ingest_pipeline.h"
 #include "winnow/curation/thread_pool.h"
+#include "winnow/index/ivf_vector_index.h"
 #include "winnow/index/vector_index_io.h"
 
 namespace {
@@ -48,13 +49,14 @@ std::vector<float> read_embeddings(const std::string& path, std::size_t dim, std
 
 int main(int argc, char** argv) {
   std::string index_path, queries_path, out_path;
-  std::size_t limit = 40000, batch = 2048, k = 30;
+  std::size_t limit = 40000, batch = winnow::index::kSharedScanQueries, k = 30;
   int threads = 1, runs = 3;
   CLI::App app("bench_pool_search");
   app.add_option("--index", index_path, "a saved index file")->required();
   app.add_option("--queries", queries_path, "JSONL manifest with provided embeddings")->required();
   app.add_option("--limit", limit, "queries taken");
-  app.add_option("--batch", batch, "queries per search call");
+  app.add_option("--batch", batch,
+                 "queries per search call (default: the IVF's kSharedScanQueries)");
   app.add_option("--k", k, "neighbours per query");
   app.add_option("--threads", threads, "pool threads");
   app.add_option("--runs", runs, "runs (median reported)");

@@ -437,6 +437,8 @@ SearchResults IvfVectorIndex::do_search(std::size_t num_queries, const float* no
     faiss::heap_reorder<TopK>(k, similarities.data() + q * k, labels.data() + q * k);
   }
   impl_->ids.collect_hits(labels.data(), similarities.data(), k, out);
+  out.probes_per_query = nprobe;
+  out.probes = std::move(probes);
   return out;
 }
 

@@ -60,6 +60,13 @@ SearchResults SearchResults::padded(std::size_t num_queries, std::size_t k) {
 void SearchResults::append(const SearchResults& more) {
   WINNOW_THROW_IF_NOT(more.k == k, "cannot append search results with k={} to results with k={}",
                       more.k, k);
+  if (num_queries == 0) probes_per_query = more.probes_per_query, probes.clear();
+  if (more.probes_per_query == probes_per_query && probes_per_query > 0) {
+    probes.insert(probes.end(), more.probes.begin(), more.probes.end());
+  } else {
+    probes_per_query = 0;
+    probes.clear();
+  }
   num_queries += more.num_queries;
   ids.insert(ids.end(), more.ids.begin(), more.ids.end());
   similarities.insert(similarities.end(), more.similarities.begin(), more.similarities.end());

@@ -1,6 +1,6 @@
 // search_on_pool: a batch of queries split across the pool's threads, grouped
 // by the index's locality keys, gives each query the results one call on
-// one thread gives it, in the callers' order.
+// one thread gives it (and the cells it scanned), in the callers' order.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -59,6 +59,7 @@ TEST_CASE("search_on_pool gives every query the results of one call on one threa
     CHECK(std::count(keys.begin(), keys.end(), keys.front()) < 400);  // more than one part
 
     const winnow::index::SearchResults one = index->search(kQueries, queries.data(), kK);
+    REQUIRE(one.probes_per_query == 16);
     for (const int threads : {1, 2, 3}) {
       INFO(threads << " threads");
       ThreadPool pool(threads);
@@ -69,6 +70,8 @@ TEST_CASE("search_on_pool gives every query the results of one call on one threa
       CHECK(split.ids == one.ids);
       CHECK(std::memcmp(split.similarities.data(), one.similarities.data(),
                         one.similarities.size() * sizeof(float)) == 0);
+      CHECK(split.probes_per_query == one.probes_per_query);
+      CHECK(split.probes == one.probes);  // the cells each query scanned
     }
   }
 }

@@ -164,7 +164,11 @@ TEST_CASE("near-duplicate finder: ruled-out candidates are neither looked up nor
   const ManifestRecord query = text_record("the quick brown fox jumps over the lazy dog");
   const ManifestRecord copy = text_record("the quick brown fox jumps over the lazy dog!");
   const ManifestRecord other = text_record("an unrelated sentence about annotators");
-  winnow::index::SearchResults results{1, 3, {10, 11, 12}, {0.99f, 0.98f, 0.97f}};
+  winnow::index::SearchResults results;
+  results.num_queries = 1;
+  results.k = 3;
+  results.ids = {10, 11, 12};
+  results.similarities = {0.99f, 0.98f, 0.97f};
   std::vector<std::int64_t> looked_up;
   const RecordLookup lookup = [&](std::int64_t id) -> const ManifestRecord* {
     looked_up.push_back(id);

@@ -11,24 +11,11 @@
 #include "winnow/index/coarse_clusters.h"
 #include "winnow/index/prior_neighbours.h"
 #include "winnow/index/simd_distance.h"
+#include "support/unit_vectors.h"
 
 using namespace winnow::index;
 
-namespace {
-
-std::vector<float> unit_vectors(std::size_t n, std::size_t d, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g;
-  std::vector<float> v(n * d);
-  for (std::size_t i = 0; i < n; ++i) {
-    float norm = 0;
-    for (std::size_t j = 0; j < d; ++j) norm += (v[i * d + j] = g(rng)) * v[i * d + j];
-    for (std::size_t j = 0; j < d; ++j) v[i * d + j] /= std::sqrt(norm);
-  }
-  return v;
-}
-
-}  // namespace
+using winnow::test::unit_vectors;
 
 TEST_CASE("prior neighbours are the best earlier vectors, by brute force", "[prior]") {
   const std::size_t d = 13;

@@ -20,7 +20,7 @@ NearDuplicateFinder::NearDuplicateFinder(const index::VectorIndex& index,
 NearDuplicateMatch NearDuplicateFinder::find(const float* embedding, const ManifestRecord& record,
                                              const RecordLookup& lookup) const {
   if (index_.size() == 0) {
-    return verify(index::SearchResults{1, 0, {}, {}}, 0, record, lookup);
+    return verify(index::SearchResults::padded(1, 0), 0, record, lookup);
   }
   const index::SearchResults results = index_.search(1, embedding, options_.candidates);
   return verify(results, 0, record, lookup);

@@ -41,6 +41,7 @@ struct IngestBatch::Pending {
   // join the index.
   const ManifestRecord* record = nullptr;
   std::vector<float> embedding;
+  std::uint32_t home_cell = kAnyCell;                      // its search's first probe (fold_in)
   std::optional<store::ImageQualityRecord> image_quality;  // a decoded image file's
   bool accepted = false;
   std::int64_t id = -1;  // store id once flushed
@@ -116,10 +117,11 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
 }
 
 // How many chunks the block after `block` holds: enough for the queries the
-// index wants in a search call (an IVF index past 2^17 vectors: 2,048, eight
+// index wants in a search call (an IVF index past 2^17 vectors: 4,096, 16
 // chunks of the default 256), at most kSearchBlockChunks and as many as the
 // records' size allows (search_block_chunks); otherwise one, since each
-// chunk of a block folds in more vectors exactly. A bulk job's records ask
+// chunk of a block folds in more vectors exactly (every one of them, without
+// an IVF's cells to choose by). A bulk job's records ask
 // the index at decision time (their prior lists name earlier records): one
 // chunk a block then, so that it holds every chunk decided before.
 std::size_t IngestBatch::next_block_chunks(const std::vector<PreparedChunk>& block) const {
@@ -145,20 +147,24 @@ void IngestBatch::start_chunk() {
 
 // This chunk's block was searched before the block before it joined the
 // index, and this block's earlier chunks join it only when it ends: their
-// vectors, scored exactly, complete this chunk's results. (A chunk whose
+// vectors, scored exactly, complete this chunk's results, each row's with
+// those whose home cell (the first cell their own search scanned) its search
+// scanned, when the index has cells (fold_in). (A chunk whose
 // records bring prior lists asks the index at decision time instead.)
 // Folding in one list and then the other keeps the same best k as both at
 // once: ties go to the lower id either way.
 void IngestBatch::fold_in_unsearched() {
   if (chunk_.listed || chunk_.rows == 0) return;
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  const auto fold = [&](const std::vector<std::int64_t>& ids, const std::vector<float>& vectors) {
+  const auto fold = [&](const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
+                        const std::vector<std::uint32_t>& homes) {
     if (ids.empty()) return;
-    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), ids, vectors, dim_, k, context_.pool);
+    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), ids, vectors, homes, dim_, k,
+            context_.pool);
     chunk_.searched = true;
   };
-  fold(previous_add_ids_, previous_add_vectors_);
-  fold(add_ids_, add_vectors_);
+  fold(previous_add_ids_, previous_add_vectors_, previous_add_homes_);
+  fold(add_ids_, add_vectors_, add_homes_);
 }
 
 // With several threads: each embedded record's similarity to the stored
@@ -268,6 +274,10 @@ void IngestBatch::decide_entry(std::size_t e) {
       (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
     p.record = &rec;
     p.embedding.assign(vector, vector + dim_);
+    const index::SearchResults& found = chunk_.found;
+    if (found.probes_per_query > 0 && found.num_queries == chunk_.rows) {
+      p.home_cell = found.probes[static_cast<std::size_t>(chunk_.row[e]) * found.probes_per_query];
+    }
     p.accepted = status == store::SampleStatus::accepted;
     recent_.push_back(items_.size());
   }
@@ -613,8 +623,10 @@ void IngestBatch::flush() {
 void IngestBatch::end_block() {
   std::swap(previous_add_ids_, add_ids_);
   std::swap(previous_add_vectors_, add_vectors_);
+  std::swap(previous_add_homes_, add_homes_);
   add_ids_.clear();
   add_vectors_.clear();
+  add_homes_.clear();
   unindexed_ = true;
   if (context_.job != nullptr) index_unindexed();
 }
@@ -649,6 +661,7 @@ void IngestBatch::record_flushed(std::size_t i) {
   if (p.record == nullptr) return;
   add_ids_.push_back(p.id);
   add_vectors_.insert(add_vectors_.end(), p.embedding.begin(), p.embedding.end());
+  add_homes_.push_back(p.home_cell);
   if (p.accepted && p.sample.label) {
     context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
     ++context_.accepted_labels.counts[*p.sample.label];

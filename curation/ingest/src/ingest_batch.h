@@ -164,6 +164,9 @@ class IngestBatch {
   // until then).
   std::vector<std::int64_t> add_ids_, previous_add_ids_;
   std::vector<float> add_vectors_, previous_add_vectors_;
+  // Their home cells (kAnyCell without): a chunk's row folds in only the
+  // vectors whose home its search scanned.
+  std::vector<std::uint32_t> add_homes_, previous_add_homes_;
   bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
   std::vector<JudgedRange> judged_ranges_;

@@ -41,6 +41,14 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
   });
   // Back to the callers' order: row r of the blocks is query order[r].
   index::SearchResults all = index::SearchResults::padded(n, k);
+  const std::size_t per_query = parts[0].probes_per_query;
+  const bool probed = per_query > 0 && std::all_of(parts.begin(), parts.end(), [&](const auto& p) {
+                        return p.num_queries == 0 || p.probes_per_query == per_query;
+                      });
+  if (probed) {
+    all.probes_per_query = per_query;
+    all.probes.resize(n * per_query);
+  }
   std::size_t r = 0;
   for (const index::SearchResults& part : parts) {
     for (std::size_t row = 0; row < part.num_queries; ++row, ++r) {
@@ -48,6 +56,10 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
                   all.ids.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
       std::copy_n(part.similarities.begin() + static_cast<std::ptrdiff_t>(row * k), k,
                   all.similarities.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
+      if (probed) {
+        std::copy_n(part.probes.begin() + static_cast<std::ptrdiff_t>(row * per_query), per_query,
+                    all.probes.begin() + static_cast<std::ptrdiff_t>(order[r] * per_query));
+      }
     }
   }
   return all;

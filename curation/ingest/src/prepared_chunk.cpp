@@ -161,6 +161,12 @@ index::SearchResults rows_of(const index::SearchResults& all, std::size_t first,
   const auto to = static_cast<std::ptrdiff_t>((first + count) * all.k);
   part.ids.assign(all.ids.begin() + from, all.ids.begin() + to);
   part.similarities.assign(all.similarities.begin() + from, all.similarities.begin() + to);
+  if (all.probes_per_query > 0) {
+    const std::size_t per = all.probes_per_query;
+    part.probes_per_query = per;
+    part.probes.assign(all.probes.begin() + static_cast<std::ptrdiff_t>(first * per),
+                       all.probes.begin() + static_cast<std::ptrdiff_t>((first + count) * per));
+  }
   return part;
 }
 
@@ -192,11 +198,31 @@ void prepare_block(const IngestContext& context, std::size_t k, std::vector<Prep
   }
 }
 
-void fold_in(index::SearchResults& found, std::size_t rows, const float* queries,
-             const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
-             std::size_t dim, std::size_t k, const ThreadPool& pool) {
-  if (rows == 0 || ids.empty()) return;
-  if (found.num_queries != rows) found = index::SearchResults::padded(rows, k);
+namespace {
+
+// Row q of `found` with the candidates (score, id) above its k-th best merged
+// in: the best k, best first, ties to the lower id.
+void merge_row(index::SearchResults& found, std::size_t q, std::size_t k,
+               std::vector<std::pair<float, std::int64_t>>& merged) {
+  for (std::size_t r = 0; r < k && found.id(q, r) >= 0; ++r) {
+    merged.emplace_back(found.similarity(q, r), found.id(q, r));
+  }
+  const std::size_t keep = std::min(merged.size(), k);
+  std::partial_sort(merged.begin(), merged.begin() + static_cast<std::ptrdiff_t>(keep),
+                    merged.end(), [](const auto& a, const auto& b) {
+                      return a.first > b.first || (a.first == b.first && a.second < b.second);
+                    });
+  for (std::size_t r = 0; r < k; ++r) {
+    found.ids[q * k + r] = r < keep ? merged[r].second : -1;
+    found.similarities[q * k + r] =
+        r < keep ? merged[r].first : -std::numeric_limits<float>::infinity();
+  }
+}
+
+// fold_in for every row and every vector.
+void fold_in_all(index::SearchResults& found, std::size_t rows, const float* queries,
+                 const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
+                 std::size_t dim, std::size_t k, const ThreadPool& pool) {
   const std::size_t n = ids.size();
   // Four rows at a time: the kernel reads each vector once for the four.
   constexpr std::size_t kBlock = 4;
@@ -216,9 +242,6 @@ void fold_in(index::SearchResults& found, std::size_t rows, const float* queries
     for (std::size_t j = 0; j < m; ++j) {
       const std::size_t q = first + j;
       merged.clear();
-      for (std::size_t r = 0; r < k && found.id(q, r) >= 0; ++r) {
-        merged.emplace_back(found.similarity(q, r), found.id(q, r));
-      }
       // Only vectors above the row's k-th best can enter it (the row's ids
       // are older, so lower: an equal score stays out).
       const float kth = found.similarity(q, k - 1);
@@ -227,18 +250,64 @@ void fold_in(index::SearchResults& found, std::size_t rows, const float* queries
            i = index::first_above(row_scores, i + 1, n, kth)) {
         merged.emplace_back(row_scores[i], ids[i]);
       }
-      const std::size_t keep = std::min(merged.size(), k);
-      std::partial_sort(merged.begin(), merged.begin() + static_cast<std::ptrdiff_t>(keep),
-                        merged.end(), [](const auto& a, const auto& b) {
-                          return a.first > b.first || (a.first == b.first && a.second < b.second);
-                        });
-      for (std::size_t r = 0; r < k; ++r) {
-        found.ids[q * k + r] = r < keep ? merged[r].second : -1;
-        found.similarities[q * k + r] =
-            r < keep ? merged[r].first : -std::numeric_limits<float>::infinity();
-      }
+      merge_row(found, q, k, merged);
     }
   });
+}
+
+// fold_in for the vectors whose home cell a row's search scanned (or that
+// have none): the vectors by home cell, then per row those of its probes.
+void fold_in_probed(index::SearchResults& found, std::size_t rows, const float* queries,
+                    const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
+                    const std::vector<std::uint32_t>& homes, std::size_t dim, std::size_t k,
+                    const ThreadPool& pool) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> by_cell;  // home cell, vector
+  std::vector<std::uint32_t> anywhere;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (homes[i] == kAnyCell) {
+      anywhere.push_back(static_cast<std::uint32_t>(i));
+    } else {
+      by_cell.emplace_back(homes[i], static_cast<std::uint32_t>(i));
+    }
+  }
+  std::sort(by_cell.begin(), by_cell.end());
+  const std::size_t per_query = found.probes_per_query;
+  constexpr std::size_t kRows = 16;  // a pool task's rows
+  pool.for_each((rows + kRows - 1) / kRows, [&](std::size_t block) {
+    std::vector<std::uint32_t> candidates;
+    std::vector<std::pair<float, std::int64_t>> merged;
+    for (std::size_t q = block * kRows; q < std::min(rows, (block + 1) * kRows); ++q) {
+      candidates = anywhere;
+      for (std::size_t p = 0; p < per_query; ++p) {
+        const std::uint32_t cell = found.probes[q * per_query + p];
+        auto it = std::lower_bound(by_cell.begin(), by_cell.end(), std::make_pair(cell, 0u));
+        for (; it != by_cell.end() && it->first == cell; ++it) candidates.push_back(it->second);
+      }
+      merged.clear();
+      const float kth = found.similarity(q, k - 1);
+      const float* query = queries + q * dim;
+      for (const std::uint32_t i : candidates) {
+        const float score = index::inner_product(query, vectors.data() + i * dim, dim);
+        if (score > kth) merged.emplace_back(score, ids[i]);
+      }
+      merge_row(found, q, k, merged);
+    }
+  });
+}
+
+}  // namespace
+
+void fold_in(index::SearchResults& found, std::size_t rows, const float* queries,
+             const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
+             const std::vector<std::uint32_t>& homes, std::size_t dim, std::size_t k,
+             const ThreadPool& pool) {
+  if (rows == 0 || ids.empty()) return;
+  if (found.num_queries != rows) found = index::SearchResults::padded(rows, k);
+  if (found.probes_per_query > 0 && homes.size() == ids.size()) {
+    fold_in_probed(found, rows, queries, ids, vectors, homes, dim, k, pool);
+  } else {
+    fold_in_all(found, rows, queries, ids, vectors, dim, k, pool);
+  }
 }
 
 }  // namespace winnow::curation::ingest

@@ -7,7 +7,9 @@
 // "Order of decisions"). Block b joins the index at the start of block
 // b+2's preparation, so a chunk of block b+1 was searched without block b's
 // vectors and without those of its own block's earlier chunks, and fold_in
-// adds those, scored exactly, before the chunk is decided.
+// adds those, scored exactly, before the chunk is decided: each row the ones
+// in the cells its search scanned, when the index has cells (IVF), as the
+// index will once they join it; otherwise all of them.
 // One thread does the same in the same order, so its decisions are those of
 // several threads.
 #pragma once
@@ -15,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,13 +32,15 @@ namespace winnow::curation::ingest {
 // Chunks searched together at most, outside a bulk job and when the index
 // wants many queries per search call (VectorIndex::queries_per_search: an
 // IVF index at 1M vectors costs a third as much a query in calls of 2,048
-// as in calls of 256), while each chunk then folds in up to two blocks of
-// vectors (docs/benchmarks.md, "Search blocks")...
-inline constexpr std::size_t kSearchBlockChunks = 8;
+// as in calls of 256, and less again in calls of 4,096), while each chunk
+// then folds in up to two blocks of vectors, cheaply when only those of its
+// rows' scanned cells (docs/benchmarks.md, "Search blocks", "A fold-in by
+// home cells")...
+inline constexpr std::size_t kSearchBlockChunks = 16;
 // ... and fewer when its records are large: two blocks are held at once (one
 // decided, one prepared), so a block holds about this many bytes of records
 // at most, or one chunk (decoded image files: one chunk a block, as before).
-inline constexpr std::size_t kSearchBlockBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kSearchBlockBytes = std::size_t{8} << 20;
 
 struct PreparedChunk {
   std::vector<ManifestEntry> entries;
@@ -81,11 +86,23 @@ void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, s
 // embedder and job; writes only `block`.
 void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block);
 
+// A vector's home cell when it has none (its chunk's search scanned no
+// cells): fold_in scores it for every row.
+inline constexpr std::uint32_t kAnyCell = std::numeric_limits<std::uint32_t>::max();
+
 // Adds to each row of `found` (`rows` queries at `queries`, `k` results each)
 // the vectors `vectors` (under `ids`, dim floats each) scored exactly, keeping
 // the best k, best first, ties to the lower id. Rows run on the pool.
+// When the search scanned cells (found.probes) and `homes` gives each vector
+// its home cell (the first probe of its own search, or kAnyCell), a row
+// scores only the vectors whose home it scanned, as the index will once they
+// join it: an IVF row at 1M scans 16 of thousands of cells, so it scores a
+// few of the blocks' vectors instead of all (docs/curation.md, "Order of
+// decisions").
+// Otherwise every row scores every vector.
 void fold_in(index::SearchResults& found, std::size_t rows, const float* queries,
              const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
-             std::size_t dim, std::size_t k, const ThreadPool& pool);
+             const std::vector<std::uint32_t>& homes, std::size_t dim, std::size_t k,
+             const ThreadPool& pool);
 
 }  // namespace winnow::curation::ingest

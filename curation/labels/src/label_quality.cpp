@@ -68,7 +68,7 @@ LabelQualityResult LabelQuality::score(const index::VectorIndex& index, const fl
                                        int label, const LabelLookup& labels,
                                        std::int64_t exclude) const {
   if (index.size() == 0) {
-    return score(index::SearchResults{1, 0, {}, {}}, 0, label, labels, exclude);
+    return score(index::SearchResults::padded(1, 0), 0, label, labels, exclude);
   }
   const int k = options_.k + (exclude >= 0 ? 1 : 0);
   return score(index.search(1, embedding, k), 0, label, labels, exclude);

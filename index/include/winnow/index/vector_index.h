@@ -22,6 +22,13 @@ struct SearchResults {
   std::size_t k = 0;
   std::vector<std::int64_t> ids;
   std::vector<float> similarities;
+  // From an index that scans cells (IVF): the cells each query scanned,
+  // probes_per_query a query, best first (the first is the query's nearest
+  // cell); empty otherwise. A caller holding vectors outside the index can
+  // then score a vector only for the queries that scanned its cell, as the
+  // index would (docs/curation.md, "Order of decisions").
+  std::size_t probes_per_query = 0;
+  std::vector<std::uint32_t> probes;
 
   std::int64_t id(std::size_t query, std::size_t rank) const { return ids[query * k + rank]; }
   float similarity(std::size_t query, std::size_t rank) const {
@@ -32,7 +39,8 @@ struct SearchResults {
   // Results with every slot padding (id -1, similarity -inf), to be filled.
   static SearchResults padded(std::size_t num_queries, std::size_t k);
   // Appends the rows of `more` (results of later queries, the same k) after
-  // these: how a batch searched in parts is put back together.
+  // these: how a batch searched in parts is put back together. The probes
+  // are kept when both have them (or these hold no rows yet).
   void append(const SearchResults& more);
   // Row by row, the best k of `a` and `b` (results of the same queries in two
   // indexes holding different ids), best first, ties to the lower id.
