@@ -60,7 +60,12 @@ SearchResults SearchResults::padded(std::size_t num_queries, std::size_t k) {
 void SearchResults::append(const SearchResults& more) {
   WINNOW_THROW_IF_NOT(more.k == k, "cannot append search results with k={} to results with k={}",
                       more.k, k);
-  if (num_queries == 0) probes_per_query = more.probes_per_query, probes.clear();
+  // The scanned cells stay only while every part has them, as many a query
+  // (a row without them would make the others' misaligned).
+  if (num_queries == 0) {
+    probes_per_query = more.probes_per_query;
+    probes.clear();
+  }
   if (more.probes_per_query == probes_per_query && probes_per_query > 0) {
     probes.insert(probes.end(), more.probes.begin(), more.probes.end());
   } else {
