@@ -309,14 +309,9 @@ std::vector<std::uint32_t> IvfVectorIndex::locality_keys(std::size_t num_queries
     }
     return keys;
   }
-  std::vector<float> scores;
   for (std::size_t start = 0; start < num_queries; start += kQueryBlock) {
     const std::size_t m = std::min(kQueryBlock, num_queries - start);
-    impl_->score_centroids(queries + start * d, m, scores);
-    for (std::size_t j = 0; j < m; ++j) {
-      const float* s = scores.data() + j * impl_->cells();
-      keys[start + j] = static_cast<std::uint32_t>(std::max_element(s, s + impl_->cells()) - s);
-    }
+    impl_->nearest_cells(queries + start * d, m, 1, keys.data() + start);
   }
   return keys;
 }

@@ -77,6 +77,41 @@ void SearchResults::append(const SearchResults& more) {
   similarities.insert(similarities.end(), more.similarities.begin(), more.similarities.end());
 }
 
+SearchResults SearchResults::rows(std::size_t first, std::size_t count) const {
+  WINNOW_THROW_IF_NOT(first + count <= num_queries,
+                      "rows {} to {} are outside search results of {} queries", first,
+                      first + count, num_queries);
+  SearchResults part;
+  part.num_queries = count;
+  part.k = k;
+  const auto from = static_cast<std::ptrdiff_t>(first * k);
+  const auto to = static_cast<std::ptrdiff_t>((first + count) * k);
+  part.ids.assign(ids.begin() + from, ids.begin() + to);
+  part.similarities.assign(similarities.begin() + from, similarities.begin() + to);
+  if (probes_per_query > 0) {
+    const std::size_t per = probes_per_query;
+    part.probes_per_query = per;
+    part.probes.assign(probes.begin() + static_cast<std::ptrdiff_t>(first * per),
+                       probes.begin() + static_cast<std::ptrdiff_t>((first + count) * per));
+  }
+  return part;
+}
+
+void SearchResults::set_row(std::size_t row, const SearchResults& from, std::size_t from_row) {
+  WINNOW_THROW_IF_NOT(from.k == k && row < num_queries && from_row < from.num_queries,
+                      "cannot set row {} of {} (k={}) from row {} of {} (k={})", row, num_queries,
+                      k, from_row, from.num_queries, from.k);
+  std::copy_n(from.ids.begin() + static_cast<std::ptrdiff_t>(from_row * k), k,
+              ids.begin() + static_cast<std::ptrdiff_t>(row * k));
+  std::copy_n(from.similarities.begin() + static_cast<std::ptrdiff_t>(from_row * k), k,
+              similarities.begin() + static_cast<std::ptrdiff_t>(row * k));
+  const std::size_t per = probes_per_query;
+  if (per > 0 && from.probes_per_query == per) {
+    std::copy_n(from.probes.begin() + static_cast<std::ptrdiff_t>(from_row * per), per,
+                probes.begin() + static_cast<std::ptrdiff_t>(row * per));
+  }
+}
+
 SearchResults SearchResults::merged(const SearchResults& a, const SearchResults& b, std::size_t k) {
   const std::size_t queries = a.k > 0 ? a.num_queries : b.num_queries;
   WINNOW_THROW_IF_NOT((a.k == 0 || b.k == 0 || a.num_queries == b.num_queries),

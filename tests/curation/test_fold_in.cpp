@@ -194,7 +194,8 @@ TEST_CASE("an IVF search folded with home cells matches the index once it holds 
   CHECK(rows_with_fresh > 0);  // the fold had something to add
 }
 
-TEST_CASE("search results appended part by part keep their scanned cells", "[index][search]") {
+TEST_CASE("search results appended part by part, or taken out by rows, keep their scanned cells",
+          "[index][search]") {
   auto index = winnow::index::make_vector_index("ivf(cellCap=16)", 8);
   const std::vector<float> base = unit_vectors(500, 8, 21);
   std::vector<std::int64_t> ids(500);
@@ -210,6 +211,13 @@ TEST_CASE("search results appended part by part keep their scanned cells", "[ind
   CHECK(parts.ids == whole.ids);
   CHECK(parts.probes_per_query == whole.probes_per_query);
   CHECK(parts.probes == whole.probes);
+  // ... and a range of rows taken out again is that part.
+  const SearchResults second = whole.rows(5, 4);
+  CHECK(second.num_queries == 4);
+  CHECK(second.ids == std::vector<std::int64_t>(whole.ids.begin() + 5 * 4, whole.ids.end()));
+  CHECK(second.probes ==
+        std::vector<std::uint32_t>(whole.probes.begin() + 5 * 16, whole.probes.end()));
+  CHECK_THROWS_WITH(whole.rows(8, 2), Catch::Contains("outside search results of 9 queries"));
   // A part without cells (another kind of index) drops them all.
   SearchResults flat = winnow::index::make_vector_index("flat", 8)->search(1, queries.data(), 4);
   CHECK(flat.probes_per_query == 0);

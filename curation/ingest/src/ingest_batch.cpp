@@ -156,15 +156,12 @@ void IngestBatch::start_chunk() {
 void IngestBatch::fold_in_unsearched() {
   if (chunk_.listed || chunk_.rows == 0) return;
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  const auto fold = [&](const std::vector<std::int64_t>& ids, const std::vector<float>& vectors,
-                        const std::vector<std::uint32_t>& homes) {
-    if (ids.empty()) return;
-    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), ids, vectors, homes, dim_, k,
-            context_.pool);
+  for (const UnindexedVectors* unindexed : {&previous_added_, &added_}) {
+    if (unindexed->ids.empty()) continue;
+    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), unindexed->ids, unindexed->vectors,
+            unindexed->homes, dim_, k, context_.pool);
     chunk_.searched = true;
-  };
-  fold(previous_add_ids_, previous_add_vectors_, previous_add_homes_);
-  fold(add_ids_, add_vectors_, add_homes_);
+  }
 }
 
 // With several threads: each embedded record's similarity to the stored
@@ -621,12 +618,8 @@ void IngestBatch::flush() {
 // records ask the index when decided (their prior lists name this block's
 // records): during a job they join at once.
 void IngestBatch::end_block() {
-  std::swap(previous_add_ids_, add_ids_);
-  std::swap(previous_add_vectors_, add_vectors_);
-  std::swap(previous_add_homes_, add_homes_);
-  add_ids_.clear();
-  add_vectors_.clear();
-  add_homes_.clear();
+  std::swap(previous_added_, added_);
+  added_.clear();
   unindexed_ = true;
   if (context_.job != nullptr) index_unindexed();
 }
@@ -636,9 +629,9 @@ void IngestBatch::end_block() {
 void IngestBatch::index_unindexed() {
   if (!unindexed_) return;
   unindexed_ = false;
-  if (!previous_add_ids_.empty()) {
+  if (!previous_added_.ids.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
-    context_.index.add(previous_add_ids_, previous_add_vectors_);
+    context_.index.add(previous_added_.ids, previous_added_.vectors);
     index_add_seconds_ += seconds_since(t0);
   }
 }
@@ -659,9 +652,9 @@ void IngestBatch::record_flushed(std::size_t i) {
     image_quality_.put(quality);
   }
   if (p.record == nullptr) return;
-  add_ids_.push_back(p.id);
-  add_vectors_.insert(add_vectors_.end(), p.embedding.begin(), p.embedding.end());
-  add_homes_.push_back(p.home_cell);
+  added_.ids.push_back(p.id);
+  added_.vectors.insert(added_.vectors.end(), p.embedding.begin(), p.embedding.end());
+  added_.homes.push_back(p.home_cell);
   if (p.accepted && p.sample.label) {
     context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
     ++context_.accepted_labels.counts[*p.sample.label];

@@ -69,6 +69,19 @@ class IngestBatch {
 
  private:
   struct Pending;
+  // Judged vectors not in the index yet, with each one's home cell (the
+  // first cell its search scanned; kAnyCell without): a chunk's row folds in
+  // only those whose home its own search scanned.
+  struct UnindexedVectors {
+    std::vector<std::int64_t> ids;
+    std::vector<float> vectors;
+    std::vector<std::uint32_t> homes;
+    void clear() {
+      ids.clear();
+      vectors.clear();
+      homes.clear();
+    }
+  };
 
   std::size_t next_block_chunks(const std::vector<PreparedChunk>& block) const;
   void start_chunk();
@@ -162,11 +175,7 @@ class IngestBatch {
   // one was searched: both are folded into each chunk's results. The block
   // before joins the index while the next block is prepared (unindexed_
   // until then).
-  std::vector<std::int64_t> add_ids_, previous_add_ids_;
-  std::vector<float> add_vectors_, previous_add_vectors_;
-  // Their home cells (kAnyCell without): a chunk's row folds in only the
-  // vectors whose home its search scanned.
-  std::vector<std::uint32_t> add_homes_, previous_add_homes_;
+  UnindexedVectors added_, previous_added_;
   bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
   std::vector<JudgedRange> judged_ranges_;

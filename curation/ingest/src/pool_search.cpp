@@ -51,16 +51,7 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
   }
   std::size_t r = 0;
   for (const index::SearchResults& part : parts) {
-    for (std::size_t row = 0; row < part.num_queries; ++row, ++r) {
-      std::copy_n(part.ids.begin() + static_cast<std::ptrdiff_t>(row * k), k,
-                  all.ids.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
-      std::copy_n(part.similarities.begin() + static_cast<std::ptrdiff_t>(row * k), k,
-                  all.similarities.begin() + static_cast<std::ptrdiff_t>(order[r] * k));
-      if (probed) {
-        std::copy_n(part.probes.begin() + static_cast<std::ptrdiff_t>(row * per_query), per_query,
-                    all.probes.begin() + static_cast<std::ptrdiff_t>(order[r] * per_query));
-      }
-    }
+    for (std::size_t row = 0; row < part.num_queries; ++row, ++r) all.set_row(order[r], part, row);
   }
   return all;
 }

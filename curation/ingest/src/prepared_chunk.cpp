@@ -151,25 +151,6 @@ void complete_and_embed(const IngestContext& context, PreparedChunk& chunk) {
   chunk.listed = prior_lists_cover(chunk, context.job);
 }
 
-// Rows [first, first + count) of `all`.
-index::SearchResults rows_of(const index::SearchResults& all, std::size_t first,
-                             std::size_t count) {
-  index::SearchResults part;
-  part.num_queries = count;
-  part.k = all.k;
-  const auto from = static_cast<std::ptrdiff_t>(first * all.k);
-  const auto to = static_cast<std::ptrdiff_t>((first + count) * all.k);
-  part.ids.assign(all.ids.begin() + from, all.ids.begin() + to);
-  part.similarities.assign(all.similarities.begin() + from, all.similarities.begin() + to);
-  if (all.probes_per_query > 0) {
-    const std::size_t per = all.probes_per_query;
-    part.probes_per_query = per;
-    part.probes.assign(all.probes.begin() + static_cast<std::ptrdiff_t>(first * per),
-                       all.probes.begin() + static_cast<std::ptrdiff_t>((first + count) * per));
-  }
-  return part;
-}
-
 }  // namespace
 
 void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block) {
@@ -193,7 +174,7 @@ void prepare_block(const IngestContext& context, std::size_t k, std::vector<Prep
   std::size_t first = 0;
   for (PreparedChunk* chunk : to_search) {
     chunk->searched = true;
-    chunk->found = rows_of(found, first, chunk->rows);
+    chunk->found = found.rows(first, chunk->rows);
     first += chunk->rows;
   }
 }

@@ -42,6 +42,12 @@ struct SearchResults {
   // these: how a batch searched in parts is put back together. The probes
   // are kept when both have them (or these hold no rows yet).
   void append(const SearchResults& more);
+  // Rows [first, first + count) as results of their own, with their probes.
+  SearchResults rows(std::size_t first, std::size_t count) const;
+  // Row `row` set to row `from_row` of `from` (the same k), and its probes
+  // when both hold them, as many a query: how a batch searched in parts in
+  // another order is put back together.
+  void set_row(std::size_t row, const SearchResults& from, std::size_t from_row);
   // Row by row, the best k of `a` and `b` (results of the same queries in two
   // indexes holding different ids), best first, ties to the lower id.
   static SearchResults merged(const SearchResults& a, const SearchResults& b, std::size_t k);
