@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
@@ -20,6 +19,7 @@
 
 #include "byte_io.h"
 #include "payload_codec.h"
+#include "replacement_file.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 
@@ -197,14 +197,6 @@ std::vector<std::uint8_t> read_prefix(detail::ByteSource& source, std::size_t ma
   }
   data.resize(size);
   return data;
-}
-
-std::string parent_directory(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) {
-    return ".";
-  }
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 bool file_exists(const std::string& path) {
@@ -418,43 +410,19 @@ void save_vector_index(const VectorIndex& index, const std::string& path,
   // The payload streams into the file behind a placeholder header; the real
   // header (payload size and checksum) overwrites it once they are known.
   const std::vector<std::uint8_t> placeholder = encode_header(index, fingerprint, 0, 0);
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      fmt::format("{}.tmp.{}.{}", path, static_cast<long>(::getpid()), counter.fetch_add(1));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  WINNOW_THROW_IF_NOT(fd >= 0, "cannot create temporary file '{}' for vector index '{}': {}", tmp,
-                      path, errno_text(errno));
-  try {
-    write_all(fd, placeholder.data(), placeholder.size(), tmp);
-    ChecksummedFileSink payload(fd, tmp);
-    detail::PayloadCodec::write(index, payload);
-    payload.flush();
-    const std::vector<std::uint8_t> header =
-        encode_header(index, fingerprint, payload.bytes(), payload.checksum());
-    WINNOW_THROW_IF_NOT(header.size() == placeholder.size() && ::lseek(fd, 0, SEEK_SET) == 0,
-                        "cannot rewind '{}' to write the vector index header: {}", tmp,
-                        errno_text(errno));
-    write_all(fd, header.data(), header.size(), tmp);
-    WINNOW_THROW_IF_NOT(::fsync(fd) == 0, "cannot fsync '{}': {}", tmp, errno_text(errno));
-    const int rc = ::close(fd);
-    WINNOW_THROW_IF_NOT(rc == 0, "cannot close '{}': {}", tmp, errno_text(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    WINNOW_THROW("cannot rename '{}' to vector index file '{}': {}", tmp, path, errno_text(err));
-  }
-  // Make the rename itself durable.
-  const std::string dir = parent_directory(path);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  detail::ReplacementFile file(path);
+  const int fd = file.fd();
+  write_all(fd, placeholder.data(), placeholder.size(), file.name());
+  ChecksummedFileSink payload(fd, file.name());
+  detail::PayloadCodec::write(index, payload);
+  payload.flush();
+  const std::vector<std::uint8_t> header =
+      encode_header(index, fingerprint, payload.bytes(), payload.checksum());
+  WINNOW_THROW_IF_NOT(header.size() == placeholder.size() && ::lseek(fd, 0, SEEK_SET) == 0,
+                      "cannot rewind '{}' to write the vector index header: {}", file.name(),
+                      errno_text(errno));
+  write_all(fd, header.data(), header.size(), file.name());
+  file.commit(header.size() + payload.bytes());
 }
 
 VectorIndexFileInfo read_vector_index_info(const std::string& path) {

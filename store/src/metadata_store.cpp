@@ -462,6 +462,20 @@ void MetadataStore::for_each_sample(const std::function<void(const SampleRecord&
   }
 }
 
+void MetadataStore::for_each_sample_identity(
+    std::int64_t after_id, const std::function<void(const SampleIdentity&)>& visit) {
+  Statement query(db_,
+                  "SELECT id, external_key, content_hash FROM samples WHERE id > ? ORDER BY id");
+  query.bind_all(after_id);
+  SampleIdentity identity;
+  while (query.step()) {
+    identity.id = query.column_int64(0);
+    identity.external_key = query.column_text(1);
+    identity.content_hash = query.column_text(2);
+    visit(identity);
+  }
+}
+
 void MetadataStore::for_each_sample_with_decision(
     const std::function<void(const SampleRecord&, const DecisionText&)>& visit,
     std::optional<SampleStatus> only) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -344,6 +345,54 @@ TEST_CASE("ingest pipeline: text duplicates with hashed n-grams", "[ingest]") {
   CHECK(r.counts[SampleStatus::rejected] == 1);  // pixels cannot be embedded as text
   CHECK(p.store().find_by_external_key("d")->duplicate_of ==
         p.store().find_by_external_key("a")->id);
+}
+
+// The stored-sample filter (stored_sample_filter.h) answers most content-hash
+// and key lookups from memory; it must still see every stored sample, the
+// ones another process wrote between this one's batches included.
+TEST_CASE("ingest pipeline: exact copies and repeated keys of samples another process stored",
+          "[ingest]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("two.db");
+  CurationConfig config;
+  config.embedder = "hashed-ngrams(n=3,dim=256)";
+  IngestPipeline::init(db, config);
+  // Texts of ten random words each: no two are near duplicates.
+  auto text = [](const std::string& key, int n) {
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::string words;
+    for (int w = 0; w < 10; ++w)
+      words += fmt::format("{}w{} ", char('a' + rng() % 26), rng() % 100000);
+    return fmt::format(R"({{"key":"{}","text":"{}"}})", key, words);
+  };
+  IngestPipeline first(db);
+  IngestPipeline second(db);  // another writer of the dataset, as another process is
+  std::vector<std::string> batch1, batch2, batch3;
+  for (int i = 0; i < 300; ++i) batch1.push_back(text("a" + std::to_string(i), i));
+  for (int i = 300; i < 600; ++i) batch2.push_back(text("b" + std::to_string(i), i));
+  // Two batches, so that the first writer's filter holds samples before the
+  // other writer's come.
+  const std::vector<std::string> batch1a(batch1.begin(), batch1.begin() + 150);
+  const std::vector<std::string> batch1b(batch1.begin() + 150, batch1.end());
+  REQUIRE(ingest_file(first, write_file(dir.file("1a.jsonl"), batch1a))
+              .counts[SampleStatus::accepted] == 150);
+  REQUIRE(ingest_file(first, write_file(dir.file("1b.jsonl"), batch1b))
+              .counts[SampleStatus::accepted] == 150);
+  REQUIRE(
+      ingest_file(second, write_file(dir.file("2.jsonl"), batch2)).counts[SampleStatus::accepted] ==
+      300);
+  // The first writer again: copies of both writers' samples under new keys,
+  // and keys both writers used, each once.
+  for (int i = 0; i < 600; i += 10) batch3.push_back(text("copy" + std::to_string(i), i));
+  for (int i = 5; i < 600; i += 10) {
+    batch3.push_back(text((i < 300 ? "a" : "b") + std::to_string(i), 100000 + i));
+  }
+  const BatchReport r = ingest_file(first, write_file(dir.file("3.jsonl"), batch3));
+  CHECK(r.counts[SampleStatus::duplicate_exact] == 60);
+  CHECK(r.counts[SampleStatus::rejected] == 60);
+  CHECK(r.counts[SampleStatus::accepted] == 0);
+  CHECK(first.store().find_by_external_key("copy590")->duplicate_of ==
+        first.store().find_by_external_key("b590")->id);
 }
 
 TEST_CASE("ingest pipeline: a dataset keeps the index parameters resolved at its creation",

@@ -1,7 +1,14 @@
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <numeric>
 
 #include "index_test_helpers.h"
@@ -121,7 +128,9 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
             .id(0, 0) == 99999);
   save_vector_index(*loaded.index, path, IndexFingerprint{kRows + 1, 99999});
   CHECK(load_vector_index(path).index->contains(99999));
-  CHECK(dir.entries() == 1);
+  // No temporary file left behind; the snapshot before is the next save's spare.
+  CHECK(dir.entries() == 2);
+  CHECK(load_vector_index(path + ".spare").fingerprint == fp);
 }
 
 // The groups of cells are part of the saved index: a reloaded capped IVF
@@ -389,6 +398,94 @@ TEST_CASE("open_or_rebuild propagates bad rebuild input and writes no file", "[i
   CHECK_THROWS_WITH(open_or_rebuild(path, "flat", 4, {}, bad), Contains("2 ids need 8 floats"));
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK_THROWS_WITH(open_or_rebuild(path, "nope", 4, {}, bad), Contains("unknown index type"));
+}
+
+namespace {
+
+struct stat file_stat(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  return st;
+}
+
+std::unique_ptr<VectorIndex> flat_of(std::size_t rows) {
+  const Data& dd = data();
+  auto index = make_vector_index("flat", kDim);
+  index->add(std::vector<std::int64_t>(dd.ids.begin(), dd.ids.begin() + rows),
+             std::vector<float>(dd.base.begin(), dd.base.begin() + rows * kDim));
+  return index;
+}
+
+std::string contents_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// A save overwrites the spare (the snapshot before the current one) in place
+// and swaps names with the index file: the pages it writes are the ones the
+// page cache holds already (replacement_file.h).
+TEST_CASE("a save overwrites the spare in place and swaps it with the index file", "[io]") {
+  ScratchDir dir;
+  const std::string path = dir.file("index.widx");
+  const std::string spare = path + ".spare";
+  save_vector_index(*flat_of(kRows), path, {1, 1});
+  CHECK(dir.entries() == 1);  // the first save had no file to swap with
+  save_vector_index(*flat_of(kRows), path, {2, 2});
+  REQUIRE(dir.entries() == 2);
+  CHECK(load_vector_index(path).fingerprint == IndexFingerprint{2, 2});
+  CHECK(load_vector_index(spare).fingerprint == IndexFingerprint{1, 1});
+
+  // A smaller index than the spare held: written over it and cut to size.
+  const auto spare_before = file_stat(spare);
+  save_vector_index(*flat_of(10), path, {3, 3});
+  const auto saved = file_stat(path);
+  CHECK(saved.st_ino == spare_before.st_ino);  // the same file, now at `path`
+  CHECK(static_cast<std::uint64_t>(saved.st_size) <
+        static_cast<std::uint64_t>(spare_before.st_size));
+  const LoadedVectorIndex loaded = load_vector_index(path);
+  CHECK(loaded.fingerprint == IndexFingerprint{3, 3});
+  CHECK(loaded.index->size() == 10);
+  CHECK(load_vector_index(spare).fingerprint == IndexFingerprint{2, 2});
+  CHECK(dir.entries() == 2);
+}
+
+TEST_CASE("a spare that is not a plain file of its own is left alone, and the save still works",
+          "[io]") {
+  ScratchDir dir;
+  const std::string path = dir.file("index.widx");
+  const std::string spare = path + ".spare";
+  const std::string outside = dir.file("outside.bin");
+  {
+    std::ofstream out(outside, std::ios::binary);
+    out << "not an index, and not to be overwritten";
+  }
+  const std::string kind = GENERATE(as<std::string>{}, "symlink", "fifo", "hard link", "locked");
+  INFO(kind);
+  save_vector_index(*flat_of(kRows), path, {1, 1});
+  int lock_fd = -1;
+  if (kind == "symlink") {
+    std::filesystem::create_symlink(outside, spare);
+  } else if (kind == "fifo") {
+    REQUIRE(::mkfifo(spare.c_str(), 0644) == 0);  // a save must not block on it
+  } else if (kind == "hard link") {
+    std::filesystem::create_hard_link(outside, spare);
+  } else {  // another process's save holds it
+    std::filesystem::copy_file(outside, spare);
+    lock_fd = ::open(spare.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(lock_fd >= 0);
+    REQUIRE(::flock(lock_fd, LOCK_EX | LOCK_NB) == 0);
+  }
+  const auto spare_before = file_stat(spare);
+  save_vector_index(*flat_of(20), path, {2, 2});
+  if (lock_fd >= 0) ::close(lock_fd);
+  CHECK(load_vector_index(path).index->size() == 20);
+  const auto spare_after = file_stat(spare);
+  CHECK(spare_after.st_ino == spare_before.st_ino);
+  CHECK(spare_after.st_mode == spare_before.st_mode);
+  CHECK(contents_of(outside) == "not an index, and not to be overwritten");
+  CHECK(dir.entries() == 3);  // path, spare, outside: no temporary file left
 }
 
 TEST_CASE("saving into a missing directory fails cleanly", "[io]") {

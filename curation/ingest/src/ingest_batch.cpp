@@ -336,7 +336,10 @@ void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& 
 // chunks), else the chunk's first copy. Remembers the hash either way.
 std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash) {
   std::optional<std::int64_t> original;
-  const bool maybe_stored = earlier_samples_ || seen_hashes_.count(dedup::hash64(hash)) != 0;
+  const bool maybe_stored =
+      (context_.stored_samples ? context_.stored_samples->may_hold_content_hash(hash)
+                               : earlier_samples_) ||
+      seen_hashes_.count(dedup::hash64(hash)) != 0;
   if (auto stored = maybe_stored ? context_.store.find_by_content_hash(hash) : std::nullopt) {
     original = stored->id;
   } else if (auto it = hash_to_item_.find(hash); it != hash_to_item_.end()) {
@@ -724,8 +727,10 @@ std::optional<int> IngestBatch::label_of(std::int64_t id) const {
 }
 
 bool IngestBatch::stored_key(const std::string& key) {
-  return (earlier_samples_ || seen_keys_.count(dedup::hash64(key)) != 0) &&
-         context_.store.find_by_external_key(key).has_value();
+  const bool maybe_stored =
+      (context_.stored_samples ? context_.stored_samples->may_hold_key(key) : earlier_samples_) ||
+      seen_keys_.count(dedup::hash64(key)) != 0;
+  return maybe_stored && context_.store.find_by_external_key(key).has_value();
 }
 
 void IngestBatch::remember_key(const std::string& key) {

@@ -14,6 +14,7 @@
 #include "accepted_labels.h"
 #include "job_positions.h"
 #include "stored_content_cache.h"
+#include "stored_sample_filter.h"
 #include "stored_text_sketches.h"
 
 namespace winnow::curation::ingest {
@@ -45,6 +46,9 @@ struct IngestContext {
   // Sketches of the stored texts, which rule candidates out unread (the
   // pipeline's; null: every candidate is verified).
   StoredTextSketches* text_sketches = nullptr;
+  // The stored samples' content hashes and keys, caught up before the batch
+  // (the pipeline's; null: the store is asked whenever it holds samples).
+  const StoredSampleFilter* stored_samples = nullptr;
 };
 
 }  // namespace winnow::curation::ingest

@@ -295,6 +295,7 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
   image_verifier_ = make_image_verifier(config_);
   text_verifier_ = make_text_verifier(config_);
   text_sketches_ = std::make_unique<StoredTextSketches>(text_verifier_->options().shingle);
+  stored_samples_ = std::make_unique<StoredSampleFilter>();
   label_names_ = labels::LabelNames::read(*store_);
   revision_ = stored_revision();
   open_index();
@@ -307,6 +308,7 @@ IngestContext IngestPipeline::ingest_context() {
                         *text_verifier_, label_names_, *accepted_labels_, *pool_,  job_.get()};
   context.stored_contents = stored_contents_.get();
   context.text_sketches = text_sketches_.get();
+  context.stored_samples = stored_samples_.get();
   return context;
 }
 
@@ -513,6 +515,7 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     // samples are in no prior list, so the job's lists no longer hold.
     if (job_ && job_->revision() != revision_) job_.reset();
     const std::size_t names_before = label_names_.size();
+    stored_samples_->catch_up(*store_);
     IngestBatch ingest(ingest_context(), batch.id);
     ingest.run(next_entry, name, stop);
     report.labels_rejudged = rejudge_stale_labels(batch.id, ingest.judged_ranges());

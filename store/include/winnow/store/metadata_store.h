@@ -78,6 +78,17 @@ class MetadataStore {
   void for_each_sample_with_decision(
       const std::function<void(const SampleRecord&, const DecisionText&)>& visit,
       std::optional<SampleStatus> only = std::nullopt);
+  // The external key and content hash of every sample with an id above
+  // `after_id`, in id order, from one consistent snapshot: what a cache of
+  // the stored samples' identities catches up with (samples are never
+  // deleted, and neither changes). `visit` must not write to this store.
+  struct SampleIdentity {
+    std::int64_t id = 0;
+    std::string external_key;
+    std::string content_hash;
+  };
+  void for_each_sample_identity(std::int64_t after_id,
+                                const std::function<void(const SampleIdentity&)>& visit);
   std::vector<EventRecord> events_of(std::int64_t sample_id);
   std::vector<EventRecord> events_of_batch(std::int64_t batch_id);
 

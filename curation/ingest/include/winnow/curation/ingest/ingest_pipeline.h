@@ -41,6 +41,7 @@ namespace winnow::curation::ingest {
 struct AcceptedLabelCache;  // accepted_labels.h
 class StoredContentCache;   // stored_content_cache.h
 class StoredTextSketches;   // stored_text_sketches.h
+class StoredSampleFilter;   // stored_sample_filter.h
 struct IngestContext;       // ingest_batch.h
 class JobPositions;         // job_positions.h
 
@@ -397,6 +398,9 @@ class IngestPipeline {
   // Sketches of the stored texts written or read, for the process's life
   // (stored_text_sketches.h).
   std::unique_ptr<StoredTextSketches> text_sketches_;
+  // The stored samples' content hashes and keys, which answer most of an
+  // ingest's lookups without the store (stored_sample_filter.h).
+  std::unique_ptr<StoredSampleFilter> stored_samples_;
   // From two threads on: copies each committed batch's WAL pages into the
   // database file beside the next batch (wal_checkpointer.h). Declared after
   // store_, so that it ends first and gives the writer its checkpoints back.

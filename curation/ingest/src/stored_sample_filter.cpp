@@ -1,0 +1,29 @@
+#include "stored_sample_filter.h"
+
+#include "winnow/curation/dedup/content_hash.h"
+
+namespace winnow::curation::ingest {
+
+void StoredSampleFilter::catch_up(store::MetadataStore& store) {
+  store.for_each_sample_identity(last_id_, [this](const store::MetadataStore::SampleIdentity& s) {
+    content_hashes_.add(dedup::hash64(s.content_hash));
+    keys_.add(dedup::hash64(s.external_key));
+    last_id_ = s.id;
+  });
+}
+
+bool StoredSampleFilter::may_hold_content_hash(std::string_view content_hash) const {
+  return content_hashes_.may_contain(dedup::hash64(content_hash));
+}
+
+bool StoredSampleFilter::may_hold_key(std::string_view external_key) const {
+  return keys_.may_contain(dedup::hash64(external_key));
+}
+
+void StoredSampleFilter::clear() {
+  content_hashes_.clear();
+  keys_.clear();
+  last_id_ = 0;
+}
+
+}  // namespace winnow::curation::ingest
