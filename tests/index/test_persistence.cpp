@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>  // renameat2
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -37,6 +38,18 @@ struct Data {
 const Data& data() {
   static const Data d;
   return d;
+}
+
+// Whether the file system under `dir` swaps names (RENAME_EXCHANGE): where it
+// cannot, a save renames its file and keeps no spare (replacement_file.h).
+bool exchanges_names(const ScratchDir& dir) {
+  const std::string a = dir.file("probe-a"), b = dir.file("probe-b");
+  std::ofstream(a) << "a";
+  std::ofstream(b) << "b";
+  const bool ok = ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+  return ok;
 }
 
 void truncate_file(const std::string& path, std::uintmax_t keep) {
@@ -128,9 +141,14 @@ TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
             .id(0, 0) == 99999);
   save_vector_index(*loaded.index, path, IndexFingerprint{kRows + 1, 99999});
   CHECK(load_vector_index(path).index->contains(99999));
-  // No temporary file left behind; the snapshot before is the next save's spare.
-  CHECK(dir.entries() == 2);
-  CHECK(load_vector_index(path + ".spare").fingerprint == fp);
+  // No temporary file left behind; the snapshot before is the next save's spare
+  // (kept where the file system can swap names).
+  if (exchanges_names(dir)) {
+    CHECK(dir.entries() == 2);
+    CHECK(load_vector_index(path + ".spare").fingerprint == fp);
+  } else {
+    CHECK(dir.entries() == 1);
+  }
 }
 
 // The groups of cells are part of the saved index: a reloaded capped IVF
@@ -428,6 +446,10 @@ std::string contents_of(const std::string& path) {
 // page cache holds already (replacement_file.h).
 TEST_CASE("a save overwrites the spare in place and swaps it with the index file", "[io]") {
   ScratchDir dir;
+  if (!exchanges_names(dir)) {
+    WARN("the file system under " << dir.path() << " cannot exchange names: no spare to test");
+    return;
+  }
   const std::string path = dir.file("index.widx");
   const std::string spare = path + ".spare";
   save_vector_index(*flat_of(kRows), path, {1, 1});
