@@ -6,8 +6,6 @@
 // it, as every save did before the spare (docs/index.md, "Persistence").
 //
 //   bench_index_save --index DIR/growth.db.index --out /tmp/s/x.index --saves 5 --wait 6
-#include <sys/stat.h>
-
 #include <chrono>
 #include <filesystem>
 #include <string>

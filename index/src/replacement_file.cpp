@@ -17,8 +17,8 @@
 namespace winnow::index::detail {
 namespace {
 
-std::string errno_text(int err) {
-  return std::strerror(err);
+std::string spare_path(const std::string& path) {
+  return path + ".spare";
 }
 
 std::string parent_directory(const std::string& path) {
@@ -75,15 +75,15 @@ void ReplacementFile::open_temporary() {
   name_ = fmt::format("{}.tmp.{}.{}", path_, static_cast<long>(::getpid()), counter.fetch_add(1));
   fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   WINNOW_THROW_IF_NOT(fd_ >= 0, "cannot create temporary file '{}' for vector index '{}': {}",
-                      name_, path_, errno_text(errno));
+                      name_, path_, std::strerror(errno));
 }
 
 void ReplacementFile::commit(std::uint64_t size) {
   if (spare_) {
     WINNOW_THROW_IF_NOT(::ftruncate(fd_, static_cast<off_t>(size)) == 0,
-                        "cannot cut '{}' to {} bytes: {}", name_, size, errno_text(errno));
+                        "cannot cut '{}' to {} bytes: {}", name_, size, std::strerror(errno));
   }
-  WINNOW_THROW_IF_NOT(::fsync(fd_) == 0, "cannot fsync '{}': {}", name_, errno_text(errno));
+  WINNOW_THROW_IF_NOT(::fsync(fd_) == 0, "cannot fsync '{}': {}", name_, std::strerror(errno));
   // A spare swaps names with a regular file at `path` and so keeps the old
   // snapshot's pages for the next save; anything else (no file yet, a
   // symlink, a file system without RENAME_EXCHANGE) is replaced by rename.
@@ -93,7 +93,7 @@ void ReplacementFile::commit(std::uint64_t size) {
         ::renameat2(AT_FDCWD, name_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) &&
       ::rename(name_.c_str(), path_.c_str()) != 0) {
     WINNOW_THROW("cannot rename '{}' to vector index file '{}': {}", name_, path_,
-                 errno_text(errno));
+                 std::strerror(errno));
   }
   committed_ = true;
   // Closing releases the spare's lock only now that the names are swapped.

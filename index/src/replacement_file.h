@@ -11,8 +11,9 @@
 // 0.35-0.45 s to fault in, against 0.09 s to overwrite (docs/benchmarks.md).
 //
 // The spare is skipped, and a new temporary file `<path>.tmp.<pid>.<n>` is
-// renamed over `path` instead, when it is anything but a regular file (a
-// symlink is not followed, a special file not opened), when another save
+// renamed over `path` instead, when it is anything but a regular file of one
+// link (a symlink is not followed, a special file not opened, a hard link's
+// other name not overwritten), when another save
 // holds it (flock), or when the file system cannot exchange names.
 #pragma once
 
@@ -34,14 +35,11 @@ class ReplacementFile {
 
   int fd() const { return fd_; }
   const std::string& name() const { return name_; }  // the file being written
-  bool reuses_spare() const { return spare_; }
 
   // Cuts the file to `size` bytes (a spare may be longer), fsyncs it, puts
   // it at `path` and fsyncs the directory. Throws naming the files on error;
   // `path` is then unchanged.
   void commit(std::uint64_t size);
-
-  static std::string spare_path(const std::string& path) { return path + ".spare"; }
 
  private:
   bool open_spare();

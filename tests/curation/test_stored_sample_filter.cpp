@@ -10,10 +10,12 @@
 #include "growing_bloom_filter.h"
 #include "stored_sample_filter.h"
 #include "support/temp_dir.h"
+#include "winnow/curation/dedup/content_hash.h"
 #include "winnow/store/metadata_store.h"
 
 namespace {
 
+using winnow::curation::dedup::hash64;
 using winnow::curation::ingest::GrowingBloomFilter;
 using winnow::curation::ingest::StoredSampleFilter;
 using winnow::store::MetadataStore;
@@ -63,7 +65,7 @@ TEST_CASE("stored-sample filter: catches up with every sample, whichever connect
   MetadataStore other(db);  // another process's connection to the same file
   StoredSampleFilter filter;
   filter.catch_up(store);  // nothing stored yet
-  CHECK_FALSE(filter.may_hold_key("k0"));
+  CHECK_FALSE(filter.may_hold_key(hash64("k0")));
 
   std::vector<winnow::store::NewSample> first, second;
   for (int i = 0; i < 500; ++i)
@@ -73,20 +75,21 @@ TEST_CASE("stored-sample filter: catches up with every sample, whichever connect
   store.insert_samples(first);
   filter.catch_up(store);
   other.insert_samples(second);
-  CHECK_FALSE(filter.may_hold_key("k700"));  // not caught up yet (almost surely: 1%)
+  CHECK_FALSE(filter.may_hold_key(hash64("k700")));  // not caught up yet (almost surely: 1%)
   filter.catch_up(store);
   for (int i = 0; i < 900; ++i) {
-    CHECK(filter.may_hold_key("k" + std::to_string(i)));
-    CHECK(filter.may_hold_content_hash("h" + std::to_string(i)));
+    CHECK(filter.may_hold_key(hash64("k" + std::to_string(i))));
+    CHECK(filter.may_hold_content_hash(hash64("h" + std::to_string(i))));
   }
   // Keys and hashes are separate sets: a key is not taken for a hash.
   std::size_t crossed = 0;
-  for (int i = 0; i < 900; ++i) crossed += filter.may_hold_content_hash("k" + std::to_string(i));
+  for (int i = 0; i < 900; ++i)
+    crossed += filter.may_hold_content_hash(hash64("k" + std::to_string(i)));
   CHECK(crossed < 50);
 
   filter.clear();
-  CHECK_FALSE(filter.may_hold_key("k1"));
+  CHECK_FALSE(filter.may_hold_key(hash64("k1")));
   filter.catch_up(store);  // all of them again
-  CHECK(filter.may_hold_key("k1"));
-  CHECK(filter.may_hold_key("k899"));
+  CHECK(filter.may_hold_key(hash64("k1")));
+  CHECK(filter.may_hold_key(hash64("k899")));
 }

@@ -64,8 +64,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
                    finder_options(context.config, NearDuplicateCheck::text)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
-      image_issues_(context.config.image_issues, image_quality_),
-      earlier_samples_(context.store.has_samples()) {}
+      image_issues_(context.config.image_issues, image_quality_) {}
 
 IngestBatch::~IngestBatch() = default;
 
@@ -336,17 +335,16 @@ void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& 
 // chunks), else the chunk's first copy. Remembers the hash either way.
 std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash) {
   std::optional<std::int64_t> original;
+  const std::uint64_t hash64 = dedup::hash64(hash);
   const bool maybe_stored =
-      (context_.stored_samples ? context_.stored_samples->may_hold_content_hash(hash)
-                               : earlier_samples_) ||
-      seen_hashes_.count(dedup::hash64(hash)) != 0;
+      context_.stored_samples.may_hold_content_hash(hash64) || seen_hashes_.count(hash64) != 0;
   if (auto stored = maybe_stored ? context_.store.find_by_content_hash(hash) : std::nullopt) {
     original = stored->id;
   } else if (auto it = hash_to_item_.find(hash); it != hash_to_item_.end()) {
     original = item_id(it->second);
   }
   hash_to_item_.emplace(hash, items_.size());
-  seen_hashes_.insert(dedup::hash64(hash));
+  seen_hashes_.insert(hash64);
   return original;
 }
 
@@ -727,9 +725,9 @@ std::optional<int> IngestBatch::label_of(std::int64_t id) const {
 }
 
 bool IngestBatch::stored_key(const std::string& key) {
+  const std::uint64_t hash64 = dedup::hash64(key);
   const bool maybe_stored =
-      (context_.stored_samples ? context_.stored_samples->may_hold_key(key) : earlier_samples_) ||
-      seen_keys_.count(dedup::hash64(key)) != 0;
+      context_.stored_samples.may_hold_key(hash64) || seen_keys_.count(hash64) != 0;
   return maybe_stored && context_.store.find_by_external_key(key).has_value();
 }
 

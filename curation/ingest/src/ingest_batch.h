@@ -155,11 +155,9 @@ class IngestBatch {
   std::unordered_set<std::string> batch_keys_;                 // this chunk's
   // 64-bit hashes of every key and content hash of the batch so far (two
   // numbers a record): the store is asked about a key or a content hash only
-  // when an earlier batch (the stored-sample filter, else any stored sample)
-  // or an earlier chunk may hold it, so a first import saves two queries per
-  // sample, and a later batch nearly as many.
+  // when an earlier batch (the stored-sample filter) or an earlier chunk may
+  // hold it, so that nearly every record saves two queries.
   std::unordered_set<std::uint64_t> seen_keys_, seen_hashes_;
-  bool earlier_samples_ = false;
   // Flushed items by store id. The store numbers a batch's samples with
   // increasing rowids, so a vector indexed by id - first_id does.
   std::int64_t first_id_ = -1;

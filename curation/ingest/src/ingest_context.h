@@ -33,6 +33,9 @@ struct IngestContext {
   const dedup::TextNearDuplicateVerifier& text_verifier;
   labels::LabelNames& label_names;
   AcceptedLabelCache& accepted_labels;
+  // The stored samples' content hashes and keys, caught up before the batch:
+  // the store is asked about one only when the filter may hold it.
+  const StoredSampleFilter& stored_samples;
   // Parsing and decoding, embedding, the index searches and the verification
   // of stored candidates run on it; decisions stay on the calling thread, in
   // order.
@@ -46,9 +49,6 @@ struct IngestContext {
   // Sketches of the stored texts, which rule candidates out unread (the
   // pipeline's; null: every candidate is verified).
   StoredTextSketches* text_sketches = nullptr;
-  // The stored samples' content hashes and keys, caught up before the batch
-  // (the pipeline's; null: the store is asked whenever it holds samples).
-  const StoredSampleFilter* stored_samples = nullptr;
 };
 
 }  // namespace winnow::curation::ingest

@@ -304,11 +304,11 @@ IngestPipeline::IngestPipeline(const std::string& db_path)
 IngestPipeline::~IngestPipeline() = default;
 
 IngestContext IngestPipeline::ingest_context() {
-  IngestContext context{*store_,         *index_,      *embedder_,        config_, *image_verifier_,
-                        *text_verifier_, label_names_, *accepted_labels_, *pool_,  job_.get()};
+  IngestContext context{*store_,          *index_,         *embedder_,   config_,
+                        *image_verifier_, *text_verifier_, label_names_, *accepted_labels_,
+                        *stored_samples_, *pool_,          job_.get()};
   context.stored_contents = stored_contents_.get();
   context.text_sketches = text_sketches_.get();
-  context.stored_samples = stored_samples_.get();
   return context;
 }
 

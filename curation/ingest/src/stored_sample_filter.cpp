@@ -12,14 +12,6 @@ void StoredSampleFilter::catch_up(store::MetadataStore& store) {
   });
 }
 
-bool StoredSampleFilter::may_hold_content_hash(std::string_view content_hash) const {
-  return content_hashes_.may_contain(dedup::hash64(content_hash));
-}
-
-bool StoredSampleFilter::may_hold_key(std::string_view external_key) const {
-  return keys_.may_contain(dedup::hash64(external_key));
-}
-
 void StoredSampleFilter::clear() {
   content_hashes_.clear();
   keys_.clear();

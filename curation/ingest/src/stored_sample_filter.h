@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 #include "winnow/store/metadata_store.h"
 
@@ -30,8 +29,14 @@ class StoredSampleFilter {
   // Adds the samples stored since the last call (all of them at the first).
   // Call inside the batch's transaction, so that none can be missed.
   void catch_up(store::MetadataStore& store);
-  bool may_hold_content_hash(std::string_view content_hash) const;
-  bool may_hold_key(std::string_view external_key) const;
+  // Each takes dedup::hash64 of the content hash or key (the ingest has it
+  // already, for its own sets).
+  bool may_hold_content_hash(std::uint64_t content_hash64) const {
+    return content_hashes_.may_contain(content_hash64);
+  }
+  bool may_hold_key(std::uint64_t external_key64) const {
+    return keys_.may_contain(external_key64);
+  }
   // Forgets every sample: the next catch_up reads them all again.
   void clear();
   std::size_t bytes() const { return content_hashes_.bytes() + keys_.bytes(); }
