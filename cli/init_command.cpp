@@ -93,9 +93,10 @@ Command add_init_command(CLI::App& parent) {
                   "labelled neighbours needed to flag a label issue")
       ->capture_default_str();
   cmd->add_option("--label-rejudge-growth", config.label_rejudge_growth,
-                  "after a batch, re-judge the doubtful labels judged when the labelled samples "
-                  "were fewer than today's / (1 + this), and every label judged when they were "
-                  "fewer than today's / (1 + this)^3; 0: never")
+                  "after a batch, re-judge the doubtful labels (quality < 0.5) judged when the "
+                  "labelled samples were fewer than today's / (1 + this), the unsure ones "
+                  "(< 0.9) judged against fewer than today's / (1 + this)^3, and every label "
+                  "judged against fewer than today's / (1 + this)^6; 0: never")
       ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();

@@ -553,10 +553,49 @@ TEST_CASE("a label issue flagged among few neighbours is cleared when more arriv
   CHECK(status_of(p, "lonely") == SampleStatus::accepted);
   CHECK_THAT(last_reason(p, "lonely"), Catch::Matchers::StartsWith("label issue cleared"));
   CHECK(r.labels_rejudged.cleared >= 1);
-  // The six, agreed with when judged, wait for more growth: once the dataset
-  // has grown 1.5^3 times since, every sample is judged again, so the store
-  // says what a full re-judgement says.
+  // The six, mostly agreed with when judged, wait for more growth: once the
+  // dataset has grown 1.5^3 times since, the unsure verdicts are judged
+  // again, and here the store then says what a full re-judgement says.
   ingest_file(p, write_manifest(dir.file("third.jsonl"), topic("more", 200, 3, 3, rng)));
+  RejudgeOptions options;
+  options.labels = true;
+  const RejudgeReport full = p.rejudge(options);
+  CHECK(full.newly_flagged == 0);
+  CHECK(full.cleared == 0);
+}
+
+TEST_CASE("a confident label that drift overturns is judged again after six growth steps",
+          "[ingest][rejudge]") {
+  // Ten `sure` samples labelled 1 on axis 2, their own nearest neighbours:
+  // every one agrees, a confident verdict. Sixty labelled 0 then arrive
+  // there, so that a full re-judgement would flag some of the ten.
+  winnow::test::TempDir dir;
+  std::mt19937 rng(11);
+  std::vector<std::string> first = topic("animal", 30, 0, 0, rng);
+  const std::vector<std::string> tools = topic("tool", 30, 1, 1, rng);
+  const std::vector<std::string> sure = topic("sure", 10, 2, 1, rng);
+  first.insert(first.end(), tools.begin(), tools.end());
+  first.insert(first.end(), sure.begin(), sure.end());
+  IngestPipeline p(rejudging_dataset(dir, "drift", 0.5));
+  ingest_file(p, write_manifest(dir.file("first.jsonl"), first));  // 70 voters
+  ingest_file(p, write_manifest(dir.file("drift.jsonl"), topic("drift", 60, 2, 0, rng)));
+  auto sure_flagged = [&] {
+    int flagged = 0;
+    for (int i = 0; i < 10; ++i) {
+      flagged += status_of(p, "sure-" + std::to_string(i)) == SampleStatus::label_issue;
+    }
+    return flagged;
+  };
+  REQUIRE(sure_flagged() == 0);
+
+  // 400 voters: past 70 * 1.5^3, short of 70 * 1.5^6 = 797. The ten's
+  // verdicts stand (the price of judging confident labels less often).
+  ingest_file(p, write_manifest(dir.file("more.jsonl"), topic("more", 270, 3, 3, rng)));
+  CHECK(sure_flagged() == 0);
+  // 850 voters: every verdict of the first batch is due, and the store says
+  // what a full re-judgement says.
+  ingest_file(p, write_manifest(dir.file("most.jsonl"), topic("most", 450, 3, 3, rng)));
+  CHECK(sure_flagged() >= 1);
   RejudgeOptions options;
   options.labels = true;
   const RejudgeReport full = p.rejudge(options);

@@ -12,15 +12,27 @@ namespace winnow::curation::ingest {
 
 namespace {
 
-// What is due in `r` at voters_now, if anything.
+// Whether a verdict against `then` voters is due after `steps` factors of 1 + growth.
+bool grown(std::int64_t then, std::int64_t voters_now, double growth, int steps) {
+  return static_cast<double>(then) * std::pow(1.0 + growth, steps) <
+         static_cast<double>(voters_now);
+}
+
+// What is due in `r` at voters_now, if anything: the widest tier due. Each
+// tier is checked on its own count, so that re-judging the doubtful samples
+// recently never delays the others.
 std::optional<DueRange> due_in(const JudgedRange& r, std::int64_t voters_now, double growth,
                                std::int64_t whole_below) {
-  const auto now = static_cast<double>(voters_now);
-  if (static_cast<double>(r.voters) * (1.0 + growth) >= now) return std::nullopt;
-  const double confident_growth = std::pow(1.0 + growth, LabelJudgementLog::kConfidentGrowthSteps);
-  const bool whole =
-      r.all_voters < whole_below || static_cast<double>(r.all_voters) * confident_growth < now;
-  return DueRange{r, whole};
+  const bool doubtful_due = grown(r.voters, voters_now, growth, 1);
+  if (grown(r.all_voters, voters_now, growth, LabelJudgementLog::kConfidentGrowthSteps) ||
+      (doubtful_due && r.all_voters < whole_below)) {
+    return DueRange{r, DueTier::all};
+  }
+  if (grown(r.unsure_voters, voters_now, growth, LabelJudgementLog::kUnsureGrowthSteps)) {
+    return DueRange{r, DueTier::unsure};
+  }
+  if (doubtful_due) return DueRange{r, DueTier::doubtful};
+  return std::nullopt;
 }
 
 bool close(std::int64_t a, std::int64_t b, double factor) {
@@ -29,6 +41,18 @@ bool close(std::int64_t a, std::int64_t b, double factor) {
 
 }  // namespace
 
+std::int64_t DueRange::judged_against() const {
+  switch (tier) {
+    case DueTier::doubtful:
+      return range.voters;
+    case DueTier::unsure:
+      return range.unsure_voters;
+    case DueTier::all:
+      break;
+  }
+  return range.all_voters;
+}
+
 LabelJudgementLog LabelJudgementLog::from_json(const std::string& text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   WINNOW_THROW_IF_NOT(j.is_array(), "meta {}: not a JSON array: '{}'", kMetaKey,
@@ -36,14 +60,20 @@ LabelJudgementLog LabelJudgementLog::from_json(const std::string& text) {
   LabelJudgementLog log;
   for (const nlohmann::json& r : j) {
     WINNOW_THROW_IF_NOT(
-        r.is_array() && r.size() == 4 &&
+        r.is_array() && (r.size() == 4 || r.size() == 5) &&
             std::all_of(r.begin(), r.end(),
                         [](const nlohmann::json& v) { return v.is_number_integer(); }),
-        "meta {}: entry {} is not [first_id, last_id, voters, all_voters]", kMetaKey, r.dump());
-    const auto voters = r[2].get<std::int64_t>(), all_voters = r[3].get<std::int64_t>();
-    WINNOW_THROW_IF_NOT(all_voters >= 0 && all_voters <= voters,
-                        "meta {}: entry {} has all_voters outside [0, voters]", kMetaKey, r.dump());
+        "meta {}: entry {} is not [first_id, last_id, voters, unsure_voters, all_voters]", kMetaKey,
+        r.dump());
+    const auto voters = r[2].get<std::int64_t>();
+    const auto all_voters = r[r.size() - 1].get<std::int64_t>();
+    const auto unsure_voters = r.size() == 5 ? r[3].get<std::int64_t>() : all_voters;
+    WINNOW_THROW_IF_NOT(
+        0 <= all_voters && all_voters <= unsure_voters && unsure_voters <= voters,
+        "meta {}: entry {} does not have 0 <= all_voters <= unsure_voters <= voters", kMetaKey,
+        r.dump());
     log.add(r[0].get<std::int64_t>(), r[1].get<std::int64_t>(), voters);
+    log.ranges_.back().unsure_voters = unsure_voters;
     log.ranges_.back().all_voters = all_voters;
   }
   return log;
@@ -51,7 +81,9 @@ LabelJudgementLog LabelJudgementLog::from_json(const std::string& text) {
 
 std::string LabelJudgementLog::to_json() const {
   nlohmann::json j = nlohmann::json::array();
-  for (const JudgedRange& r : ranges_) j.push_back({r.first_id, r.last_id, r.voters, r.all_voters});
+  for (const JudgedRange& r : ranges_) {
+    j.push_back({r.first_id, r.last_id, r.voters, r.unsure_voters, r.all_voters});
+  }
   return j.dump();
 }
 
@@ -62,7 +94,7 @@ void LabelJudgementLog::add(std::int64_t first_id, std::int64_t last_id, std::in
   WINNOW_THROW_IF_NOT(ranges_.empty() || first_id > ranges_.back().last_id,
                       "label judgement log: range [{}, {}] does not follow [{}, {}]", first_id,
                       last_id, ranges_.back().first_id, ranges_.back().last_id);
-  ranges_.push_back({first_id, last_id, voters, voters});
+  ranges_.push_back({first_id, last_id, voters, voters, voters});
 }
 
 std::vector<DueRange> LabelJudgementLog::due(std::int64_t voters_now, double growth,
@@ -79,16 +111,20 @@ void LabelJudgementLog::rejudged(std::int64_t voters_now, double growth, std::in
     const std::optional<DueRange> d = due_in(r, voters_now, growth, whole_below);
     if (!d) continue;
     r.voters = voters_now;
-    if (d->whole) r.all_voters = voters_now;
+    if (d->tier != DueTier::doubtful) r.unsure_voters = voters_now;
+    if (d->tier == DueTier::all) r.all_voters = voters_now;
   }
   const double factor = 1.0 + growth / 8.0;
   std::vector<JudgedRange> merged;
   for (const JudgedRange& r : ranges_) {
     if (!merged.empty()) {
       JudgedRange& last = merged.back();
-      if (close(last.voters, r.voters, factor) && close(last.all_voters, r.all_voters, factor)) {
+      if (close(last.voters, r.voters, factor) &&
+          close(last.unsure_voters, r.unsure_voters, factor) &&
+          close(last.all_voters, r.all_voters, factor)) {
         last.last_id = r.last_id;
         last.voters = std::min(last.voters, r.voters);
+        last.unsure_voters = std::min(last.unsure_voters, r.unsure_voters);
         last.all_voters = std::min(last.all_voters, r.all_voters);
         continue;
       }

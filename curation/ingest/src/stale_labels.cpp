@@ -1,7 +1,8 @@
 // IngestPipeline::rejudge_stale_labels: after a batch, judge again the labels
 // judged when the dataset was much smaller (LabelJudgementLog: the doubtful
-// ones after each growth step, all of them after every third), so that what
-// the store says about a label does not depend on when the sample arrived.
+// ones after each growth step, the unsure after every third, all of them
+// after every sixth), so that what the store says about a label does not
+// depend on when the sample arrived.
 //
 // The judgement is ingest's: label quality over the label_k nearest labelled
 // samples (accepted and label_issue, itself excluded), flagged below
@@ -10,6 +11,7 @@
 // label issue confident learning decided stays one (as in `rejudge`). It runs
 // inside the batch's transaction, so a failure rolls the batch back with it.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,10 +35,28 @@ namespace {
 // calls of 1,024 (bench_hnsw_recall --query-batch); 2 MB of 128-d vectors.
 constexpr std::size_t kSearchChunk = 4096;
 // A label with less than this share of its neighbours' weight is doubtful:
-// re-judged at every growth step (LabelJudgementLog), the others at every
-// third. On Fashion-MNIST streams the doubtful alone gave the same flags as
-// re-judging everyone, for a third of the work (docs/curation.md).
+// re-judged at every growth step (LabelJudgementLog). On Fashion-MNIST
+// streams the doubtful alone gave the same flags as re-judging everyone, for
+// a third of the work (docs/curation.md).
 constexpr double kDoubtfulBelow = 0.5;
+// ... and below this share unsure: re-judged at every third step; the
+// confident rest at every sixth. A label nine in ten of its neighbours agree
+// with needs its neighbourhood overturned to fall below label_flag_below.
+constexpr double kUnsureBelow = 0.9;
+
+// The stored label quality below which an accepted sample is in `tier`
+// (label issues are in every tier).
+std::optional<double> accepted_quality_below(DueTier tier) {
+  switch (tier) {
+    case DueTier::doubtful:
+      return kDoubtfulBelow;
+    case DueTier::unsure:
+      return kUnsureBelow;
+    case DueTier::all:
+      break;
+  }
+  return std::nullopt;
+}
 // Ranges judged against fewer than this many labelled samples per label_k
 // neighbour are re-judged whole: such a verdict says little either way.
 constexpr std::int64_t kWholeBelowVotersPerK = 10;
@@ -117,11 +137,11 @@ LabelRejudgeCounts IngestPipeline::rejudge_stale_labels(std::int64_t batch_id,
         [&](const store::JudgedVectorRow& row) {
           if (!row.label) return;
           chunk.push_back({row.sample_id, row.status == store::SampleStatus::accepted,
-                           static_cast<int>(*row.label), due.whole ? r.all_voters : r.voters});
+                           static_cast<int>(*row.label), due.judged_against()});
           chunk_vectors.insert(chunk_vectors.end(), row.embedding.begin(), row.embedding.end());
           if (chunk.size() == kSearchChunk) judge_chunk();
         },
-        due.whole ? std::nullopt : std::optional<double>(kDoubtfulBelow));
+        accepted_quality_below(due.tier));
   }
   judge_chunk();
 

@@ -93,11 +93,12 @@ struct CurationConfig {
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
   // After each batch, the doubtful labels judged when the dataset had fewer
   // than labelled / (1 + label_rejudge_growth) labelled samples are judged
-  // again against today's, and every label judged below labelled / (1 +
-  // label_rejudge_growth)^3 (LabelJudgementLog; 0: never). A stored config
+  // again against today's, the unsure ones judged below labelled / (1 +
+  // label_rejudge_growth)^3, and every label judged below labelled / (1 +
+  // label_rejudge_growth)^6 (LabelJudgementLog; 0: never). A stored config
   // without it gets 0: the online-only rule such a database was curated with.
   double label_rejudge_growth = 0.5;
-  int micro_batch = 256;         // records embedded, searched and indexed together
+  int micro_batch = 256;  // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;
   // Image-quality issues of decoded image files: thresholds, flag or reject

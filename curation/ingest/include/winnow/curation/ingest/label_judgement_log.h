@@ -3,15 +3,18 @@
 // incremental re-judging (docs/curation.md, "Label quality").
 //
 // A sample judged at arrival saw only the samples before it; the dataset keeps
-// growing, so after each batch the pipeline judges again
+// growing, so after each batch the pipeline judges again, in each range of
+// samples,
 //   - the doubtful samples (label issues, and labels with less than half of
-//     their neighbours' weight) of every range judged against fewer than
-//     voters_now / (1 + growth) labelled samples, and
-//   - every sample of a range whose samples were all last judged against
-//     fewer than voters_now / (1 + growth)^3, or against fewer than
-//     `whole_below` (a verdict over so few samples says little).
-// So a doubtful verdict is at most a factor 1 + growth of growth old, any
-// verdict at most (1 + growth)^3, and whether a label is flagged no longer
+//     their neighbours' weight) once the dataset has grown a factor 1 + growth
+//     since they were judged,
+//   - the unsure samples (labels with less than nine tenths of their
+//     neighbours' weight) after (1 + growth)^3,
+//   - every sample after (1 + growth)^6, or as soon as the dataset has grown
+//     at all when they were judged against fewer than `whole_below` (a verdict
+//     over so few samples says little).
+// So a verdict is at most 1 + growth, (1 + growth)^3 or (1 + growth)^6 of
+// growth old, by how sure it was, and whether a label is flagged no longer
 // depends on whether it came early or late. Kept as ranges of sample ids (a
 // chunk of ingest is one range), so the log stays a few dozen entries
 // whatever the dataset's size.
@@ -27,26 +30,36 @@ struct JudgedRange {
   std::int64_t first_id = 0;
   std::int64_t last_id = 0;  // inclusive
   // Labelled samples the dataset had when the range's doubtful samples were
-  // last judged, and when all of them were (all_voters <= voters).
+  // last judged, its unsure ones, and all of them
+  // (all_voters <= unsure_voters <= voters).
   std::int64_t voters = 0;
+  std::int64_t unsure_voters = 0;
   std::int64_t all_voters = 0;
 };
 
-// What is due in a range (LabelJudgementLog::due).
+// Which samples of a range are due (LabelJudgementLog::due): each tier holds
+// the ones before it.
+enum class DueTier { doubtful, unsure, all };
+
 struct DueRange {
   JudgedRange range;
-  bool whole = false;  // every sample; else the doubtful ones
+  DueTier tier = DueTier::doubtful;
+  // When the samples of this tier were last judged (the tier's count).
+  std::int64_t judged_against() const;
 };
 
 class LabelJudgementLog {
  public:
   static constexpr const char* kMetaKey = "curation.label_judgements";  // its key in meta
-  // A confident verdict is due after this many growth steps of the doubtful.
-  static constexpr int kConfidentGrowthSteps = 3;
+  // Growth steps (factors of 1 + growth) after which an unsure verdict, and
+  // any verdict, is due; a doubtful one is due after one.
+  static constexpr int kUnsureGrowthSteps = 3;
+  static constexpr int kConfidentGrowthSteps = 6;
 
   LabelJudgementLog() = default;
   // Throws winnow::Error naming what is wrong (not JSON, a bad range,
-  // ranges out of order or overlapping).
+  // ranges out of order or overlapping). Entries of four numbers (written
+  // before the unsure tier) read as unsure_voters = all_voters.
   static LabelJudgementLog from_json(const std::string& text);
   std::string to_json() const;
 
