@@ -5,6 +5,7 @@
 
 #include "timestamp.h"
 #include "winnow/error.h"
+#include "winnow/store/migrations.h"
 #include "winnow/store/statement.h"
 #include "winnow/store/transaction.h"
 #include "winnow/version.h"
@@ -28,8 +29,11 @@ const char* contributor_kind_name(int kind) {
 
 constexpr const char* kFindSampleById = WINNOW_SAMPLE_COLUMNS "WHERE s.id = ?1";
 constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external_key = ?1";
-constexpr const char* kFindSampleByHash =
-    WINNOW_SAMPLE_COLUMNS "WHERE s.content_hash = ?1 ORDER BY s.id LIMIT 1";
+// One epoch of the content-hash index (migration 4): the expression must be
+// the index's, id >> 18, for the index to serve it.
+constexpr const char* kFindSampleByHashInEpoch =
+    WINNOW_SAMPLE_COLUMNS "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 ORDER BY s.id LIMIT 1";
+static_assert(kContentHashEpochBits == 18, "kFindSampleByHashInEpoch names the epoch's shift");
 constexpr const char* kEachSample = WINNOW_SAMPLE_COLUMNS WINNOW_EACH_SAMPLE;
 // Each sample with the reason and details of its latest decision event (the one
 // that gave it its status; columns 12 and 13); the correlated lookup uses the
@@ -301,8 +305,23 @@ std::optional<SampleRecord> MetadataStore::find_by_external_key(std::string_view
   return find_one_sample(db_, kFindSampleByKey, external_key);
 }
 
+// Epoch by epoch, oldest first, so the first match has the lowest id: a probe
+// per 262,144 ids (4 at a million samples), against inserts that stay in the
+// newest epoch's part of the index.
 std::optional<SampleRecord> MetadataStore::find_by_content_hash(std::string_view content_hash) {
-  return find_one_sample(db_, kFindSampleByHash, content_hash);
+  std::int64_t last_id = 0;
+  {
+    StatementScope max_id(db_.cached("SELECT ifnull(max(id), 0) FROM samples"));
+    max_id->bind_all();
+    WINNOW_THROW_IF_NOT(max_id->step(), "{}: max(id) of samples returned no row", db_.path());
+    last_id = max_id->column_int64(0);
+  }
+  StatementScope query(db_.cached(kFindSampleByHashInEpoch));
+  for (std::int64_t epoch = 0; epoch <= (last_id >> kContentHashEpochBits); ++epoch) {
+    query->bind_all(content_hash, epoch);
+    if (query->step()) return read_sample(*query);
+  }
+  return std::nullopt;
 }
 
 std::vector<AnnotationRecord> MetadataStore::annotations_of(std::int64_t sample_id) {

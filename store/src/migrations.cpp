@@ -151,6 +151,21 @@ void create_image_quality(Database& db) {
       " odd_size INTEGER NOT NULL CHECK (odd_size IN (0, 1)))");
 }
 
+// Version 4: the content-hash index keyed by epoch (sample id >> 18, i.e.
+// 262,144 ids; kContentHashEpochBits) first. Content hashes arrive in no
+// order, so with one index over all of them each batch's inserts landed all
+// over its B-tree: at a million samples a batch of 40,000 dirtied nearly all
+// of its 46 MB (docs/benchmarks.md, "The content-hash index as the store
+// grows"). Keyed by epoch, a batch's inserts land in the newest epoch's part;
+// a lookup probes each epoch (MetadataStore::find_by_content_hash).
+void partition_content_hash_index(Database& db) {
+  static_assert(kContentHashEpochBits == 18, "migration 4 has shipped: add a migration instead");
+  db.exec("DROP INDEX IF EXISTS samples_content_hash");
+  db.exec(
+      "CREATE INDEX IF NOT EXISTS samples_content_hash_by_epoch"
+      " ON samples (id >> 18, content_hash)");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -163,6 +178,8 @@ const std::vector<Migration>& schema_migrations() {
        &create_curation_vectors},
       {3, "image_quality: image-quality scores and issues of decoded image files",
        &create_image_quality},
+      {4, "samples_content_hash_by_epoch: the content-hash index keyed by id epoch first",
+       &partition_content_hash_index},
   };
   return migrations;
 }

@@ -66,7 +66,10 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   }
   CHECK(query_int(db,
                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
-                  "AND name = 'samples_content_hash'") == 1);
+                  "AND name = 'samples_content_hash_by_epoch'") == 1);
+  CHECK(query_int(db,
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                  "AND name = 'samples_content_hash'") == 0);
   CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 3);
   CHECK(query_text(db, "PRAGMA integrity_check") == "ok");
 }
@@ -153,6 +156,31 @@ TEST_CASE("a version 2 database gets the image_quality table and keeps its sampl
   record.issues[static_cast<std::size_t>(ImageIssue::odd_aspect_ratio)] = true;
   table.put(record);
   CHECK(table.count().issues[static_cast<std::size_t>(ImageIssue::odd_aspect_ratio)] == 1);
+  CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("a version 3 database gets the content-hash index by epoch, and finds its samples",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  std::int64_t sample_id = 0;
+  {
+    // Version 3 as the build before the epochs left it: one index on content_hash.
+    MetadataStore store(path);
+    sample_id = store.insert_sample(test::make_sample(1));
+    store.database().exec("DROP INDEX samples_content_hash_by_epoch");
+    store.database().exec("CREATE INDEX samples_content_hash ON samples (content_hash)");
+  }
+  set_user_version_raw(path, 3);
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  CHECK(query_int(store.database(),
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                  "AND name = 'samples_content_hash'") == 0);
+  CHECK(query_text(store.database(),
+                   "SELECT sql FROM sqlite_master WHERE name = 'samples_content_hash_by_epoch'") ==
+        "CREATE INDEX samples_content_hash_by_epoch ON samples (id >> 18, content_hash)");
+  CHECK(store.find_by_content_hash("hash-1")->id == sample_id);
   CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
 }
 

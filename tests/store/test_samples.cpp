@@ -3,6 +3,7 @@
 #include "store_test_support.h"
 #include "winnow/error.h"
 #include "winnow/store/metadata_store.h"
+#include "winnow/store/statement.h"
 #include "winnow/store/vector_table.h"
 
 using namespace winnow;
@@ -57,6 +58,32 @@ TEST_CASE("a recorded sample is found by id, key and content hash", "[store][sam
     CHECK(store.find_sample(copy_id)->duplicate_of == id);
     CHECK(store.events_of(copy_id).at(0).details_json.empty());
   }
+}
+
+TEST_CASE("a content hash is found in any epoch of its index, the lowest id first",
+          "[store][samples]") {
+  // The index is keyed by (id >> 18, content_hash): ids 1, 300,000 and
+  // 600,000 are in epochs 0, 1 and 2. SQLite numbers a new row after the
+  // largest id, so rows with chosen ids are written directly.
+  TempDir dir;
+  MetadataStore store(dir.file("epochs.db"));
+  const std::int64_t first = store.insert_sample(make_sample(1));
+  auto insert_at = [&](std::int64_t id, const std::string& hash) {
+    Statement insert(store.database(),
+                     "INSERT INTO samples (id, external_key, content_hash, status)"
+                     " VALUES (?1, ?2, ?3, 'accepted')");
+    insert.bind_all(id, "key-" + std::to_string(id), hash);
+    insert.run();
+  };
+  insert_at(600000, "hash-far");
+  const std::int64_t later = store.insert_sample(make_sample(7));
+  REQUIRE(later == 600001);
+  insert_at(300000, "hash-7");  // the same content, an earlier epoch
+
+  CHECK(store.find_by_content_hash("hash-1")->id == first);
+  CHECK(store.find_by_content_hash("hash-far")->id == 600000);
+  CHECK(store.find_by_content_hash("hash-7")->id == 300000);
+  CHECK_FALSE(store.find_by_content_hash("hash-2"));
 }
 
 TEST_CASE("decisions can be revisited and every one is logged", "[store][samples]") {

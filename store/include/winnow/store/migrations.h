@@ -15,6 +15,10 @@ struct Migration {
   void (*apply)(Database& db);
 };
 
+// Sample ids per epoch of the content-hash index (2^18; migration 4): its
+// key is (id >> kContentHashEpochBits, content_hash).
+inline constexpr int kContentHashEpochBits = 18;
+
 // Every migration in order; versions are 1, 2, 3, ... without gaps.
 const std::vector<Migration>& schema_migrations();
 
