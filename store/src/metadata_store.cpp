@@ -1,6 +1,7 @@
 #include "winnow/store/metadata_store.h"
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "timestamp.h"
@@ -307,21 +308,27 @@ std::optional<SampleRecord> MetadataStore::find_by_external_key(std::string_view
 
 // Epoch by epoch, oldest first, so the first match has the lowest id: a probe
 // per 262,144 ids (4 at a million samples), against inserts that stay in the
-// newest epoch's part of the index.
+// newest epoch's part of the index. Only epochs that hold samples are probed:
+// ids are dense as the store hands them out, but one far ahead in a file
+// written by other means must not cost 2^44 empty probes.
 std::optional<SampleRecord> MetadataStore::find_by_content_hash(std::string_view content_hash) {
-  std::int64_t last_id = 0;
-  {
-    StatementScope max_id(db_.cached("SELECT ifnull(max(id), 0) FROM samples"));
-    max_id->bind_all();
-    WINNOW_THROW_IF_NOT(max_id->step(), "{}: max(id) of samples returned no row", db_.path());
-    last_id = max_id->column_int64(0);
-  }
+  constexpr std::int64_t kEpochIds = std::int64_t{1} << kContentHashEpochBits;
+  constexpr std::int64_t kLastEpoch = std::numeric_limits<std::int64_t>::max() / kEpochIds;
+  StatementScope first_id(db_.cached("SELECT min(id) FROM samples WHERE id >= ?1"));
   StatementScope query(db_.cached(kFindSampleByHashInEpoch));
-  for (std::int64_t epoch = 0; epoch <= (last_id >> kContentHashEpochBits); ++epoch) {
+  std::int64_t from = std::numeric_limits<std::int64_t>::min();
+  while (true) {
+    first_id->bind_all(from);
+    WINNOW_THROW_IF_NOT(first_id->step(), "{}: min(id) of samples returned no row", db_.path());
+    if (first_id->is_null(0)) return std::nullopt;
+    // As SQLite's >>: an arithmetic shift, rounding negative ids down.
+    const std::int64_t id = first_id->column_int64(0);
+    const std::int64_t epoch = id >= 0 ? id / kEpochIds : -((-(id + 1)) / kEpochIds) - 1;
     query->bind_all(content_hash, epoch);
     if (query->step()) return read_sample(*query);
+    if (epoch >= kLastEpoch) return std::nullopt;
+    from = (epoch + 1) * kEpochIds;
   }
-  return std::nullopt;
 }
 
 std::vector<AnnotationRecord> MetadataStore::annotations_of(std::int64_t sample_id) {

@@ -84,6 +84,17 @@ TEST_CASE("a content hash is found in any epoch of its index, the lowest id firs
   CHECK(store.find_by_content_hash("hash-far")->id == 600000);
   CHECK(store.find_by_content_hash("hash-7")->id == 300000);
   CHECK_FALSE(store.find_by_content_hash("hash-2"));
+
+  SECTION("ids far from the others, or negative, are found without probing empty epochs") {
+    // A file written by other means: 2^60 is 2^42 epochs past the others.
+    insert_at(std::int64_t{1} << 60, "hash-huge");
+    insert_at(-5, "hash-negative");
+    insert_at(-5 - (std::int64_t{1} << 40), "hash-7");  // the lowest id of this content
+    CHECK(store.find_by_content_hash("hash-huge")->id == std::int64_t{1} << 60);
+    CHECK(store.find_by_content_hash("hash-negative")->id == -5);
+    CHECK(store.find_by_content_hash("hash-7")->id == -5 - (std::int64_t{1} << 40));
+    CHECK_FALSE(store.find_by_content_hash("hash-2"));
+  }
 }
 
 TEST_CASE("decisions can be revisited and every one is logged", "[store][samples]") {
