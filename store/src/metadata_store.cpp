@@ -34,7 +34,8 @@ constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external
 // the index's, id >> 18, for the index to serve it.
 constexpr const char* kFindSampleByHashInEpoch =
     WINNOW_SAMPLE_COLUMNS "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 ORDER BY s.id LIMIT 1";
-static_assert(kContentHashEpochBits == 18, "kFindSampleByHashInEpoch names the epoch's shift");
+static_assert(kContentHashEpochBits == 18,
+              "kFindSampleByHashInEpoch and find_by_content_hash name the epoch's shift");
 constexpr const char* kEachSample = WINNOW_SAMPLE_COLUMNS WINNOW_EACH_SAMPLE;
 // Each sample with the reason and details of its latest decision event (the one
 // that gave it its status; columns 12 and 13); the correlated lookup uses the
@@ -314,16 +315,15 @@ std::optional<SampleRecord> MetadataStore::find_by_external_key(std::string_view
 std::optional<SampleRecord> MetadataStore::find_by_content_hash(std::string_view content_hash) {
   constexpr std::int64_t kEpochIds = std::int64_t{1} << kContentHashEpochBits;
   constexpr std::int64_t kLastEpoch = std::numeric_limits<std::int64_t>::max() / kEpochIds;
-  StatementScope first_id(db_.cached("SELECT min(id) FROM samples WHERE id >= ?1"));
+  // The epoch of the first id at or after ?1, by the index's own expression.
+  StatementScope next_epoch(db_.cached("SELECT min(id) >> 18 FROM samples WHERE id >= ?1"));
   StatementScope query(db_.cached(kFindSampleByHashInEpoch));
   std::int64_t from = std::numeric_limits<std::int64_t>::min();
   while (true) {
-    first_id->bind_all(from);
-    WINNOW_THROW_IF_NOT(first_id->step(), "{}: min(id) of samples returned no row", db_.path());
-    if (first_id->is_null(0)) return std::nullopt;
-    // As SQLite's >>: an arithmetic shift, rounding negative ids down.
-    const std::int64_t id = first_id->column_int64(0);
-    const std::int64_t epoch = id >= 0 ? id / kEpochIds : -((-(id + 1)) / kEpochIds) - 1;
+    next_epoch->bind_all(from);
+    WINNOW_THROW_IF_NOT(next_epoch->step(), "{}: min(id) of samples returned no row", db_.path());
+    if (next_epoch->is_null(0)) return std::nullopt;
+    const std::int64_t epoch = next_epoch->column_int64(0);
     query->bind_all(content_hash, epoch);
     if (query->step()) return read_sample(*query);
     if (epoch >= kLastEpoch) return std::nullopt;
