@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <regex>
+#include <string>
 
 #include "store_test_support.h"
 #include "winnow/error.h"
@@ -182,6 +184,122 @@ TEST_CASE("a version 3 database gets the content-hash index by epoch, and finds 
         "CREATE INDEX samples_content_hash_by_epoch ON samples (id >> 18, content_hash)");
   CHECK(store.find_by_content_hash("hash-1")->id == sample_id);
   CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
+}
+
+namespace {
+
+// The lists of values in the CHECK constraints of migration 1, and the
+// comparisons migration 5 writes in their place.
+struct CheckText {
+  const char* table;
+  const char* in_list;
+  const char* comparisons;
+};
+const CheckText kCheckTexts[] = {
+    {"samples",
+     "status IN ('accepted', 'duplicate_exact',                'duplicate_near', 'label_issue', "
+     "'rejected')",
+     "status = 'accepted' OR status = 'duplicate_exact' OR status = 'duplicate_near' OR status = "
+     "'label_issue' OR status = 'rejected'"},
+    {"events",
+     "decision IN ('accepted',             'duplicate_exact', 'duplicate_near', 'label_issue', "
+     "'rejected')",
+     "decision = 'accepted' OR decision = 'duplicate_exact' OR decision = 'duplicate_near' OR "
+     "decision = 'label_issue' OR decision = 'rejected'"},
+    {"ingest_batches", "state IN ('pending', 'running', 'done', 'failed')",
+     "state = 'pending' OR state = 'running' OR state = 'done' OR state = 'failed'"},
+};
+
+std::string table_sql(Database& db, const char* table) {
+  Statement query(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  query.bind_all(std::string_view(table));
+  REQUIRE(query.step());
+  return query.column_text(0);
+}
+
+// Each table's CHECK text holds migration 5's comparisons, not the list.
+void check_comparisons(Database& db) {
+  for (const CheckText& text : kCheckTexts) {
+    INFO(text.table);
+    const std::string sql = table_sql(db, text.table);
+    CHECK_THAT(sql, !Catch::Contains(text.in_list));
+    CHECK_THAT(sql, Catch::Contains(text.comparisons));
+  }
+}
+
+// A statement that the store's CHECK constraints must refuse, run as another
+// program would, without winnow's own checks before it.
+void check_refused(Database& db, const char* sql) {
+  INFO(sql);
+  try {
+    db.exec(sql);
+    FAIL("the CHECK constraint let it through");
+  } catch (const Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("CHECK constraint failed"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a fresh file's CHECK constraints compare values one by one", "[store][migrations]") {
+  TempDir dir;
+  Database db(dir.file("fresh.db"));
+  check_comparisons(db);
+}
+
+TEST_CASE("a version 4 database gets CHECK constraints without lists, refusing the same values",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v4.db");
+  std::int64_t sample_id = 0;
+  {
+    MetadataStore store(path);
+    sample_id = store.insert_sample(test::make_sample(1));
+  }
+  {
+    // Version 4 as the build before left it: migration 1's lists of values,
+    // put back by SQLite's procedure for CHECK changes.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    std::string sql = "BEGIN; PRAGMA writable_schema = ON;";
+    for (const CheckText& text : kCheckTexts) {
+      sql += std::string("UPDATE sqlite_master SET sql = replace(sql, '") +
+             std::regex_replace(text.comparisons, std::regex("'"), "''") + "', '" +
+             std::regex_replace(text.in_list, std::regex("'"), "''") + "') WHERE name = '" +
+             text.table + "';";
+    }
+    sqlite3_stmt* version = nullptr;
+    REQUIRE(sqlite3_prepare_v2(raw, "PRAGMA schema_version", -1, &version, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(version) == SQLITE_ROW);
+    const std::int64_t schema_version = sqlite3_column_int64(version, 0);
+    REQUIRE(sqlite3_finalize(version) == SQLITE_OK);
+    sql += "PRAGMA schema_version = " + std::to_string(schema_version + 1) +
+           "; PRAGMA writable_schema = OFF; PRAGMA user_version = 4; COMMIT;";
+    REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_close(raw) == SQLITE_OK);
+  }
+  MetadataStore store(path);
+  Database& db = store.database();
+  CHECK(db.schema_version() == latest_schema_version());
+  check_comparisons(db);
+  CHECK(store.find_sample(sample_id).has_value());
+  CHECK(query_text(db, "PRAGMA integrity_check") == "ok");
+
+  // The same rules: what the lists refused is refused, what they let through passes.
+  check_refused(db,
+                "INSERT INTO samples (external_key, content_hash, status) VALUES ('k', 'h', "
+                "'bogus')");
+  check_refused(db,
+                "INSERT INTO events (sample_id, kind, decision) VALUES (NULL, 'ingest', 'bogus')");
+  check_refused(db,
+                "INSERT INTO ingest_batches (file_name, checksum, state) VALUES "
+                "('f', 'c', 'bogus')");
+  db.exec("INSERT INTO events (sample_id, kind, decision) VALUES (NULL, 'note', NULL)");
+  db.exec("INSERT INTO samples (external_key, content_hash, status) VALUES ('k', 'h', 'rejected')");
+  db.exec("INSERT INTO ingest_batches (file_name, checksum, state) VALUES ('f', 'c', 'failed')");
+  check_refused(db,
+                "INSERT INTO samples (external_key, content_hash, status) VALUES ('k2', 'h', "
+                "'duplicate_near')");  // a duplicate without its original
 }
 
 TEST_CASE("a schema newer than this build is refused with a clear error", "[store][migrations]") {
