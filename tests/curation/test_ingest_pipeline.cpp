@@ -826,6 +826,25 @@ TEST_CASE("ingest pipeline: a copy of a record one chunk back is its near duplic
   CHECK(statuses[0] == statuses[1]);
 }
 
+// Two batches of 300 texts alike in form, whose embeddings pass the text
+// gate: many stored candidates a record. Every fifth record of the second
+// batch ("b<i>") is a near copy of the first batch's "a<i>".
+struct AlikeTextBatches {
+  std::vector<std::string> first, second;
+};
+AlikeTextBatches alike_text_batches() {
+  const auto text_of = [](std::uint64_t i) {
+    return fmt::format("the record {} of class {}", (i * 7919) % 1000003, i % 5);
+  };
+  AlikeTextBatches out;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    out.first.push_back(json{{"key", "a" + std::to_string(i)}, {"text", text_of(i)}}.dump());
+    const std::string text = i % 5 == 0 ? text_of(i) + " !" : text_of(1000 + i);
+    out.second.push_back(json{{"key", "b" + std::to_string(i)}, {"text", text}}.dump());
+  }
+  return out;
+}
+
 // Sketches of the stored texts (StoredTextSketches) rule candidates out
 // without reading them, and must change no decision: a process that wrote
 // the first batch (sketches of every text it wrote) and one reopened before
@@ -833,18 +852,9 @@ TEST_CASE("ingest pipeline: a copy of a record one chunk back is its near duplic
 // alike, near copies of stored texts included.
 TEST_CASE("sketches of stored texts change no decision, in one process or after a reopen",
           "[ingest][sketch]") {
-  // Texts alike in form, whose embeddings pass the text gate: many stored
-  // candidates a record. Every fifth record of the second batch is a near
-  // copy of a first-batch text.
-  const auto text_of = [](std::uint64_t i) {
-    return fmt::format("the record {} of class {}", (i * 7919) % 1000003, i % 5);
-  };
-  std::vector<std::string> first, second;
-  for (std::uint64_t i = 0; i < 300; ++i) {
-    first.push_back(json{{"key", "a" + std::to_string(i)}, {"text", text_of(i)}}.dump());
-    const std::string text = i % 5 == 0 ? text_of(i) + " !" : text_of(1000 + i);
-    second.push_back(json{{"key", "b" + std::to_string(i)}, {"text", text}}.dump());
-  }
+  const AlikeTextBatches batches = alike_text_batches();
+  const std::vector<std::string>& first = batches.first;
+  const std::vector<std::string>& second = batches.second;
   winnow::test::TempDir one_dir, reopened_dir;
   const auto run = [&](const winnow::test::TempDir& dir, bool reopen) {
     CurationConfig config;
@@ -895,6 +905,53 @@ TEST_CASE("sketches of stored texts change no decision, in one process or after 
   // process sketches a stored text only once it has read it.
   CHECK(ruled_out_one > 1000);
   CHECK(ruled_out_reopened < ruled_out_one);
+}
+
+// A process reopened before the second batch sketches a stored text once it
+// has read it, and a sketch rules later candidates out unread. Two threads
+// must read what one thread reads, so that the events (candidates checked and
+// ruled out, the best similarity below the threshold) are the same, not only
+// the statuses.
+TEST_CASE("one thread and two record the same events after a reopen, sketches included",
+          "[ingest][sketch][threads]") {
+  const AlikeTextBatches batches = alike_text_batches();
+  const std::vector<std::string>& first = batches.first;
+  const std::vector<std::string>& second = batches.second;
+  std::vector<std::vector<std::string>> events_by_threads;
+  int ruled_out = 0;
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    winnow::test::TempDir dir;
+    CurationConfig config;
+    config.embedder = "hashed-ngrams(n=3,dim=1024)";
+    config.micro_batch = 64;
+    IngestPipeline::init(dir.file("text.db"), config);
+    auto pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));
+    pipeline->set_threads(threads);
+    ingest_file(*pipeline, write_file(dir.file("first.jsonl"), first));
+    pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));  // no sketches now
+    pipeline->set_threads(threads);
+    ingest_file(*pipeline, write_file(dir.file("second.jsonl"), second));
+    std::vector<std::string> events;
+    for (std::size_t i = 0; i < second.size(); ++i) {
+      const auto sample = pipeline->store().find_by_external_key("b" + std::to_string(i));
+      REQUIRE(sample);
+      const auto recorded = pipeline->store().events_of(sample->id);
+      REQUIRE(recorded.size() == 1);
+      events.push_back(std::string(to_string(sample->status)) + " " + recorded[0].details_json);
+      const json details = json::parse(recorded[0].details_json);
+      if (threads == 1 && details.contains("near_duplicate")) {
+        ruled_out += details["near_duplicate"]["candidates_ruled_out"].get<int>();
+      }
+    }
+    events_by_threads.push_back(events);
+  }
+  CHECK(ruled_out > 100);  // sketches of the texts read in this process were in play
+  REQUIRE(events_by_threads[0].size() == events_by_threads[1].size());
+  for (std::size_t i = 0; i < events_by_threads[0].size(); ++i) {
+    INFO("b" << i);
+    CHECK(events_by_threads[0][i] == events_by_threads[1][i]);
+  }
 }
 
 // Once the index asks for many queries per search call (an IVF index past

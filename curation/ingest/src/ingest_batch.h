@@ -120,7 +120,9 @@ class IngestBatch {
   void record_flushed(std::size_t i);
   void keep_sketch(std::int64_t id, const ManifestRecord& record);
   std::int64_t item_id(std::size_t i);
-  const ManifestRecord* record_of(std::int64_t id);
+  // Whether record_of may read the store for a content no cache holds.
+  enum class StoreRead { allowed, skipped };
+  const ManifestRecord* record_of(std::int64_t id, StoreRead store_read = StoreRead::allowed);
   std::optional<int> label_of(std::int64_t id) const;
   bool stored_key(const std::string& key);
   void remember_key(const std::string& key);
