@@ -169,12 +169,13 @@ void IngestBatch::fold_in_unsearched() {
 // finds the answers, so its decisions are those of one thread. Its stored
 // candidates are among the chunk search's (this chunk's own records,
 // verified as they are decided, can only push stored ones out), and a pair
-// it asks that was not computed here is computed then. Only contents already
-// in memory are taken: one that must be read from the store is read when
-// decide_entry asks for it, as on one thread. Reading a text also sketches
-// it, and a sketch rules later candidates out; reading more here than one
-// thread does changed what the events report (candidates checked and ruled
-// out, the best similarity), though never a status.
+// it asks that was not computed here is computed then. The stored contents
+// are read here, on this thread (one SQLite connection), but not sketched: a
+// stored text is sketched when a decision first uses it, as on one thread,
+// where reading it is that use. A sketch rules later candidates out, so
+// sketching what this pass reads (more than one thread reads) changed what
+// the events report (candidates checked and ruled out, the best similarity),
+// though never a status.
 void IngestBatch::precompute_verifications() {
   if (context_.pool.threads() < 2 || !chunk_.searched) return;
   const index::SearchResults& candidates = chunk_.found;
@@ -192,7 +193,7 @@ void IngestBatch::precompute_verifications() {
     for (std::size_t r = 0; r < n; ++r) {
       const std::int64_t id = candidates.id(query, r);
       if (shingles && ruled_out_by_sketch(*shingles, id)) continue;  // decide_entry skips it too
-      if (const ManifestRecord* other = record_of(id, StoreRead::skipped)) {
+      if (const ManifestRecord* other = record_of(id, ContentUse::prepass)) {
         pairs.emplace_back(&record, other);
       }
     }
@@ -693,9 +694,8 @@ std::int64_t IngestBatch::item_id(std::size_t i) {
 }
 
 // The content of a near-duplicate candidate: a pending or flushed item of this
-// chunk, else the stored content (nullptr for path records, and for a content
-// no cache holds when the store may not be read).
-const ManifestRecord* IngestBatch::record_of(std::int64_t id, StoreRead store_read) {
+// chunk, else the stored content (nullptr for path records).
+const ManifestRecord* IngestBatch::record_of(std::int64_t id, ContentUse use) {
   if (id >= kPendingBase) return items_[static_cast<std::size_t>(id - kPendingBase)].record;
   if (first_id_ >= 0 && id >= first_id_ &&
       static_cast<std::size_t>(id - first_id_) < item_by_id_.size() &&
@@ -708,21 +708,22 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id, StoreRead store_re
     StoredContentCache* kept = context_.stored_contents;
     const store::StoredContent* content = kept != nullptr ? kept->find(id) : nullptr;
     std::optional<store::StoredContent> read;
-    if (content == nullptr) {
-      if (store_read == StoreRead::skipped) return nullptr;  // not remembered: asked again later
-      if ((read = vectors_.content_of(id))) content = &*read;
-    }
+    if (content == nullptr && (read = vectors_.content_of(id))) content = &*read;
     std::unique_ptr<ManifestRecord> loaded;
     if (content != nullptr) {
       if (std::optional<ManifestRecord> record = stored_record(id, *content)) {
         loaded = std::make_unique<ManifestRecord>(std::move(*record));
-        if (read) keep_sketch(id, *loaded);
       }
     }
     if (read && kept != nullptr) kept->put(id, std::move(*read));
     cached = content_cache_.emplace(id, std::move(loaded)).first;
   }
-  return cached->second.get();
+  const ManifestRecord* record = cached->second.get();
+  if (record != nullptr && use == ContentUse::decision && context_.text_sketches != nullptr &&
+      !context_.text_sketches->find(id)) {
+    keep_sketch(id, *record);
+  }
+  return record;
 }
 
 // The label a neighbour votes with: a pending item's, else the cache's.

@@ -120,9 +120,10 @@ class IngestBatch {
   void record_flushed(std::size_t i);
   void keep_sketch(std::int64_t id, const ManifestRecord& record);
   std::int64_t item_id(std::size_t i);
-  // Whether record_of may read the store for a content no cache holds.
-  enum class StoreRead { allowed, skipped };
-  const ManifestRecord* record_of(std::int64_t id, StoreRead store_read = StoreRead::allowed);
+  // Who asks record_of: a decision sketches a stored text the first time it
+  // uses it (as one thread does when it reads it); the pre-pass never does.
+  enum class ContentUse { decision, prepass };
+  const ManifestRecord* record_of(std::int64_t id, ContentUse use = ContentUse::decision);
   std::optional<int> label_of(std::int64_t id) const;
   bool stored_key(const std::string& key);
   void remember_key(const std::string& key);
