@@ -60,7 +60,9 @@ Command add_init_command(CLI::App& parent) {
          "--embedder", config.embedder,
          "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
       ->capture_default_str();
-  cmd->add_option("--index", config.index, "index config: flat, hnsw(M=..,...) or ivf(nprobe=..)")
+  cmd->add_option("--index", config.index,
+                  "index config: auto (flat, then ivf from switchAt vectors), flat, hnsw(M=..,...) "
+                  "or ivf(nprobe=..)")
       ->capture_default_str();
   cmd->add_option("--candidates", config.candidates, "near-dup candidates")->capture_default_str();
   cmd->add_option("--min-candidate", config.min_candidate_similarity,

@@ -60,6 +60,10 @@ std::vector<std::int64_t> FlatVectorIndex::ids() const {
   return impl_->ids.live_external();
 }
 
+const float* FlatVectorIndex::vectors() const {
+  return impl_->flat->vectors();
+}
+
 void FlatVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float* normalized) {
   impl_->ids.check_new(n, ids);
   impl_->flat->add(static_cast<faiss::Index::idx_t>(n), normalized);

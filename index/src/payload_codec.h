@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "byte_io.h"
+#include "winnow/index/auto_vector_index.h"
 #include "winnow/index/flat_vector_index.h"
 #include "winnow/index/hnsw_vector_index.h"
 #include "winnow/index/ivf_vector_index.h"
@@ -45,6 +46,11 @@ struct PayloadCodec {
   static void write_ivf(const IvfVectorIndex& index, ByteSink& out);
   static std::unique_ptr<VectorIndex> read_ivf(const IvfParams& params, std::size_t dim,
                                                ByteReader& in);
+
+  // auto_vector_index.cpp
+  static void write_auto(const AutoVectorIndex& index, ByteSink& out);
+  static std::unique_ptr<VectorIndex> read_auto(const AutoParams& params, std::size_t dim,
+                                                ByteReader& in);
 
   // Shared helpers (vector_index_io.cpp): faiss::write_index into the stream
   // as u64 size + bytes, and back. read_faiss rethrows FAISS errors as

@@ -16,6 +16,8 @@ std::string VectorIndexConfig::to_string() const {
       return hnsw_config_string(hnsw);
     case Type::ivf:
       return ivf_config_string(ivf);
+    case Type::automatic:
+      return auto_config_string(automatic);
   }
   WINNOW_THROW("unknown vector index type {}", static_cast<int>(type));
 }
@@ -44,13 +46,24 @@ VectorIndexConfig parse_vector_index_config(const std::string& config) {
         reader.integer("cellCap", before_cap ? 0 : static_cast<std::uint64_t>(out.ivf.cell_cap),
                        std::numeric_limits<int>::max()));
     out.ivf.shared_scan_from = reader.positive_int("sharedScanFrom", out.ivf.shared_scan_from);
+  } else if (name == "auto") {
+    out.type = VectorIndexConfig::Type::automatic;
+    AutoParams& p = out.automatic;
+    p.switch_at = reader.positive_int("switchAt", p.switch_at);
+    p.ivf.nprobe = reader.positive_int("nprobe", p.ivf.nprobe);
+    p.ivf.cell_scale = reader.positive_int("cellScale", p.ivf.cell_scale);
+    p.ivf.cell_cap = static_cast<int>(reader.integer(
+        "cellCap", static_cast<std::uint64_t>(p.ivf.cell_cap), std::numeric_limits<int>::max()));
+    p.ivf.shared_scan_from = reader.positive_int("sharedScanFrom", p.ivf.shared_scan_from);
   } else {
-    WINNOW_THROW("index config '{}': unknown index type '{}' (expected 'flat', 'hnsw' or 'ivf')",
-                 config, name);
+    WINNOW_THROW(
+        "index config '{}': unknown index type '{}' (expected 'flat', 'hnsw', 'ivf' or 'auto')",
+        config, name);
   }
   reader.finish();
   if (out.type == VectorIndexConfig::Type::hnsw) validate_hnsw_params(out.hnsw);
   if (out.type == VectorIndexConfig::Type::ivf) validate_ivf_params(out.ivf);
+  if (out.type == VectorIndexConfig::Type::automatic) validate_auto_params(out.automatic);
   return out;
 }
 
@@ -66,6 +79,8 @@ std::unique_ptr<VectorIndex> make_vector_index(const VectorIndexConfig& config, 
       return std::make_unique<HnswVectorIndex>(dim, config.hnsw);
     case VectorIndexConfig::Type::ivf:
       return std::make_unique<IvfVectorIndex>(dim, config.ivf);
+    case VectorIndexConfig::Type::automatic:
+      return std::make_unique<AutoVectorIndex>(dim, config.automatic);
   }
   WINNOW_THROW("unknown vector index type {}", static_cast<int>(config.type));
 }

@@ -290,6 +290,10 @@ bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) 
     case VectorIndexConfig::Type::ivf:
       return parsed.ivf.cell_scale == wanted.ivf.cell_scale &&
              parsed.ivf.cell_cap == wanted.ivf.cell_cap;
+    case VectorIndexConfig::Type::automatic:
+      return parsed.automatic.switch_at == wanted.automatic.switch_at &&
+             parsed.automatic.ivf.cell_scale == wanted.automatic.ivf.cell_scale &&
+             parsed.automatic.ivf.cell_cap == wanted.automatic.ivf.cell_cap;
   }
   return false;
 }
@@ -301,6 +305,8 @@ namespace detail {
 void PayloadCodec::write(const VectorIndex& index, ByteSink& out) {
   if (const auto* flat = dynamic_cast<const FlatVectorIndex*>(&index)) {
     write_flat(*flat, out);
+  } else if (const auto* automatic = dynamic_cast<const AutoVectorIndex*>(&index)) {
+    write_auto(*automatic, out);
   } else if (const auto* hnsw = dynamic_cast<const HnswVectorIndex*>(&index)) {
     write_hnsw(*hnsw, out);
   } else if (const auto* ivf = dynamic_cast<const IvfVectorIndex*>(&index)) {
@@ -326,6 +332,8 @@ std::unique_ptr<VectorIndex> PayloadCodec::read(const std::string& config, std::
       return read_hnsw(parsed.hnsw, dim, in);
     case VectorIndexConfig::Type::ivf:
       return read_ivf(parsed.ivf, dim, in);
+    case VectorIndexConfig::Type::automatic:
+      return read_auto(parsed.automatic, dim, in);
   }
   WINNOW_THROW("{}: unknown index type in header", in.what());
 }
@@ -535,6 +543,8 @@ std::unique_ptr<VectorIndex> load_if_usable(const std::string& path,
       hnsw->set_ef_search(wanted.hnsw.ef_search);
     } else if (auto* ivf = dynamic_cast<IvfVectorIndex*>(index.get())) {
       ivf->set_search_params(wanted.ivf);
+    } else if (auto* automatic = dynamic_cast<AutoVectorIndex*>(index.get())) {
+      automatic->set_search_params(wanted.automatic);
     }
     return index;
   } catch (const Error& e) {

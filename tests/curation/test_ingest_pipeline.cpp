@@ -1024,3 +1024,63 @@ TEST_CASE("ingest pipeline: search blocks of several micro-batches decide as blo
   CHECK(near_copies == static_cast<int>(copy_keys.size()));
   CHECK(label_issues > 0);
 }
+
+// The default index is exact (flat) until switchAt vectors and an IVF after,
+// and the switch comes inside a batch, between two micro-batches' additions.
+// Decisions and events are the same on one thread and two across it (the
+// flat part is searched in one call, the IVF split over the threads); the
+// near copies before and after it are all found.
+TEST_CASE(
+    "an auto index switching to IVF inside a batch records the same events on one thread "
+    "and two",
+    "[ingest][near][threads]") {
+  constexpr std::size_t kImages = 700;
+  const auto& images = fashion_test();
+  REQUIRE(images.size() >= kImages);
+  std::vector<std::string> lines, copy_keys;
+  for (std::size_t j = 0; j < kImages; ++j) {
+    std::string label = images[j].label.value();
+    if (j % 10 == 7) label = std::to_string((std::stoi(label) + 1) % 10);
+    lines.push_back(pixels_line(images[j], "o" + std::to_string(j), label));
+    if (j % 10 == 3 && j >= 20) {  // a near copy of an image 20 back
+      const ManifestRecord& r = images[j - 20];
+      copy_keys.push_back("copy" + std::to_string(j - 20));
+      lines.push_back(pixels_line(edited_copy(r, 1, 0, 0.97, 3.0, static_cast<unsigned>(j)),
+                                  copy_keys.back(), r.label.value()));
+    }
+  }
+  std::vector<std::vector<std::string>> events_by_threads;
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    winnow::test::TempDir dir;
+    CurationConfig config;
+    config.index = "auto(switchAt=300,sharedScanFrom=1)";
+    config.micro_batch = 16;
+    IngestPipeline::init(dir.file("data.db"), config);
+    IngestPipeline p(dir.file("data.db"));
+    p.set_threads(threads);
+    CHECK(p.index_info().type == "flat");
+    ingest_file(p, write_file(dir.file("m.jsonl"), lines));
+    CHECK(p.index_info().type == "ivf");
+    CHECK(p.index_info().config == "auto(switchAt=300,nprobe=16,cellScale=100,cellCap=256," +
+                                       std::string("sharedScanFrom=1)"));
+    std::vector<std::string> events;
+    int near_copies = 0;
+    for (const std::string& line : lines) {
+      const std::string key = json::parse(line)["key"].get<std::string>();
+      const auto sample = p.store().find_by_external_key(key);
+      REQUIRE(sample);
+      const auto recorded = p.store().events_of(sample->id);
+      REQUIRE_FALSE(recorded.empty());
+      events.push_back(key + " " + std::string(to_string(sample->status)) + " " +
+                       recorded[0].details_json);
+      near_copies += key.rfind("copy", 0) == 0 && sample->status == SampleStatus::duplicate_near;
+    }
+    CHECK(near_copies == static_cast<int>(copy_keys.size()));
+    events_by_threads.push_back(events);
+  }
+  REQUIRE(events_by_threads[0].size() == events_by_threads[1].size());
+  for (std::size_t i = 0; i < events_by_threads[0].size(); ++i) {
+    CHECK(events_by_threads[0][i] == events_by_threads[1][i]);
+  }
+}

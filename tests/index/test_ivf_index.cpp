@@ -172,7 +172,7 @@ TEST_CASE("IVF configs parse, and bad ones say what is wrong", "[ivf][factory]")
   CHECK_THROWS_WITH(make_vector_index("ivf(nprobe=0)", 8), Contains("not a positive integer"));
   CHECK_THROWS_WITH(make_vector_index("ivf(nlist=9)", 8), Contains("unknown key 'nlist'"));
   CHECK_THROWS_WITH(make_vector_index("ivf(nprobe=99999999)", 8), Contains("nprobe must be in"));
-  CHECK_THROWS_WITH(make_vector_index("annoy", 8), Contains("'flat', 'hnsw' or 'ivf'"));
+  CHECK_THROWS_WITH(make_vector_index("annoy", 8), Contains("'flat', 'hnsw', 'ivf' or 'auto'"));
 }
 
 TEST_CASE("IVF asks for many queries per search call from sharedScanFrom vectors",

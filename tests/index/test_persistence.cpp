@@ -91,7 +91,8 @@ struct CountingSource {
 TEST_CASE("save/load round trip keeps results, ids and tombstones", "[io]") {
   const std::string config =
       GENERATE(as<std::string>{}, "flat", "hnsw(M=12,efConstruction=30,efSearch=48)",
-               "ivf(nprobe=2,cellScale=100)");
+               "ivf(nprobe=2,cellScale=100)", "auto",      // auto: still flat at 600 vectors
+               "auto(switchAt=400,nprobe=2,cellCap=64)");  // auto: switched to IVF
   INFO(config);
   const Data& dd = data();
   ScratchDir dir;

@@ -36,6 +36,10 @@ class FlatVectorIndex final : public VectorIndex {
   std::size_t tombstones() const override { return 0; }
   void compact() override {}
 
+  // The live vectors as stored (L2-normalised), size() rows of dim() floats:
+  // row i is the vector of ids()[i]. Valid until the next add or remove.
+  const float* vectors() const;
+
  private:
   struct Impl;
   explicit FlatVectorIndex(std::unique_ptr<Impl> impl);

@@ -116,6 +116,19 @@ class VectorIndex {
  protected:
   VectorIndex() = default;
 
+  // For an index made of other indexes (AutoVectorIndex): calls a part's
+  // implementation with input already validated and L2-normalised, so the
+  // part sees exactly the vectors it would have seen called directly
+  // (normalising twice can change the last bit).
+  static void add_normalized(VectorIndex& part, std::size_t n, const std::int64_t* ids,
+                             const float* normalized) {
+    part.do_add(n, ids, normalized);
+  }
+  static SearchResults search_normalized(const VectorIndex& part, std::size_t num_queries,
+                                         const float* normalized, std::size_t k) {
+    return part.do_search(num_queries, normalized, k);
+  }
+
  private:
   // Called with validated, L2-normalised vectors; ids may still collide with
   // existing ones (the implementation checks before changing anything).

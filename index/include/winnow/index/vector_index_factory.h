@@ -5,6 +5,8 @@
 //   "hnsw(M=24,efConstruction=80,efSearch=128)"   any subset of the keys, any order
 //   "ivf"                                         IVF with the default parameters
 //   "ivf(nprobe=16,cellScale=100)"                any subset of the keys, any order
+//   "auto"                                        flat until 65,536 vectors, then IVF
+//   "auto(switchAt=100000,nprobe=32)"             switchAt and any of IVF's keys
 //
 // The grammar is winnow's one spec grammar (winnow/spec.h, docs/specs.md):
 // whitespace around tokens is ignored; keys are case-sensitive; values are
@@ -15,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "winnow/index/auto_vector_index.h"
 #include "winnow/index/hnsw_vector_index.h"
 #include "winnow/index/ivf_vector_index.h"
 #include "winnow/index/vector_index.h"
@@ -22,13 +25,14 @@
 namespace winnow::index {
 
 struct VectorIndexConfig {
-  enum class Type { flat, hnsw, ivf };
+  enum class Type { flat, hnsw, ivf, automatic };
   Type type = Type::flat;
-  HnswParams hnsw;  // meaningful when type == hnsw
-  IvfParams ivf;    // meaningful when type == ivf
+  HnswParams hnsw;       // meaningful when type == hnsw
+  IvfParams ivf;         // meaningful when type == ivf
+  AutoParams automatic;  // meaningful when type == automatic ("auto")
 
-  // Canonical config string: "flat", "hnsw(M=..,efConstruction=..,efSearch=..)"
-  // or "ivf(nprobe=..,cellScale=..)".
+  // Canonical config string: "flat", "hnsw(M=..,efConstruction=..,efSearch=..)",
+  // "ivf(nprobe=..,cellScale=..,cellCap=..)" or "auto(switchAt=..,nprobe=..,...)".
   std::string to_string() const;
 };
 

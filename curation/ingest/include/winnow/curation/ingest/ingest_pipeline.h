@@ -50,7 +50,8 @@ struct CurationConfig {
   static constexpr const char* kMetaKey = "curation.config";  // its key in the store's meta
 
   std::string embedder = "pixels(width=28,height=28,fourier=6)";
-  std::string index = "flat";
+  // Exact search until 65,536 vectors, then IVF (index/auto_vector_index.h).
+  std::string index = "auto";
   int candidates = 10;                     // near-dup candidates from the index
   double min_candidate_similarity = 0.98;  // index cosine below this: not verified
   double candidate_margin = 2.0;           // verify only within this of the best cosine (2: all)
