@@ -18,6 +18,11 @@ residual, and the extrapolation to --extrapolate sizes (records/s at that size, 
 to ingest that many from empty, RSS).
 
   bench/plot_ingest_growth.py run.jsonl --png docs/images/ingest_growth_ivf.png
+  bench/plot_ingest_growth.py run.jsonl --fit-from 3   # the default index: IVF from batch 3
+
+--fit-from leaves the first batches out of the time fit: with the default index (`auto`),
+the batches before it holds 65,536 vectors search exactly (flat), whose cost is another
+curve; they are still drawn.
 """
 import argparse
 import json
@@ -53,6 +58,8 @@ def main():
     parser.add_argument("--extrapolate", type=float, nargs="+", default=[1e7, 1e8])
     parser.add_argument("--model", choices=["sqrt", "log"], default="sqrt",
                         help="how the seconds per record grow with n (see above)")
+    parser.add_argument("--fit-from", type=int, default=1,
+                        help="first batch of the time fit (earlier ones are drawn, not fitted)")
     args = parser.parse_args()
 
     rows = read_rows(args.run)
@@ -62,14 +69,19 @@ def main():
     per_record = np.array([r["ingest_s"] for r in rows]) / size
     rss = np.array([r["rss_mb"] for r in rows], dtype=float)
 
+    fitted = np.array([r["batch"] >= args.fit_from for r in rows])
+    if fitted.sum() < 3:
+        sys.exit(f"--fit-from {args.fit_from} leaves fewer than 3 batches to fit")
     g = np.sqrt if args.model == "sqrt" else np.log
-    a, b = fit(g(middle), per_record)
+    a, b = fit(g(middle[fitted]), per_record[fitted])
     c, d = fit(after, rss)
-    t_fit = a + b * g(middle)
+    t_fit = a + b * g(middle[fitted])
     rss_fit = c + d * after
     out = {
         "seconds_per_record": {"model": f"a + b * {args.model}(n)", "a": a, "b": b,
-                               "max_rel_residual": float(np.max(np.abs(t_fit / per_record - 1)))},
+                               "fitted_from_batch": args.fit_from,
+                               "max_rel_residual":
+                                   float(np.max(np.abs(t_fit / per_record[fitted] - 1)))},
         "rss_mb": {"c": c, "d_bytes_per_record": d * 1e6,
                    "max_rel_residual": float(np.max(np.abs(rss_fit / rss - 1)))},
         "measured": {"records": int(after[-1]), "first_records_per_s": round(1 / per_record[0]),
@@ -93,7 +105,10 @@ def main():
         import matplotlib.pyplot as plt
         fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
         grid = np.linspace(1, after[-1], 200)
-        left.plot(after / 1e6, 1 / per_record, "o", label="measured, per batch")
+        left.plot(after[fitted] / 1e6, 1 / per_record[fitted], "o", label="measured, per batch")
+        if not fitted.all():
+            left.plot(after[~fitted] / 1e6, 1 / per_record[~fitted], "x", color="grey",
+                      label=f"measured, not fitted (batches < {args.fit_from})")
         left.plot(grid / 1e6, 1 / (a + b * g(grid)), "-", label=f"fit 1 / (a + b {args.model}(n))")
         left.set_xlabel("records stored (millions)")
         left.set_ylabel("records / s")
