@@ -60,6 +60,14 @@ std::vector<std::int64_t> FlatVectorIndex::ids() const {
   return impl_->ids.live_external();
 }
 
+bool FlatVectorIndex::per_query_results() const {
+  return detail::fused_avx512_available();
+}
+
+std::size_t FlatVectorIndex::min_queries_per_call() const {
+  return kBatchQueryThreshold;
+}
+
 const float* FlatVectorIndex::vectors() const {
   return impl_->flat->vectors();
 }

@@ -86,3 +86,44 @@ TEST_CASE("an IVF's locality key of a query does not depend on its length", "[in
   const auto flat = index_of("flat", 2000, kDim, 3);
   CHECK(flat->locality_keys(50, queries.data()).empty());  // a flat index has no parts
 }
+
+// A flat index with its AVX-512 kernel scores every (query, row) pair with one
+// FMA chain whatever the batch, so its searches split too, in calls of at
+// least min_queries_per_call (fewer take another kernel, whose rounding
+// differs). Without that kernel (BLAS sgemm) it is searched in one call.
+TEST_CASE("search_on_pool splits a flat index only where every part rounds as the whole",
+          "[ingest][search]") {
+  constexpr std::size_t kDim = 24;
+  constexpr std::size_t kK = 9;
+  for (const std::string config : {"flat", "auto"}) {
+    INFO(config);
+    const auto index = index_of(config, 5000, kDim, 3);
+    REQUIRE(index->type() == "flat");
+    CHECK(index->min_queries_per_call() == 20);
+    // 41 queries: two parts of 20 and 21 on 2 or 3 threads; 39: one call.
+    for (const std::size_t queries_n : {std::size_t{39}, std::size_t{41}, std::size_t{300}}) {
+      INFO(queries_n << " queries");
+      const std::vector<float> queries = gaussian(queries_n, kDim, 4);
+      const winnow::index::SearchResults one = index->search(queries_n, queries.data(), kK);
+      for (const int threads : {1, 2, 3}) {
+        INFO(threads << " threads");
+        ThreadPool pool(threads);
+        const winnow::index::SearchResults split =
+            search_on_pool(pool, *index, queries_n, queries.data(), kK);
+        CHECK(split.ids == one.ids);
+        CHECK(std::memcmp(split.similarities.data(), one.similarities.data(),
+                          one.similarities.size() * sizeof(float)) == 0);
+      }
+      // A part's own call has the whole's results from 20 queries on; a call
+      // of 19 takes the other kernel and rounds otherwise (why parts stay >= 20).
+      if (index->per_query_results() && queries_n == 41) {
+        const winnow::index::SearchResults first = index->search(20, queries.data(), kK);
+        CHECK(std::memcmp(first.similarities.data(), one.similarities.data(),
+                          first.similarities.size() * sizeof(float)) == 0);
+        const winnow::index::SearchResults few = index->search(19, queries.data(), kK);
+        CHECK(std::memcmp(few.similarities.data(), one.similarities.data(),
+                          few.similarities.size() * sizeof(float)) != 0);
+      }
+    }
+  }
+}

@@ -57,7 +57,8 @@ TEST_CASE("below switchAt an auto index answers as a flat index, bit for bit", "
   add_rows(*flat, ids, data.base, 0, 3000, 700);
   REQUIRE(automatic->size() == 3000);
   CHECK(automatic->type() == "flat");
-  CHECK_FALSE(automatic->per_query_results());
+  CHECK(automatic->per_query_results() == flat->per_query_results());
+  CHECK(automatic->min_queries_per_call() == 20);
   same_results(automatic->search(data.queries, 10), flat->search(data.queries, 10));  // 40 queries
   const std::vector<float> few(data.queries.begin(), data.queries.begin() + 5 * kDim);
   same_results(automatic->search(few, 10), flat->search(few, 10));  // the one-query kernel

@@ -8,8 +8,11 @@ namespace winnow::curation::ingest {
 
 index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorIndex& index,
                                     std::size_t n, const float* queries, std::size_t k) {
-  const auto blocks = static_cast<std::size_t>(pool.threads());
-  if (blocks < 2 || n < 2 * blocks || !index.per_query_results()) {
+  // As many blocks as threads, each of at least the index's smallest call
+  // whose results are per query (and 2 queries).
+  const std::size_t smallest = std::max<std::size_t>(2, index.min_queries_per_call());
+  const std::size_t blocks = std::min(static_cast<std::size_t>(pool.threads()), n / smallest);
+  if (blocks < 2 || !index.per_query_results()) {
     return index.search(n, queries, k);
   }
   const std::size_t dim = index.dim();
@@ -31,11 +34,12 @@ index::SearchResults search_on_pool(const ThreadPool& pool, const index::VectorI
     queries = sorted.data();
   }
   std::vector<index::SearchResults> parts(blocks);
-  const std::size_t per_block = (n + blocks - 1) / blocks;
+  // n / blocks queries a block, the first n % blocks one more: none smaller
+  // than `smallest`.
+  const std::size_t base = n / blocks, extra = n % blocks;
   pool.for_each(blocks, [&](std::size_t b) {
-    const std::size_t first = b * per_block;
-    const std::size_t count = std::min(n, first + per_block) - std::min(n, first);
-    if (count == 0) return;
+    const std::size_t first = b * base + std::min(b, extra);
+    const std::size_t count = base + (b < extra ? 1 : 0);
     index::set_index_threads(1);  // this thread's FAISS loops: no OpenMP team of its own
     parts[b] = index.search(count, queries + first * dim, k);
   });

@@ -54,6 +54,7 @@ class AutoVectorIndex final : public VectorIndex {
   std::vector<std::int64_t> ids() const override { return part().ids(); }
   std::size_t tombstones() const override { return part().tombstones(); }
   bool per_query_results() const override { return part().per_query_results(); }
+  std::size_t min_queries_per_call() const override { return part().min_queries_per_call(); }
   std::size_t queries_per_search() const override { return part().queries_per_search(); }
   std::vector<std::uint32_t> locality_keys(std::size_t num_queries,
                                            const float* queries) const override {

@@ -34,6 +34,8 @@ class FlatVectorIndex final : public VectorIndex {
   bool contains(std::int64_t id) const override;
   std::vector<std::int64_t> ids() const override;
   std::size_t tombstones() const override { return 0; }
+  bool per_query_results() const override;
+  std::size_t min_queries_per_call() const override;
   void compact() override {}
 
   // The live vectors as stored (L2-normalised), size() rows of dim() floats:

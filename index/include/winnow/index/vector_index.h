@@ -73,9 +73,14 @@ class VectorIndex {
   // Removed vectors still held by the index (HNSW tombstones; 0 for flat).
   virtual std::size_t tombstones() const = 0;
   // Whether a query's results depend only on the index, never on the other
-  // queries of its search() call, so a batch may be split across threads
-  // (flat: no, its batched kernel's rounding depends on the batch size).
+  // queries of its search() call, so a batch may be split across threads,
+  // into calls of at least min_queries_per_call() queries each. Flat: only
+  // with its fused AVX-512 kernel, whose every score is one FMA chain over
+  // the dimensions whatever the batch, and for calls of at least 20 queries
+  // (fewer take another kernel); with BLAS sgemm, rounding depends on the
+  // batch's size.
   virtual bool per_query_results() const { return false; }
+  virtual std::size_t min_queries_per_call() const { return 1; }
   // How many queries a search() call should hold for each of them to cost
   // least: an index that reads its data once for all of a call's queries
   // (IVF, cell by cell) wants many once that data outgrows the caches; 1
