@@ -22,6 +22,20 @@ std::string VectorIndexConfig::to_string() const {
   WINNOW_THROW("unknown vector index type {}", static_cast<int>(type));
 }
 
+namespace {
+
+// IVF's keys, for "ivf" and "auto" alike; cellCap falls back to
+// `cell_cap_fallback` when not named.
+void read_ivf_keys(SpecReader& reader, IvfParams& p, std::uint64_t cell_cap_fallback) {
+  p.nprobe = reader.positive_int("nprobe", p.nprobe);
+  p.cell_scale = reader.positive_int("cellScale", p.cell_scale);
+  p.cell_cap = static_cast<int>(
+      reader.integer("cellCap", cell_cap_fallback, std::numeric_limits<int>::max()));
+  p.shared_scan_from = reader.positive_int("sharedScanFrom", p.shared_scan_from);
+}
+
+}  // namespace
+
 VectorIndexConfig parse_vector_index_config(const std::string& config) {
   constexpr const char* kWhat = "index config";
   SpecReader reader(Spec::parse(config, kWhat), kWhat, config);
@@ -36,25 +50,16 @@ VectorIndexConfig parse_vector_index_config(const std::string& config) {
     out.hnsw.ef_search = reader.positive_int("efSearch", out.hnsw.ef_search);
   } else if (name == "ivf") {
     out.type = VectorIndexConfig::Type::ivf;
-    out.ivf.nprobe = reader.positive_int("nprobe", out.ivf.nprobe);
-    out.ivf.cell_scale = reader.positive_int("cellScale", out.ivf.cell_scale);
     // Every canonical string names cellCap since it exists; one naming
     // cellScale alone was stored by an older winnow, whose cells had no cap.
     const bool before_cap =
         reader.spec().params.count("cellScale") != 0 && reader.spec().params.count("cellCap") == 0;
-    out.ivf.cell_cap = static_cast<int>(
-        reader.integer("cellCap", before_cap ? 0 : static_cast<std::uint64_t>(out.ivf.cell_cap),
-                       std::numeric_limits<int>::max()));
-    out.ivf.shared_scan_from = reader.positive_int("sharedScanFrom", out.ivf.shared_scan_from);
-  } else if (name == "auto") {
+    read_ivf_keys(reader, out.ivf, before_cap ? 0 : static_cast<std::uint64_t>(out.ivf.cell_cap));
+  } else if (name == "auto") {  // newer than the cap: every auto config has it
     out.type = VectorIndexConfig::Type::automatic;
-    AutoParams& p = out.automatic;
-    p.switch_at = reader.positive_int("switchAt", p.switch_at);
-    p.ivf.nprobe = reader.positive_int("nprobe", p.ivf.nprobe);
-    p.ivf.cell_scale = reader.positive_int("cellScale", p.ivf.cell_scale);
-    p.ivf.cell_cap = static_cast<int>(reader.integer(
-        "cellCap", static_cast<std::uint64_t>(p.ivf.cell_cap), std::numeric_limits<int>::max()));
-    p.ivf.shared_scan_from = reader.positive_int("sharedScanFrom", p.ivf.shared_scan_from);
+    out.automatic.switch_at = reader.positive_int("switchAt", out.automatic.switch_at);
+    read_ivf_keys(reader, out.automatic.ivf,
+                  static_cast<std::uint64_t>(out.automatic.ivf.cell_cap));
   } else {
     WINNOW_THROW(
         "index config '{}': unknown index type '{}' (expected 'flat', 'hnsw', 'ivf' or 'auto')",

@@ -269,6 +269,12 @@ Header decode_header(const std::vector<std::uint8_t>& data, const std::string& p
   return h;
 }
 
+// Whether two IVF configs make the same cells (cellScale and cellCap; nprobe
+// and sharedScanFrom are search-time knobs).
+bool same_cells(const IvfParams& a, const IvfParams& b) {
+  return a.cell_scale == b.cell_scale && a.cell_cap == b.cell_cap;
+}
+
 // Whether a stored config builds the same structure as `wanted` (type and
 // construction parameters; efSearch, nprobe and sharedScanFrom may differ).
 bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) {
@@ -288,12 +294,10 @@ bool same_structure(const std::string& stored, const VectorIndexConfig& wanted) 
       return parsed.hnsw.M == wanted.hnsw.M &&
              parsed.hnsw.ef_construction == wanted.hnsw.ef_construction;
     case VectorIndexConfig::Type::ivf:
-      return parsed.ivf.cell_scale == wanted.ivf.cell_scale &&
-             parsed.ivf.cell_cap == wanted.ivf.cell_cap;
+      return same_cells(parsed.ivf, wanted.ivf);
     case VectorIndexConfig::Type::automatic:
       return parsed.automatic.switch_at == wanted.automatic.switch_at &&
-             parsed.automatic.ivf.cell_scale == wanted.automatic.ivf.cell_scale &&
-             parsed.automatic.ivf.cell_cap == wanted.automatic.ivf.cell_cap;
+             same_cells(parsed.automatic.ivf, wanted.automatic.ivf);
   }
   return false;
 }

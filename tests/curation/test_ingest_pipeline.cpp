@@ -1062,8 +1062,8 @@ TEST_CASE(
     CHECK(p.index_info().type == "flat");
     ingest_file(p, write_file(dir.file("m.jsonl"), lines));
     CHECK(p.index_info().type == "ivf");
-    CHECK(p.index_info().config == "auto(switchAt=300,nprobe=16,cellScale=100,cellCap=256," +
-                                       std::string("sharedScanFrom=1)"));
+    CHECK(p.index_info().config ==
+          "auto(switchAt=300,nprobe=16,cellScale=100,cellCap=256,sharedScanFrom=1)");
     std::vector<std::string> events;
     int near_copies = 0;
     for (const std::string& line : lines) {
