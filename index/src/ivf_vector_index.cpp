@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <thread>
 #include <utility>
 
 #include <faiss/IndexFlat.h>
@@ -13,6 +14,7 @@
 #include <faiss/utils/Heap.h>
 
 #include "cell_directory.h"
+#include "heap_pages.h"
 #include "id_map.h"
 #include "payload_codec.h"
 #include "winnow/error.h"
@@ -57,11 +59,18 @@ std::size_t split_threshold_for(const IvfParams& params, std::size_t n) {
 // of std::vector's doubling: the cells hold nearly all of the index's bytes,
 // and doubling leaves about a quarter of them allocated but unused (RSS that
 // grows with the store, issue 16). Each element is copied about eight more
-// times over the cell's life, which costs far less than a search.
+// times over the cell's life, which costs far less than a search. A block
+// another thread allocated (`foreign`) has its pages released before it is
+// freed (heap_pages.h). Returns whether the cell moved to a new block.
 template <typename T>
-void reserve_one_more(std::vector<T>& cell, std::size_t unit = 1) {
-  if (cell.size() + unit <= cell.capacity()) return;
-  cell.reserve(cell.size() + std::max(cell.size() / 8, 16 * unit));
+bool reserve_one_more(std::vector<T>& cell, bool foreign, std::size_t unit = 1) {
+  if (cell.size() + unit <= cell.capacity()) return false;
+  std::vector<T> grown;
+  grown.reserve(cell.size() + std::max(cell.size() / 8, 16 * unit));
+  grown.assign(cell.begin(), cell.end());
+  if (foreign) detail::release_pages(cell.data(), cell.capacity() * sizeof(T));
+  cell.swap(grown);
+  return true;
 }
 
 std::unique_ptr<faiss::IndexIVFFlat> make_ivf(std::size_t dim) {
@@ -103,7 +112,8 @@ std::string ivf_config_string(const IvfParams& params) {
 }
 
 struct IvfVectorIndex::Impl {
-  Impl(std::size_t d, const IvfParams& p) : params(p), index(make_ivf(d)), directory(d) {}
+  Impl(std::size_t d, const IvfParams& p)
+      : params(p), index(make_ivf(d)), directory(d), block_owner(1, std::this_thread::get_id()) {}
 
   std::size_t dim() const { return static_cast<std::size_t>(index->d); }
   std::size_t cells() const { return index->nlist; }
@@ -145,6 +155,11 @@ struct IvfVectorIndex::Impl {
   std::vector<std::size_t> no_split_below;
   // Groups of the cells, with cell_cap from kDirectoryFrom cells on.
   detail::CellDirectory directory;
+  // Per cell: the thread that allocated its vectors' block (the ids' blocks
+  // hold no whole page). With several threads, insertions run on the pool's
+  // thread or on the writer; a block one of them frees that the other
+  // allocated has its pages released first (heap_pages.h).
+  std::vector<std::thread::id> block_owner;
 };
 
 void IvfVectorIndex::Impl::score_centroids(const float* vectors, std::size_t m,
@@ -241,6 +256,12 @@ bool IvfVectorIndex::Impl::split(std::size_t cell) {
   index->quantizer->add(1, c1);
   for (auto* codes : {&keep_codes, &move_codes}) codes->shrink_to_fit();
   for (auto* cell_ids : {&keep_ids, &move_ids}) cell_ids->shrink_to_fit();
+  const std::thread::id me = std::this_thread::get_id();
+  if (block_owner[cell] != me) {
+    detail::release_pages(l.codes[cell].data(), l.codes[cell].capacity());
+  }
+  block_owner[cell] = me;
+  block_owner.push_back(me);
   l.codes[cell] = std::move(keep_codes);
   l.ids[cell] = std::move(keep_ids);
   l.codes.push_back(std::move(move_codes));
@@ -335,13 +356,16 @@ void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float*
   // chosen among the same centroids: scored a block of vectors at a time.
   std::array<std::uint32_t, kQueryBlock> nearest{};
   faiss::ArrayInvertedLists& lists = impl_->lists();
+  const std::thread::id me = std::this_thread::get_id();
   for (std::size_t start = 0; start < n; start += kQueryBlock) {
     const std::size_t m = std::min(kQueryBlock, n - start);
     impl_->nearest_cells(normalized + start * d, m, 1, nearest.data());
     for (std::size_t j = 0; j < m; ++j) {
       const std::size_t cell = nearest[j];
-      reserve_one_more(lists.ids[cell]);
-      reserve_one_more(lists.codes[cell], lists.code_size);
+      reserve_one_more(lists.ids[cell], false);
+      if (reserve_one_more(lists.codes[cell], impl_->block_owner[cell] != me, lists.code_size)) {
+        impl_->block_owner[cell] = me;
+      }
       lists.add_entry(cell, first + static_cast<faiss_idx_t>(start + j),
                       reinterpret_cast<const std::uint8_t*>(normalized + (start + j) * d));
     }
@@ -537,6 +561,7 @@ std::unique_ptr<VectorIndex> PayloadCodec::read_ivf(const IvfParams& params, std
   auto impl = std::make_unique<IvfVectorIndex::Impl>(dim, params);
   stored.release();
   impl->index.reset(ivf);
+  impl->block_owner.assign(cells, std::this_thread::get_id());  // read on this thread
   impl->index->ntotal = static_cast<faiss_idx_t>(rows);
   impl->ids = std::move(ids);
   if (params.cell_cap > 0) {

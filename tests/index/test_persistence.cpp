@@ -11,6 +11,7 @@
 #include <iterator>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 #include "index_test_helpers.h"
 #include "winnow/error.h"
@@ -537,4 +538,50 @@ TEST_CASE("open_or_rebuild returns the rebuilt index even if it cannot save it",
   CHECK_THAT(result.save_error, Contains(path));
   REQUIRE(result.index);
   CHECK(result.index->contains(7));
+}
+
+TEST_CASE("IVF cells loaded on one thread and grown on another keep every vector",
+          "[ivf][persistence]") {
+  // A loaded cell that grows or splits on another thread than the one that
+  // read it has its old block's pages released before it is freed
+  // (heap_pages.h): the new block must hold copies made before that. The
+  // same adds on the loading thread must give the same index, byte for byte.
+  constexpr std::size_t kWide = 64;  // 256-byte vectors: cells of whole pages
+  const std::size_t stored = 6000, added = 4000;
+  const Dataset more = clustered_dataset(stored + added, 50, kWide, 30, 41);
+  const std::vector<std::int64_t> ids = sequential_ids(stored + added, 1);
+  ScratchDir dir;
+  const std::string path = dir.file("grown.widx");
+  {
+    IvfVectorIndex ivf(kWide);
+    ivf.add(stored, ids.data(), more.base.data());
+    save_vector_index(ivf, path);
+  }
+  auto grow = [&](VectorIndex& index) {
+    for (std::size_t first = stored; first < stored + added; first += 500) {
+      index.add(500, ids.data() + first, more.base.data() + first * kWide);
+    }
+  };
+  LoadedVectorIndex here = load_vector_index(path);
+  LoadedVectorIndex there = load_vector_index(path);
+  REQUIRE(here.index->type() == "ivf");
+  grow(*here.index);
+  std::thread other([&] { grow(*there.index); });
+  other.join();
+
+  const SearchResults expected = here.index->search(more.queries, 10);
+  const SearchResults found = there.index->search(more.queries, 10);
+  for (std::size_t q = 0; q < expected.num_queries; ++q) {
+    for (std::size_t r = 0; r < 10; ++r) {
+      CHECK(found.id(q, r) == expected.id(q, r));
+      CHECK(found.similarity(q, r) == expected.similarity(q, r));
+    }
+  }
+  save_vector_index(*here.index, dir.file("here.widx"));
+  save_vector_index(*there.index, dir.file("there.widx"));
+  auto bytes = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(bytes(dir.file("here.widx")) == bytes(dir.file("there.widx")));
 }
