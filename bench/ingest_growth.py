@@ -13,6 +13,9 @@ size, the sizes of the database and index files) and a summary.
   bench/ingest_growth.py --batches 25 --batch-size 40000 --dim 128 --index ivf
   bench/ingest_growth.py ... --one-process   # one long-lived `winnow ingest` of every
                                              # batch, its index kept in memory (as the daemon)
+  bench/ingest_growth.py ... --one-process --reopen-batches 2
+      # then 2 more batches through a new `winnow ingest` process, which opens the
+      # grown store's index: its seconds and its own peak RSS (a user per batch pays that)
 """
 import argparse, json, os, resource, subprocess, sys, time
 from pathlib import Path
@@ -25,15 +28,17 @@ from winnow_cli import children_cpu_seconds, run_winnow  # noqa: E402
 LABELS = 20
 
 
-def write_batch(path, rng, centres, start, count, earlier):
-    """`count` records keyed from `start`; 1% copies of an earlier record."""
+def write_batch(path, rng, centres, start, count, earlier, write=True):
+    """`count` records keyed from `start`; 1% copies of an earlier record. With
+    write=False the same random draws are made and nothing is written, so that the
+    batches after a manifest kept from an earlier run are those of a run from scratch."""
     dim = centres.shape[1]
     labels = rng.integers(0, LABELS, count)
     vectors = centres[labels] + rng.normal(0.0, 0.35, (count, dim))
     flipped = rng.random(count) < 0.05
     labels = np.where(flipped, (labels + rng.integers(1, LABELS, count)) % LABELS, labels)
     copies = rng.random(count) < 0.01
-    with open(path, "w") as out:
+    with open(path if write else os.devnull, "w") as out:
         for i in range(count):
             v, label = vectors[i], int(labels[i])
             if copies[i] and earlier:
@@ -41,6 +46,8 @@ def write_batch(path, rng, centres, start, count, earlier):
                 v = v0 + rng.normal(0.0, 0.01, dim)
             if len(earlier) < 200_000:
                 earlier.append((vectors[i], label))
+            if not write:
+                continue
             record = {"key": f"r{start + i}", "label": label, "source": f"s{i % 7}",
                       "text": f"record {start + i} of class {label}",
                       "embedding": [round(float(x), 4) for x in v]}
@@ -59,6 +66,9 @@ def main():
     ap.add_argument("--one-process", action="store_true",
                     help="one `winnow ingest` of all batches (per-batch seconds from its summary "
                          "lines, RSS and peak RSS read from /proc as each batch ends)")
+    ap.add_argument("--reopen-batches", type=int, default=0,
+                    help="with --one-process: this many more batches through one new process "
+                         "that opens the grown store (its peak RSS measured alone)")
     ap.add_argument("--ingest-arg", action="append", default=[],
                     help="one more argument for winnow ingest (repeat)")
     ap.add_argument("--init-arg", action="append", default=[],
@@ -69,10 +79,12 @@ def main():
     rng = np.random.default_rng(a.seed)
     centres = rng.normal(0.0, 1.0, (LABELS, a.dim))
     manifests, earlier = [], []
-    for b in range(a.batches):
+    if a.reopen_batches and not a.one_process:
+        sys.exit("--reopen-batches needs --one-process")
+    for b in range(a.batches + a.reopen_batches):
         path = work / f"s{a.seed}-d{a.dim}-b{a.batch_size}-{b:03d}.jsonl"
-        if not path.exists():
-            write_batch(path, rng, centres, b * a.batch_size, a.batch_size, earlier)
+        write_batch(path, rng, centres, b * a.batch_size, a.batch_size, earlier,
+                    write=not path.exists())
         manifests.append(path)
     db = work / "growth.db"
     for f in work.glob("growth.db*"):
@@ -80,7 +92,10 @@ def main():
     run_winnow(a.winnow, "init", "--db", db, "--embedder", f"provided(dim={a.dim})", "--index", a.index,
                *a.init_arg)
     if a.one_process:
-        return one_process(a, db, manifests)
+        one_process(a, db, manifests[:a.batches])
+        if a.reopen_batches:
+            reopened(a, db, manifests[a.batches:])
+        return
     rows, total_wall = [], 0.0
     for b, manifest in enumerate(manifests):
         load = load_average()
@@ -148,6 +163,26 @@ def one_process(a, db, manifests):
     print(json.dumps({**run_summary(a, rows, total), "one_process": True,
                       "index_vectors": status["index"]["vectors"],
                       "index_file_mb": files_mb(Path(db).parent, "growth.db.index*")}))
+
+
+def reopened(a, db, manifests):
+    """The further batches through one new process: it loads the index snapshot and the
+    store's state first, as every `winnow ingest` run per batch does."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([a.winnow, "ingest", "--db", str(db), "--quiet", *a.ingest_arg,
+                             *map(str, manifests)], stdout=subprocess.PIPE, text=True)
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the earlier run's
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"winnow ingest (reopened) exited with {proc.returncode}")
+    wall = time.perf_counter() - start
+    summaries = [json.loads(line) for line in output.splitlines()]
+    print(json.dumps({"reopened": True, "batches": len(summaries),
+                      "batch_seconds": [round(s["seconds"], 2) for s in summaries],
+                      "wall_s": round(wall, 2),
+                      "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                      "index_file_mb": files_mb(Path(db).parent, "growth.db.index")}))
 
 
 if __name__ == "__main__":
