@@ -6,9 +6,9 @@
 // IVF cell grown on another thread than the one that allocated it leaves its
 // old block behind in the first thread's heap, resident. A store opened on the
 // main thread, whose cells then grow on the pool's thread, left nearly its
-// whole index behind that way: 1.3 GB at peak for a 1M store on two threads
-// against 0.83 GB on one (docs/benchmarks.md, "Peak memory of a reopened
-// store").
+// whole index behind that way: 1,268 MiB at peak for a 1M store on two
+// threads against 808 MiB on one (docs/benchmarks.md, "Peak memory of a
+// reopened store").
 #pragma once
 
 #include <cstddef>
