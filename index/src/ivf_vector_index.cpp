@@ -55,22 +55,20 @@ std::size_t split_threshold_for(const IvfParams& params, std::size_t n) {
                              : threshold;
 }
 
-// Room for one more entry of `unit` elements, growing by an eighth instead
-// of std::vector's doubling: the cells hold nearly all of the index's bytes,
-// and doubling leaves about a quarter of them allocated but unused (RSS that
-// grows with the store, issue 16). Each element is copied about eight more
-// times over the cell's life, which costs far less than a search. A block
-// another thread allocated (`foreign`) has its pages released before it is
-// freed (heap_pages.h). Returns whether the cell moved to a new block.
+// The capacity a cell of `size` elements grows to when it needs room for
+// `unit` more: an eighth more instead of std::vector's doubling. The cells
+// hold nearly all of the index's bytes, and doubling leaves about a quarter
+// of them allocated but unused (RSS that grows with the store, issue 16).
+// Each element is copied about eight more times over the cell's life, which
+// costs far less than a search.
+std::size_t grown_capacity(std::size_t size, std::size_t unit) {
+  return size + std::max(size / 8, 16 * unit);
+}
+
 template <typename T>
-bool reserve_one_more(std::vector<T>& cell, bool foreign, std::size_t unit = 1) {
-  if (cell.size() + unit <= cell.capacity()) return false;
-  std::vector<T> grown;
-  grown.reserve(cell.size() + std::max(cell.size() / 8, 16 * unit));
-  grown.assign(cell.begin(), cell.end());
-  if (foreign) detail::release_pages(cell.data(), cell.capacity() * sizeof(T));
-  cell.swap(grown);
-  return true;
+void reserve_one_more(std::vector<T>& cell, std::size_t unit = 1) {
+  if (cell.size() + unit <= cell.capacity()) return;
+  cell.reserve(grown_capacity(cell.size(), unit));
 }
 
 std::unique_ptr<faiss::IndexIVFFlat> make_ivf(std::size_t dim) {
@@ -145,6 +143,12 @@ struct IvfVectorIndex::Impl {
                      std::uint32_t* chosen) const;
   void split_oversized_cells();
   bool split(std::size_t cell);
+  // Room in the cell's vectors' block for one more vector, grown as
+  // reserve_one_more grows a block; the old block is left by leave_block.
+  void reserve_one_more_vector(std::size_t cell);
+  // Before the calling thread frees the cell's vectors' block and gives it one
+  // of its own: the old block's pages released if another thread allocated it.
+  void leave_block(std::size_t cell);
 
   IvfParams params;
   std::unique_ptr<faiss::IndexIVFFlat> index;
@@ -203,6 +207,26 @@ void IvfVectorIndex::Impl::nearest_cells(const float* vectors, std::size_t m, st
   }
 }
 
+void IvfVectorIndex::Impl::reserve_one_more_vector(std::size_t cell) {
+  std::vector<std::uint8_t>& codes = lists().codes[cell];
+  const std::size_t code_size = lists().code_size;
+  if (codes.size() + code_size <= codes.capacity()) return;
+  std::vector<std::uint8_t> grown;
+  grown.reserve(grown_capacity(codes.size(), code_size));
+  grown.assign(codes.begin(), codes.end());
+  leave_block(cell);
+  codes.swap(grown);
+}
+
+void IvfVectorIndex::Impl::leave_block(std::size_t cell) {
+  const std::thread::id me = std::this_thread::get_id();
+  if (block_owner[cell] != me) {
+    std::vector<std::uint8_t>& codes = lists().codes[cell];
+    detail::release_pages(codes.data(), codes.capacity());
+  }
+  block_owner[cell] = me;
+}
+
 // Splits every cell over the threshold for the current size, in cell order;
 // the cells a split adds are checked in turn (a cell far over the threshold
 // splits again). A capped index groups its cells once they are many.
@@ -256,12 +280,8 @@ bool IvfVectorIndex::Impl::split(std::size_t cell) {
   index->quantizer->add(1, c1);
   for (auto* codes : {&keep_codes, &move_codes}) codes->shrink_to_fit();
   for (auto* cell_ids : {&keep_ids, &move_ids}) cell_ids->shrink_to_fit();
-  const std::thread::id me = std::this_thread::get_id();
-  if (block_owner[cell] != me) {
-    detail::release_pages(l.codes[cell].data(), l.codes[cell].capacity());
-  }
-  block_owner[cell] = me;
-  block_owner.push_back(me);
+  leave_block(cell);
+  block_owner.push_back(std::this_thread::get_id());
   l.codes[cell] = std::move(keep_codes);
   l.ids[cell] = std::move(keep_ids);
   l.codes.push_back(std::move(move_codes));
@@ -356,16 +376,13 @@ void IvfVectorIndex::do_add(std::size_t n, const std::int64_t* ids, const float*
   // chosen among the same centroids: scored a block of vectors at a time.
   std::array<std::uint32_t, kQueryBlock> nearest{};
   faiss::ArrayInvertedLists& lists = impl_->lists();
-  const std::thread::id me = std::this_thread::get_id();
   for (std::size_t start = 0; start < n; start += kQueryBlock) {
     const std::size_t m = std::min(kQueryBlock, n - start);
     impl_->nearest_cells(normalized + start * d, m, 1, nearest.data());
     for (std::size_t j = 0; j < m; ++j) {
       const std::size_t cell = nearest[j];
-      reserve_one_more(lists.ids[cell], false);
-      if (reserve_one_more(lists.codes[cell], impl_->block_owner[cell] != me, lists.code_size)) {
-        impl_->block_owner[cell] = me;
-      }
+      reserve_one_more(lists.ids[cell]);
+      impl_->reserve_one_more_vector(cell);
       lists.add_entry(cell, first + static_cast<faiss_idx_t>(start + j),
                       reinterpret_cast<const std::uint8_t*>(normalized + (start + j) * d));
     }

@@ -579,9 +579,5 @@ TEST_CASE("IVF cells loaded on one thread and grown on another keep every vector
   }
   save_vector_index(*here.index, dir.file("here.widx"));
   save_vector_index(*there.index, dir.file("there.widx"));
-  auto bytes = [](const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  CHECK(bytes(dir.file("here.widx")) == bytes(dir.file("there.widx")));
+  CHECK(contents_of(dir.file("here.widx")) == contents_of(dir.file("there.widx")));
 }
