@@ -280,6 +280,19 @@ void check_lists_as_comparisons(Database& db) {
   static_cast<void>(parsed.step());
 }
 
+// Version 6: the sketches of stored texts' shingle sets (TextSketchTable),
+// so that a new ingest process rules stored candidates out without reading
+// their texts; a row holds those one write of ingest kept, packed
+// (text_sketch_table.h). Rows are written from now on; the texts of samples
+// stored before are sketched when a batch first reads them.
+void create_text_sketches(Database& db) {
+  db.exec(
+      "CREATE TABLE text_sketches ("
+      " id INTEGER PRIMARY KEY,"
+      " shingle INTEGER NOT NULL CHECK (shingle > 0),"
+      " sketches BLOB NOT NULL CHECK (length(sketches) % 28 = 0))");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -296,6 +309,7 @@ const std::vector<Migration>& schema_migrations() {
        &partition_content_hash_index},
       {5, "CHECK constraints with lists of values written as comparisons",
        &check_lists_as_comparisons},
+      {6, "text_sketches: sketches of stored texts' shingle sets", &create_text_sketches},
   };
   return migrations;
 }

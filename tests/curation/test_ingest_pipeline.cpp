@@ -24,6 +24,8 @@
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/index/vector_index_io.h"
+#include "winnow/store/metadata_store.h"
+#include "winnow/store/statement.h"
 #include "winnow/store/vector_table.h"
 
 namespace {
@@ -847,16 +849,19 @@ AlikeTextBatches alike_text_batches() {
 
 // Sketches of the stored texts (StoredTextSketches) rule candidates out
 // without reading them, and must change no decision: a process that wrote
-// the first batch (sketches of every text it wrote) and one reopened before
-// the second (sketches only of the texts it reads) decide the second batch
-// alike, near copies of stored texts included.
+// the first batch (sketches of every text it wrote), one reopened before the
+// second (sketches loaded from the store), and one reopened from a store
+// without stored sketches (as one written before they were kept: sketches
+// only of the texts it reads) decide the second batch alike, near copies of
+// stored texts included.
 TEST_CASE("sketches of stored texts change no decision, in one process or after a reopen",
           "[ingest][sketch]") {
   const AlikeTextBatches batches = alike_text_batches();
   const std::vector<std::string>& first = batches.first;
   const std::vector<std::string>& second = batches.second;
-  winnow::test::TempDir one_dir, reopened_dir;
-  const auto run = [&](const winnow::test::TempDir& dir, bool reopen) {
+  winnow::test::TempDir one_dir, reopened_dir, unsketched_dir;
+  enum class Run { one_process, reopened, reopened_without_stored_sketches };
+  const auto run = [&](const winnow::test::TempDir& dir, Run how) {
     CurationConfig config;
     config.embedder = "hashed-ngrams(n=3,dim=1024)";  // wide enough to rank each copy first
     config.micro_batch = 64;
@@ -865,24 +870,33 @@ TEST_CASE("sketches of stored texts change no decision, in one process or after 
     const std::string first_path = write_file(dir.file("first.jsonl"), first);
     const std::string second_path = write_file(dir.file("second.jsonl"), second);
     ingest_file(*pipeline, first_path);
-    if (reopen) pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));
+    if (how == Run::reopened_without_stored_sketches) {
+      pipeline->store().database().exec("DELETE FROM text_sketches");
+    }
+    if (how != Run::one_process) pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));
     ingest_file(*pipeline, second_path);
     return pipeline;
   };
-  const auto one = run(one_dir, false);
-  const auto reopened = run(reopened_dir, true);
+  const auto one = run(one_dir, Run::one_process);
+  const auto reopened = run(reopened_dir, Run::reopened);
+  const auto unsketched = run(unsketched_dir, Run::reopened_without_stored_sketches);
 
-  int near_copies = 0, ruled_out_one = 0, ruled_out_reopened = 0;
+  int near_copies = 0, ruled_out_one = 0, ruled_out_reopened = 0, ruled_out_unsketched = 0;
   for (std::size_t i = 0; i < second.size(); ++i) {
     const std::string key = "b" + std::to_string(i);
     const auto a = one->store().find_by_external_key(key);
     const auto b = reopened->store().find_by_external_key(key);
+    const auto c = unsketched->store().find_by_external_key(key);
     REQUIRE(a);
     REQUIRE(b);
+    REQUIRE(c);
     INFO(key);
     CHECK(a->id == b->id);
     CHECK(a->status == b->status);
     CHECK(a->duplicate_of == b->duplicate_of);
+    CHECK(a->id == c->id);
+    CHECK(a->status == c->status);
+    CHECK(a->duplicate_of == c->duplicate_of);
     if (i % 5 == 0) {  // a copy of "a<i>", or of the sample "a<i>" duplicates
       const auto original = one->store().find_by_external_key("a" + std::to_string(i));
       CHECK(a->status == SampleStatus::duplicate_near);
@@ -899,12 +913,63 @@ TEST_CASE("sketches of stored texts change no decision, in one process or after 
     };
     ruled_out_one += ruled_out(*one, a->id);
     ruled_out_reopened += ruled_out(*reopened, b->id);
+    ruled_out_unsketched += ruled_out(*unsketched, c->id);
   }
   CHECK(near_copies == 60);
-  // Most candidates were ruled out unread; fewer after the reopen, whose
-  // process sketches a stored text only once it has read it.
+  // Most candidates were ruled out unread: as many by the reopened process,
+  // which loaded every sketch the first one stored; fewer without stored
+  // sketches, where a process sketches a stored text once it has read it.
   CHECK(ruled_out_one > 1000);
-  CHECK(ruled_out_reopened < ruled_out_one);
+  CHECK(ruled_out_reopened == ruled_out_one);
+  CHECK(ruled_out_unsketched < ruled_out_one);
+
+  // Every judged text has its stored sketch; without stored sketches, those
+  // of the second batch and of the stored texts it read.
+  const auto count = [](IngestPipeline& p, const char* sql) {
+    winnow::store::Statement query(p.store().database(), sql);
+    REQUIRE(query.step());
+    return query.column_int64(0);
+  };
+  const char* judged = "SELECT count(*) FROM curation_vectors";
+  const char* sketched = "SELECT coalesce(sum(length(sketches)), 0) / 28 FROM text_sketches";
+  const std::int64_t second_ids = one->store().find_by_external_key("b0")->id;
+  CHECK(count(*one, sketched) == count(*one, judged));
+  CHECK(count(*reopened, sketched) == count(*reopened, judged));
+  const std::int64_t second_judged =
+      count(*unsketched,
+            fmt::format("SELECT count(*) FROM curation_vectors WHERE sample_id >= {}", second_ids)
+                .c_str());
+  CHECK(count(*unsketched, sketched) > second_judged);
+  CHECK(count(*unsketched, sketched) < count(*unsketched, judged));
+}
+
+// The stored sketches are read whole when a store opens; a damaged row (one
+// naming a sample id past the store's, which the reader would size its table
+// by) is refused with an error naming it, and the store opens again once the
+// rows are deleted (they only spare reading texts).
+TEST_CASE("a damaged text_sketches row is refused by name, and deleting the rows recovers",
+          "[ingest][sketch][hardening]") {
+  const AlikeTextBatches batches = alike_text_batches();
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("text.db");
+  {
+    const auto pipeline = text_pipeline(dir, 64);
+    ingest_file(*pipeline, write_file(dir.file("first.jsonl"), batches.first));
+    // Sample 10^12, little-endian, a size and no bits: 28 bytes.
+    pipeline->store().database().exec(
+        "INSERT INTO text_sketches (shingle, sketches) VALUES (5, "
+        "x'0010A5D4E80000000000000000000000000000000000000000000000')");
+  }
+  CHECK_THROWS_WITH(IngestPipeline(db), Catch::Contains(db) && Catch::Contains("text_sketches") &&
+                                            Catch::Contains("1000000000000"));
+  {
+    winnow::store::MetadataStore store(db);
+    store.database().exec("DELETE FROM text_sketches");
+  }
+  IngestPipeline reopened(db);
+  const BatchReport second =
+      ingest_file(reopened, write_file(dir.file("second.jsonl"), batches.second));
+  CHECK(second.counts[SampleStatus::duplicate_near] >= 60);  // the copies, read and verified
 }
 
 // A process reopened before the second batch sketches a stored text once it
@@ -917,6 +982,10 @@ TEST_CASE("one thread and two record the same events after a reopen, sketches in
   const AlikeTextBatches batches = alike_text_batches();
   const std::vector<std::string>& first = batches.first;
   const std::vector<std::string>& second = batches.second;
+  // With the sketches the store kept, or without (a store from before they
+  // were kept: the reopened process sketches texts only as it reads them).
+  const bool stored_sketches = GENERATE(true, false);
+  INFO("stored sketches: " << stored_sketches);
   std::vector<std::vector<std::string>> events_by_threads;
   int ruled_out = 0;
   for (const int threads : {1, 2}) {
@@ -929,7 +998,8 @@ TEST_CASE("one thread and two record the same events after a reopen, sketches in
     auto pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));
     pipeline->set_threads(threads);
     ingest_file(*pipeline, write_file(dir.file("first.jsonl"), first));
-    pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));  // no sketches now
+    if (!stored_sketches) pipeline->store().database().exec("DELETE FROM text_sketches");
+    pipeline = std::make_unique<IngestPipeline>(dir.file("text.db"));
     pipeline->set_threads(threads);
     ingest_file(*pipeline, write_file(dir.file("second.jsonl"), second));
     std::vector<std::string> events;
@@ -946,7 +1016,7 @@ TEST_CASE("one thread and two record the same events after a reopen, sketches in
     }
     events_by_threads.push_back(events);
   }
-  CHECK(ruled_out > 100);  // sketches of the texts read in this process were in play
+  CHECK(ruled_out > 100);  // sketches were in play
   REQUIRE(events_by_threads[0].size() == events_by_threads[1].size());
   for (std::size_t i = 0; i < events_by_threads[0].size(); ++i) {
     INFO("b" << i);

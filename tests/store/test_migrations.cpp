@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "store_test_support.h"
 #include "winnow/error.h"
@@ -13,6 +14,7 @@
 #include "winnow/store/metadata_store.h"
 #include "winnow/store/migrations.h"
 #include "winnow/store/statement.h"
+#include "winnow/store/text_sketch_table.h"
 
 using namespace winnow;
 using namespace winnow::store;
@@ -41,6 +43,21 @@ void set_user_version_raw(const std::string& path, int version) {
   REQUIRE(sqlite3_close(db) == SQLITE_OK);
 }
 
+// A file at schema `version` as the build before the next migration left it:
+// today's schema with one sample, less what later migrations made (`undo`,
+// SQL run in order). Returns the sample's id.
+std::int64_t old_version_file(const std::string& path, int version,
+                              const std::vector<const char*>& undo) {
+  std::int64_t sample_id = 0;
+  {
+    MetadataStore store(path);
+    sample_id = store.insert_sample(test::make_sample(1));
+    for (const char* sql : undo) store.database().exec(sql);
+  }
+  set_user_version_raw(path, version);
+  return sample_id;
+}
+
 }  // namespace
 
 TEST_CASE("migrations are numbered 1, 2, ... without gaps", "[store][migrations]") {
@@ -60,7 +77,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
   for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
-                            "meta", "curation_vectors", "image_quality"}) {
+                            "meta", "curation_vectors", "image_quality", "text_sketches"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -116,6 +133,7 @@ TEST_CASE("a version 1 database with data migrates to the latest version keeping
       store.database().exec("DROP TABLE curation_vectors");
     }
     store.database().exec("DROP TABLE image_quality");  // migration 3's
+    store.database().exec("DROP TABLE text_sketches");  // migration 6's
   }
   set_user_version_raw(path, 1);
 
@@ -136,14 +154,8 @@ TEST_CASE("a version 2 database gets the image_quality table and keeps its sampl
           "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v2.db");
-  std::int64_t sample_id = 0;
-  {
-    // Version 2 as the build before image-quality issues left it.
-    MetadataStore store(path);
-    sample_id = store.insert_sample(test::make_sample(1));
-    store.database().exec("DROP TABLE image_quality");
-  }
-  set_user_version_raw(path, 2);
+  const std::int64_t sample_id =
+      old_version_file(path, 2, {"DROP TABLE image_quality", "DROP TABLE text_sketches"});
   MetadataStore store(path);
   CHECK(store.database().schema_version() == latest_schema_version());
   CHECK(store.find_sample(sample_id).has_value());
@@ -165,15 +177,11 @@ TEST_CASE("a version 3 database gets the content-hash index by epoch, and finds 
           "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v3.db");
-  std::int64_t sample_id = 0;
-  {
-    // Version 3 as the build before the epochs left it: one index on content_hash.
-    MetadataStore store(path);
-    sample_id = store.insert_sample(test::make_sample(1));
-    store.database().exec("DROP INDEX samples_content_hash_by_epoch");
-    store.database().exec("CREATE INDEX samples_content_hash ON samples (content_hash)");
-  }
-  set_user_version_raw(path, 3);
+  // Before the epochs: one index on content_hash.
+  const std::int64_t sample_id = old_version_file(
+      path, 3,
+      {"DROP INDEX samples_content_hash_by_epoch",
+       "CREATE INDEX samples_content_hash ON samples (content_hash)", "DROP TABLE text_sketches"});
   MetadataStore store(path);
   CHECK(store.database().schema_version() == latest_schema_version());
   CHECK(query_int(store.database(),
@@ -255,6 +263,7 @@ TEST_CASE("a version 4 database gets CHECK constraints without lists, refusing t
   {
     MetadataStore store(path);
     sample_id = store.insert_sample(test::make_sample(1));
+    store.database().exec("DROP TABLE text_sketches");
   }
   {
     // Version 4 as the build before left it: migration 1's lists of values,
@@ -300,6 +309,29 @@ TEST_CASE("a version 4 database gets CHECK constraints without lists, refusing t
   check_refused(db,
                 "INSERT INTO samples (external_key, content_hash, status) VALUES ('k2', 'h', "
                 "'duplicate_near')");  // a duplicate without its original
+}
+
+TEST_CASE("a version 5 database gets the text_sketches table and keeps its samples",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  const std::int64_t sample_id = old_version_file(path, 5, {"DROP TABLE text_sketches"});
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  CHECK(store.find_sample(sample_id).has_value());
+  TextSketchTable table(store.database());
+  std::vector<StoredTextSketch> sketches;
+  const auto read = [&] {
+    sketches.clear();
+    table.for_each(5, [&](const StoredTextSketch& sketch) { sketches.push_back(sketch); });
+  };
+  read();
+  CHECK(sketches.empty());
+  table.add(5, {{sample_id, 12, {1, 2}}});
+  read();
+  REQUIRE(sketches.size() == 1);
+  CHECK(sketches[0].sample_id == sample_id);
+  CHECK(query_text(store.database(), "PRAGMA integrity_check") == "ok");
 }
 
 TEST_CASE("a schema newer than this build is refused with a clear error", "[store][migrations]") {

@@ -64,6 +64,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
                    finder_options(context.config, NearDuplicateCheck::text)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
+      sketch_table_(context.store.database()),
       image_issues_(context.config.image_issues, image_quality_) {}
 
 IngestBatch::~IngestBatch() = default;
@@ -605,19 +606,21 @@ const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& 
 }
 
 // Writes the items decided since the last flush: samples and events, then
-// the vectors; accepted labels join the cache, and the vectors are queued
-// for the indexes (index_chunk).
+// the vectors, then the text sketches kept since; accepted labels join the
+// cache, and the vectors are queued for the indexes (index_chunk).
 void IngestBatch::flush() {
-  if (flushed_ == items_.size()) return;
-  std::vector<store::NewSample> samples;
-  samples.reserve(items_.size() - flushed_);
-  for (std::size_t i = flushed_; i < items_.size(); ++i) samples.push_back(items_[i].sample);
-  const std::vector<std::int64_t> ids = context_.store.insert_samples(samples);
-  for (std::size_t i = flushed_; i < items_.size(); ++i) {
-    items_[i].id = ids[i - flushed_];
-    record_flushed(i);
+  if (flushed_ < items_.size()) {
+    std::vector<store::NewSample> samples;
+    samples.reserve(items_.size() - flushed_);
+    for (std::size_t i = flushed_; i < items_.size(); ++i) samples.push_back(items_[i].sample);
+    const std::vector<std::int64_t> ids = context_.store.insert_samples(samples);
+    for (std::size_t i = flushed_; i < items_.size(); ++i) {
+      items_[i].id = ids[i - flushed_];
+      record_flushed(i);
+    }
+    flushed_ = items_.size();
   }
-  flushed_ = items_.size();
+  store_sketches();
 }
 
 // The block's flushed vectors are kept to complete the next block's results
@@ -673,9 +676,11 @@ void IngestBatch::record_flushed(std::size_t i) {
   keep_sketch(p.id, *p.record);
 }
 
-// Keeps the sketch of sample `id`'s text, written or read, for later batches.
-// Another content at `id` drops any sketch there: an id a rolled-back batch
-// had given a text may come back holding an image.
+// Keeps the sketch of sample `id`'s text, written or read, for later batches
+// of this process and, in the store (text_sketches, in the batch's
+// transaction), for later processes. Another content at `id` drops any sketch
+// there: an id a rolled-back batch had given a text may come back holding an
+// image (its stored sketch rolled back with it).
 void IngestBatch::keep_sketch(std::int64_t id, const ManifestRecord& record) {
   StoredTextSketches* sketches = context_.text_sketches;
   if (sketches == nullptr) return;
@@ -683,8 +688,17 @@ void IngestBatch::keep_sketch(std::int64_t id, const ManifestRecord& record) {
     sketches->forget(id);
     return;
   }
-  sketches->put(id, dedup::TextSketch::of(dedup::TextNearDuplicateVerifier::shingles(
-                        record.text, sketches->shingle())));
+  const dedup::TextSketch sketch = dedup::TextSketch::of(
+      dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle()));
+  if (!sketches->put(id, sketch)) return;
+  unstored_sketches_.push_back({id, static_cast<std::int64_t>(sketch.size()), sketch.bits()});
+}
+
+// Writes the sketches kept since the last call, as one row.
+void IngestBatch::store_sketches() {
+  if (context_.text_sketches == nullptr) return;
+  sketch_table_.add(context_.text_sketches->shingle(), unstored_sketches_);
+  unstored_sketches_.clear();
 }
 
 // The store id of an item, flushing first when it is not written yet.

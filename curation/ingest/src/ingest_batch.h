@@ -33,6 +33,7 @@
 #include "winnow/curation/ingest/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/store/image_quality_table.h"
+#include "winnow/store/text_sketch_table.h"
 #include "winnow/store/vector_table.h"
 
 #include "winnow/curation/ingest/label_judgement_log.h"
@@ -119,6 +120,7 @@ class IngestBatch {
   void index_unindexed();
   void record_flushed(std::size_t i);
   void keep_sketch(std::int64_t id, const ManifestRecord& record);
+  void store_sketches();
   std::int64_t item_id(std::size_t i);
   // Who asks record_of: a decision sketches a stored text the first time it
   // uses it (as one thread does when it reads it); the pre-pass never does.
@@ -145,6 +147,8 @@ class IngestBatch {
   dedup::NearDuplicateFinder text_finder_;
   store::VectorTable vectors_;
   store::ImageQualityTable image_quality_;
+  store::TextSketchTable sketch_table_;
+  std::vector<store::StoredTextSketch> unstored_sketches_;  // kept, written at the next flush
   ImageIssueJudge image_issues_;
 
   // Only one chunk of micro_batch entries is decided at a time (and the next

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
+#include "winnow/store/text_sketch_table.h"
 #include "winnow/store/transaction.h"
 #include "winnow/store/vector_table.h"
 
@@ -396,6 +398,7 @@ void IngestPipeline::open_index() {
                           : "";
   open_info_.caught_up = result.counts;
   load_accepted_labels();
+  load_text_sketches();
 }
 
 // Sample ids are never reused (samples are never deleted), so an id the index
@@ -459,6 +462,19 @@ void IngestPipeline::load_accepted_labels() {
         if (s.label) accepted_labels_->flagged.set(s.id, static_cast<int>(*s.label));
       },
       store::SampleStatus::label_issue);
+}
+
+// The sketches every stored text got when a batch wrote or first read it
+// (those already held are put again, unchanged: a sample's text never
+// changes). Rows of another shingle length are left out; their candidates are
+// read and sketched again.
+void IngestPipeline::load_text_sketches() {
+  store::TextSketchTable table(store_->database());
+  table.for_each(text_sketches_->shingle(), [&](const store::StoredTextSketch& row) {
+    if (row.size >= std::numeric_limits<std::uint32_t>::max()) return;  // put() refuses it
+    text_sketches_->put(row.sample_id,
+                        dedup::TextSketch(row.bits, static_cast<std::uint32_t>(row.size)));
+  });
 }
 
 IndexInfo IngestPipeline::index_info() const {

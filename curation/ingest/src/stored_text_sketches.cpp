@@ -5,10 +5,10 @@
 
 namespace winnow::curation::ingest {
 
-void StoredTextSketches::put(std::int64_t id, const dedup::TextSketch& sketch) {
+bool StoredTextSketches::put(std::int64_t id, const dedup::TextSketch& sketch) {
   // A set of 2^32 - 1 shingles or more has no room for its "plus one": it
   // is not kept, and its candidates are read as without sketches.
-  if (id < 1 || sketch.size() >= std::numeric_limits<std::uint32_t>::max()) return;
+  if (id < 1 || sketch.size() >= std::numeric_limits<std::uint32_t>::max()) return false;
   const auto at = static_cast<std::size_t>(id);
   if (at >= bits_.size()) {
     // Room grown by an eighth (std::vector would double it, leaving up to
@@ -23,6 +23,7 @@ void StoredTextSketches::put(std::int64_t id, const dedup::TextSketch& sketch) {
   }
   bits_[at] = sketch.bits();
   size_plus_one_[at] = static_cast<std::uint32_t>(sketch.size() + 1);
+  return true;
 }
 
 void StoredTextSketches::forget(std::int64_t id) {

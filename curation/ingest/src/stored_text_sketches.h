@@ -12,6 +12,9 @@
 //
 // Kept densely by id (sample ids are SQLite rowids, handed out in order):
 // 20 bytes per id up to the largest one kept, whether or not it is a text.
+// The store keeps them too (store::TextSketchTable): a process starts with
+// the sketch of every text a batch wrote or read since the store has had
+// that table.
 #pragma once
 
 #include <array>
@@ -30,8 +33,9 @@ class StoredTextSketches {
   explicit StoredTextSketches(int shingle) : shingle_(shingle) {}
   int shingle() const { return shingle_; }
 
-  // Keeps `sketch` as sample `id`'s (ids below 1 are ignored).
-  void put(std::int64_t id, const dedup::TextSketch& sketch);
+  // Keeps `sketch` as sample `id`'s; false when it cannot be kept (an id
+  // below 1, or a set of 2^32 - 1 shingles or more).
+  bool put(std::int64_t id, const dedup::TextSketch& sketch);
   // Drops sample `id`'s sketch, if any (its id now holds no text).
   void forget(std::int64_t id);
   // Sample `id`'s sketch, when one was kept.

@@ -349,8 +349,9 @@ class IngestPipeline {
   const labels::LabelNames& label_names() const { return label_names_; }
 
  private:
-  void open_index();               // and load_accepted_labels
+  void open_index();               // and load_accepted_labels, load_text_sketches
   void load_accepted_labels();     // accepted_labels_ from the store
+  void load_text_sketches();       // text_sketches_ from the store
   IngestContext ingest_context();  // what an IngestBatch works on
   // After the samples of batch `batch_id` (judged in `batch`), inside its
   // transaction: judges again the labels judged against fewer than voters /

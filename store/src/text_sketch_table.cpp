@@ -1,0 +1,88 @@
+#include "winnow/store/text_sketch_table.h"
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "winnow/error.h"
+#include "winnow/store/database.h"
+#include "winnow/store/statement.h"
+
+namespace winnow::store {
+
+// Each number in the machine's byte order (as the embeddings' floats:
+// little-endian where winnow builds), at fixed offsets.
+static_assert(TextSketchTable::kPackedBytes ==
+              sizeof(std::int64_t) + sizeof(std::uint32_t) + sizeof(std::array<std::uint64_t, 2>));
+
+namespace {
+
+// What a user can do about a damaged row: the sketches are a cache of what
+// the texts say, so ingest only reads more texts without them.
+constexpr const char* kCacheHint =
+    " (the table only spares reading texts: `DELETE FROM text_sketches` is safe)";
+
+}  // namespace
+
+void TextSketchTable::add(std::int64_t shingle, const std::vector<StoredTextSketch>& sketches) {
+  if (sketches.empty()) return;
+  WINNOW_THROW_IF_NOT(shingle > 0, "{}: text sketches of sample {} and on have shingle {}",
+                      db_.path(), sketches.front().sample_id, shingle);
+  std::string packed(sketches.size() * kPackedBytes, '\0');
+  char* at = packed.data();
+  for (const StoredTextSketch& sketch : sketches) {
+    WINNOW_THROW_IF_NOT(sketch.sample_id >= 1 && sketch.size >= 0 &&
+                            sketch.size < std::numeric_limits<std::uint32_t>::max(),
+                        "{}: text sketch of sample {} has size {}", db_.path(), sketch.sample_id,
+                        sketch.size);
+    const auto size = static_cast<std::uint32_t>(sketch.size);
+    std::memcpy(at, &sketch.sample_id, sizeof(sketch.sample_id));
+    std::memcpy(at + 8, &size, sizeof(size));
+    std::memcpy(at + 12, sketch.bits.data(), sizeof(sketch.bits));
+    at += kPackedBytes;
+  }
+  Statement& insert = db_.cached("INSERT INTO text_sketches(shingle, sketches) VALUES (?1, ?2)");
+  insert.bind_all(shingle, BlobView{packed.data(), packed.size()});
+  StatementScope scope(insert);
+  while (insert.step()) {
+  }
+}
+
+void TextSketchTable::for_each(std::int64_t shingle,
+                               const std::function<void(const StoredTextSketch&)>& visit) {
+  // A sketch names a stored sample: a larger id means a damaged row (whose
+  // reader would size its tables by it).
+  std::int64_t last_sample = 0;
+  {
+    StatementScope last(db_.cached("SELECT coalesce(max(id), 0) FROM samples"));
+    last->bind_all();
+    WINNOW_THROW_IF_NOT(last->step(), "{}: max(id) of samples returned no row", db_.path());
+    last_sample = last->column_int64(0);
+  }
+  StatementScope query(
+      db_.cached("SELECT id, sketches FROM text_sketches WHERE shingle = ?1 ORDER BY id"));
+  query->bind_all(shingle);
+  StoredTextSketch sketch;
+  while (query->step()) {
+    const std::int64_t row = query->column_int64(0);
+    const std::string_view packed = query->column_blob(1);
+    WINNOW_THROW_IF_NOT(packed.size() % kPackedBytes == 0,
+                        "{}: text_sketches row {} has {} bytes, not a whole number of sketches "
+                        "of {} bytes{}",
+                        db_.path(), row, packed.size(), kPackedBytes, kCacheHint);
+    for (const char* at = packed.data(); at != packed.data() + packed.size(); at += kPackedBytes) {
+      std::uint32_t size = 0;
+      std::memcpy(&sketch.sample_id, at, sizeof(sketch.sample_id));
+      std::memcpy(&size, at + 8, sizeof(size));
+      std::memcpy(sketch.bits.data(), at + 12, sizeof(sketch.bits));
+      WINNOW_THROW_IF_NOT(sketch.sample_id >= 1 && sketch.sample_id <= last_sample,
+                          "{}: text_sketches row {} holds sample id {}, not a stored sample's{}",
+                          db_.path(), row, sketch.sample_id, kCacheHint);
+      sketch.size = size;
+      visit(sketch);
+    }
+  }
+}
+
+}  // namespace winnow::store
