@@ -11,12 +11,14 @@
 
 namespace winnow::store {
 
-// Each number in the machine's byte order (as the embeddings' floats:
-// little-endian where winnow builds), at fixed offsets.
-static_assert(TextSketchTable::kPackedBytes ==
-              sizeof(std::int64_t) + sizeof(std::uint32_t) + sizeof(std::array<std::uint64_t, 2>));
-
 namespace {
+
+// Where each part of a packed sketch starts: the sample id, the size, the
+// bits; each number in the machine's byte order (as the embeddings' floats:
+// little-endian where winnow builds).
+constexpr std::size_t kSizeAt = sizeof(std::int64_t);
+constexpr std::size_t kBitsAt = kSizeAt + sizeof(std::uint32_t);
+static_assert(TextSketchTable::kPackedBytes == kBitsAt + sizeof(std::array<std::uint64_t, 2>));
 
 // What a user can do about a damaged row: the sketches are a cache of what
 // the texts say, so ingest only reads more texts without them.
@@ -38,15 +40,13 @@ void TextSketchTable::add(std::int64_t shingle, const std::vector<StoredTextSket
                         sketch.size);
     const auto size = static_cast<std::uint32_t>(sketch.size);
     std::memcpy(at, &sketch.sample_id, sizeof(sketch.sample_id));
-    std::memcpy(at + 8, &size, sizeof(size));
-    std::memcpy(at + 12, sketch.bits.data(), sizeof(sketch.bits));
+    std::memcpy(at + kSizeAt, &size, sizeof(size));
+    std::memcpy(at + kBitsAt, sketch.bits.data(), sizeof(sketch.bits));
     at += kPackedBytes;
   }
   Statement& insert = db_.cached("INSERT INTO text_sketches(shingle, sketches) VALUES (?1, ?2)");
   insert.bind_all(shingle, BlobView{packed.data(), packed.size()});
-  StatementScope scope(insert);
-  while (insert.step()) {
-  }
+  insert.run();
 }
 
 void TextSketchTable::for_each(std::int64_t shingle,
@@ -74,8 +74,8 @@ void TextSketchTable::for_each(std::int64_t shingle,
     for (const char* at = packed.data(); at != packed.data() + packed.size(); at += kPackedBytes) {
       std::uint32_t size = 0;
       std::memcpy(&sketch.sample_id, at, sizeof(sketch.sample_id));
-      std::memcpy(&size, at + 8, sizeof(size));
-      std::memcpy(sketch.bits.data(), at + 12, sizeof(sketch.bits));
+      std::memcpy(&size, at + kSizeAt, sizeof(size));
+      std::memcpy(sketch.bits.data(), at + kBitsAt, sizeof(sketch.bits));
       WINNOW_THROW_IF_NOT(sketch.sample_id >= 1 && sketch.sample_id <= last_sample,
                           "{}: text_sketches row {} holds sample id {}, not a stored sample's{}",
                           db_.path(), row, sketch.sample_id, kCacheHint);

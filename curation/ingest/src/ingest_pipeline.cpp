@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
-#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -467,11 +466,11 @@ void IngestPipeline::load_accepted_labels() {
 // The sketches every stored text got when a batch wrote or first read it
 // (those already held are put again, unchanged: a sample's text never
 // changes). Rows of another shingle length are left out; their candidates are
-// read and sketched again.
+// read and sketched again. The stored size fits 32 bits; put() refuses the
+// one size it cannot keep.
 void IngestPipeline::load_text_sketches() {
   store::TextSketchTable table(store_->database());
   table.for_each(text_sketches_->shingle(), [&](const store::StoredTextSketch& row) {
-    if (row.size >= std::numeric_limits<std::uint32_t>::max()) return;  // put() refuses it
     text_sketches_->put(row.sample_id,
                         dedup::TextSketch(row.bits, static_cast<std::uint32_t>(row.size)));
   });
