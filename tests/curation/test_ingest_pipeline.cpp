@@ -972,8 +972,9 @@ TEST_CASE("a damaged text_sketches row is refused by name, and deleting the rows
   CHECK(second.counts[SampleStatus::duplicate_near] >= 60);  // the copies, read and verified
 }
 
-// A process reopened before the second batch sketches a stored text once it
-// has read it, and a sketch rules later candidates out unread. Two threads
+// A process reopened before the second batch starts with the sketches the
+// store kept, and sketches any other stored text once it has read it; a
+// sketch rules later candidates out unread. Two threads
 // must read what one thread reads, so that the events (candidates checked and
 // ruled out, the best similarity below the threshold) are the same, not only
 // the statuses.
