@@ -13,6 +13,7 @@ size, the sizes of the database and index files) and a summary.
   bench/ingest_growth.py --batches 25 --batch-size 40000 --dim 128 --index ivf
   bench/ingest_growth.py ... --one-process   # one long-lived `winnow ingest` of every
                                              # batch, its index kept in memory (as the daemon)
+  bench/ingest_growth.py --batches 27 --dim 128 --manifests-only   # the manifests alone
   bench/ingest_growth.py ... --one-process --reopen-batches 2
       # then 2 more batches through a new `winnow ingest` process, which opens the
       # grown store's index: its seconds and its own peak RSS (a user per batch pays that)
@@ -71,6 +72,9 @@ def main():
                          "that opens the grown store (its peak RSS measured alone)")
     ap.add_argument("--ingest-arg", action="append", default=[],
                     help="one more argument for winnow ingest (repeat)")
+    ap.add_argument("--manifests-only", action="store_true",
+                    help="write the batches' manifests (those missing) and stop, e.g. further "
+                         "batches for bench/parallel_ceiling.py")
     ap.add_argument("--init-arg", action="append", default=[],
                     help="one more argument for winnow init (repeat), e.g. --init-arg=--micro-batch")
     a = ap.parse_args()
@@ -86,6 +90,8 @@ def main():
         write_batch(path, rng, centres, b * a.batch_size, a.batch_size, earlier,
                     write=not path.exists())
         manifests.append(path)
+    if a.manifests_only:
+        return
     db = work / "growth.db"
     for f in work.glob("growth.db*"):
         f.unlink()
@@ -138,8 +144,19 @@ def proc_status_mb(pid, field):
     return None
 
 
+def wait_for(proc, what):
+    """Waits for `proc` and returns its own resource usage (its peak RSS and CPU time,
+    not those of the children before it); exits if it failed."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{what} exited with {proc.returncode}")
+    return usage
+
+
 def one_process(a, db, manifests):
     """All batches through one process: what a daemon pays per batch."""
+    start = time.perf_counter()
     proc = subprocess.Popen([a.winnow, "ingest", "--db", str(db), "--quiet", *a.ingest_arg,
                              *map(str, manifests)], stdout=subprocess.PIPE, text=True)
     rows, total, stored = [], 0.0, 0
@@ -157,10 +174,12 @@ def one_process(a, db, manifests):
                      "labels_rejudged": summary.get("labels_rejudged"),
                      "index_saved": summary.get("index_saved")})
         print(json.dumps(rows[-1]), flush=True)
-    if proc.wait() != 0:
-        sys.exit(f"winnow ingest exited with {proc.returncode}")
+    usage = wait_for(proc, "winnow ingest")
+    wall = time.perf_counter() - start
     status = json.loads(run_winnow(a.winnow, "status", "--db", db, "--json"))
     print(json.dumps({**run_summary(a, rows, total), "one_process": True,
+                      "process_wall_s": round(wall, 2),
+                      "process_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
                       "index_vectors": status["index"]["vectors"],
                       "index_file_mb": files_mb(Path(db).parent, "growth.db.index*")}))
 
@@ -172,10 +191,7 @@ def reopened(a, db, manifests):
     proc = subprocess.Popen([a.winnow, "ingest", "--db", str(db), "--quiet", *a.ingest_arg,
                              *map(str, manifests)], stdout=subprocess.PIPE, text=True)
     output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the earlier run's
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"winnow ingest (reopened) exited with {proc.returncode}")
+    usage = wait_for(proc, "winnow ingest (reopened)")
     wall = time.perf_counter() - start
     summaries = [json.loads(line) for line in output.splitlines()]
     print(json.dumps({"reopened": True, "batches": len(summaries),
