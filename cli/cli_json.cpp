@@ -38,6 +38,15 @@ json batch_report_json(const curation::ingest::BatchReport& r) {
     j["labels_rejudged"] = {{"rejudged", r.labels_rejudged.rejudged},
                             {"newly_flagged", r.labels_rejudged.newly_flagged},
                             {"cleared", r.labels_rejudged.cleared}};
+    const curation::ingest::BatchPhaseSeconds& p = r.phases;
+    j["seconds_by_phase"] = {{"read", p.read},
+                             {"prepare_first_block", p.prepare_first_block},
+                             {"decide", p.decide},
+                             {"wait_for_pool", p.wait_for_pool},
+                             {"pool_prepare", p.pool_prepare},
+                             {"rejudge_labels", p.rejudge_labels},
+                             {"commit", p.commit},
+                             {"save_index", p.save_index}};
   }
   return j;
 }

@@ -453,7 +453,19 @@ TEST_CASE("winnow CLI: init, ingest, status --json, export, exit codes", "[inges
        R"({"key":"c","text":"a totally unrelated line of text about cooking pasta","source":"s2"})",
        "{oops"});
   CHECK(run_cli(dir, "init --db " + db + " --embedder 'hashed-ngrams(n=3,dim=128)'").rc == 0);
-  CHECK(run_cli(dir, "ingest --db " + db + " " + m).rc == 0);
+  Run first = run_cli(dir, "ingest --db " + db + " --quiet " + m);
+  REQUIRE(first.rc == 0);
+  // The writer's phases are disjoint parts of the batch's time.
+  const json summary = json::parse(first.out);
+  double writer_seconds = 0.0;
+  for (const char* phase : {"read", "prepare_first_block", "decide", "wait_for_pool",
+                            "rejudge_labels", "commit", "save_index"}) {
+    const double s = summary["seconds_by_phase"].at(phase).get<double>();
+    CHECK(s >= 0.0);
+    writer_seconds += s;
+  }
+  CHECK(summary["seconds_by_phase"].at("pool_prepare").get<double>() >= 0.0);
+  CHECK(writer_seconds <= summary["seconds"].get<double>());
   CHECK(run_cli(dir, "ingest --db " + db + " " + m).rc == 0);  // skipped
   Run st = run_cli(dir, "status --db " + db + " --json");
   REQUIRE(st.rc == 0);

@@ -18,8 +18,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -692,4 +694,69 @@ TEST_CASE("a label issue is in the index as a voter, never as a gain neighbour",
   CHECK(status_of(p, "misplaced") == SampleStatus::label_issue);
   CHECK(*p.store().find_by_external_key("beside")->gain == Approx(want).epsilon(1e-4));
   CHECK(p.index_info().vectors == 82);
+}
+
+// More stale samples than one search call takes (4,096, stale_labels.cpp):
+// the chunks are searched on the pool's threads and judged in order. Two
+// axes, each with 40% of its records under the other axis's label: those
+// labels are doubtful (quality below 0.5) and due again once the dataset has
+// grown by half: over 5,000 re-judged after the second batch, in two calls.
+// Two threads must store what one does, and what they store must be the
+// judgement a full `regain --labels` makes against the same index.
+TEST_CASE("re-judging over several search calls gives the verdicts of one thread",
+          "[ingest][rejudge][threads]") {
+  winnow::test::TempDir dir;
+  std::mt19937 rng(11);
+  std::bernoulli_distribution other_label(0.4);
+  const auto records = [&](const std::string& prefix, int n) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < n; ++i) {
+      const int axis = i % 2;
+      const int label = other_label(rng) ? 1 - axis : axis;
+      lines.push_back(record(prefix + std::to_string(i), words(axis ? kTools : kAnimals, rng),
+                             label, near_axis(axis, rng)));
+    }
+    return lines;
+  };
+  const std::string batch_1 = write_manifest(dir.file("first.jsonl"), records("a", 9000));
+  const std::string batch_2 = write_manifest(dir.file("second.jsonl"), records("b", 5000));
+
+  using Stored = std::vector<std::tuple<std::string, SampleStatus, std::optional<double>>>;
+  const auto stored = [](IngestPipeline& p) {
+    Stored all;
+    p.store().for_each_sample([&](const SampleRecord& s) {
+      all.emplace_back(s.external_key, s.status, s.label_quality);
+    });
+    return all;
+  };
+  const auto run = [&](int threads, std::int64_t& rejudged) {
+    IngestPipeline p(rejudging_dataset(dir, "threads-" + std::to_string(threads), 0.5));
+    p.set_threads(threads);
+    ingest_file(p, batch_1);
+    rejudged = ingest_file(p, batch_2).labels_rejudged.rejudged;
+    return stored(p);
+  };
+  std::int64_t rejudged_one = 0, rejudged_two = 0;
+  const Stored one = run(1, rejudged_one);
+  const Stored two = run(2, rejudged_two);
+  CHECK(rejudged_one > 4096);
+  CHECK(rejudged_two == rejudged_one);
+  REQUIRE(one.size() == 14000);
+  CHECK(two == one);
+
+  // The first batch's doubtful labels were all judged again after the second
+  // batch, against the index regain searches: the same quality.
+  IngestPipeline p(dir.file("threads-2.db"));
+  p.rejudge(relabel());
+  const Stored regained = stored(p);
+  REQUIRE(regained.size() == one.size());
+  int doubtful = 0, same = 0;
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    const auto& [key, status, quality] = one[i];
+    if (key[0] != 'a' || !quality || *quality >= 0.5) continue;
+    ++doubtful;
+    same += std::get<2>(regained[i]) == quality;
+  }
+  CHECK(doubtful > 2000);
+  CHECK(same == doubtful);
 }

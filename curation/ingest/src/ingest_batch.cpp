@@ -71,13 +71,18 @@ IngestBatch::~IngestBatch() = default;
 
 void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
+  using Clock = std::chrono::steady_clock;
   const auto chunk_size = static_cast<std::size_t>(context_.config.micro_batch);
   const auto k = static_cast<std::size_t>(neighbours_k_);
   // The first block is one chunk; the next ones as many as the index wants
   // (next_block_chunks).
   std::vector<PreparedChunk> block, next;
+  auto t = Clock::now();
   read_block_entries(next_entry, chunk_size, 1, name, stop, next);
+  phases_.read += seconds_since(t);
+  t = Clock::now();
   prepare_block(context_, k, next);
+  phases_.prepare_first_block += seconds_since(t);
   for (;;) {
     std::swap(block, next);
     const bool last = block.back().last;
@@ -85,17 +90,30 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     // on the pool while this one is decided, after the block before this one
     // joins the indexes (index_unindexed): the writer does not read them
     // meanwhile, and the next block's search holds every block but this one.
+    // pool_seconds is written on the pool and read after preparing->wait();
+    // declared first, it outlives the task (whose destructor waits for it).
+    double pool_seconds = 0.0;
     std::unique_ptr<ThreadPool::Task> preparing;
     if (!last) {
+      t = Clock::now();
       read_block_entries(next_entry, chunk_size, next_block_chunks(block), name, stop, next);
+      phases_.read += seconds_since(t);
+      t = Clock::now();
       preparing = context_.pool.start([&] {
+        const auto started = Clock::now();
         index_unindexed();
         prepare_block(context_, k, next);
+        pool_seconds = seconds_since(started);
       });
+      // One thread prepares in start(): that is the writer's wait.
+      phases_.wait_for_pool += seconds_since(t);
     } else {
+      t = Clock::now();
       index_unindexed();
+      phases_.decide += seconds_since(t);
     }
     for (std::size_t c = 0; c < block.size(); ++c) {
+      t = Clock::now();
       chunk_ = std::move(block[c]);
       start_chunk();
       fold_in_unsearched();
@@ -104,8 +122,14 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
       const auto voters = static_cast<std::int64_t>(context_.accepted_labels.voters());
       for (std::size_t e = 0; e < chunk_.entries.size(); ++e) decide_entry(e);
       flush();  // the chunk's samples join the store
+      phases_.decide += seconds_since(t);
       if (c + 1 == block.size()) {
-        if (preparing) preparing->wait();
+        if (preparing) {
+          t = Clock::now();
+          preparing->wait();
+          phases_.wait_for_pool += seconds_since(t);
+          phases_.pool_prepare += pool_seconds;
+        }
         end_block();
       }
       publish_job_ids();
@@ -113,7 +137,9 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     }
     if (last) break;
   }
+  t = Clock::now();
   index_unindexed();
+  phases_.decide += seconds_since(t);
 }
 
 // How many chunks the block after `block` holds: enough for the queries the

@@ -61,6 +61,9 @@ class IngestBatch {
   // Seconds spent adding this batch's judged vectors to the index (the
   // work a process that reopens the index before its next snapshot redoes).
   double index_add_seconds() const { return index_add_seconds_; }
+  // The writer's phases of run() and the pool's preparation beside them
+  // (BatchPhaseSeconds; the pipeline adds the phases after run()).
+  const BatchPhaseSeconds& phases() const { return phases_; }
   // The batch's samples by chunk, each with the labelled samples (voters) the
   // dataset had when the chunk was judged (LabelJudgementLog).
   const std::vector<JudgedRange>& judged_ranges() const { return judged_ranges_; }
@@ -184,6 +187,7 @@ class IngestBatch {
   UnindexedVectors added_, previous_added_;
   bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
+  BatchPhaseSeconds phases_;
   std::vector<JudgedRange> judged_ranges_;
   std::vector<std::pair<float, std::int64_t>> merged_;
 };

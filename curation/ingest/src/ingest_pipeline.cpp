@@ -533,7 +533,10 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     stored_samples_->catch_up(*store_);
     IngestBatch ingest(ingest_context(), batch.id);
     ingest.run(next_entry, name, stop);
+    report.phases = ingest.phases();
+    auto phase_start = std::chrono::steady_clock::now();
     report.labels_rejudged = rejudge_stale_labels(batch.id, ingest.judged_ranges());
+    report.phases.rejudge_labels = seconds_since(phase_start);
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
     report.job_neighbours = ingest.job_neighbours();
@@ -542,7 +545,9 @@ BatchReport IngestPipeline::ingest_batch(const std::string& name, const std::str
     store_->record_writer();
     const std::int64_t revision = next_revision();
     add_seconds = ingest.index_add_seconds();
+    phase_start = std::chrono::steady_clock::now();
     tx.commit();
+    report.phases.commit = seconds_since(phase_start);
     if (checkpointer_) checkpointer_->request();
     revision_ = revision;
     if (job_) job_->set_revision(revision);
@@ -581,7 +586,9 @@ void IngestPipeline::after_batch_index_work(double add_seconds, BatchReport& rep
                      unsaved_seconds_ >= kSnapshotCostRatio * snapshot_seconds_);
   if (!save) return;
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     save_index_snapshot();
+    report.phases.save_index = seconds_since(t0);
     report.index_saved = true;
   } catch (const std::exception& e) {
     report.index_save_error = e.what();

@@ -136,6 +136,22 @@ struct JobNeighbourCounts {
   std::int64_t verified_by_writer = 0;
 };
 
+// Where a batch's time went, in seconds. The writer's phases follow one
+// another and add up to about the batch's seconds; pool_prepare ran beside
+// them on the pool's thread. With one thread the writer prepares each block
+// itself before deciding the one before, and that time is both its
+// wait_for_pool and the pool_prepare.
+struct BatchPhaseSeconds {
+  double read = 0.0;                 // writer: manifest lines read (not yet parsed)
+  double prepare_first_block = 0.0;  // writer: the first block parsed, embedded, searched
+  double decide = 0.0;               // writer: chunks decided and written to the store
+  double wait_for_pool = 0.0;        // writer: waiting for (and helping) the next block
+  double pool_prepare = 0.0;         // pool: next blocks prepared, the one before indexed
+  double rejudge_labels = 0.0;       // writer: stale labels judged again
+  double commit = 0.0;               // writer: the batch's transaction committed
+  double save_index = 0.0;           // writer: the index snapshot saved, when it was
+};
+
 struct BatchReport {
   std::int64_t batch_id = 0;
   std::string name;
@@ -154,6 +170,7 @@ struct BatchReport {
   // Earlier samples whose labels were judged again after the batch.
   LabelRejudgeCounts labels_rejudged;
   JobNeighbourCounts job_neighbours;  // 0 outside a bulk job
+  BatchPhaseSeconds phases;
 };
 
 // Thrown by ingest_batch when its stop flag was set: the batch's transaction
