@@ -1,10 +1,10 @@
-// bench_flat_search: the exact flat search kernels (index/src/flat_block_search.h)
+// bench_flat_search: the exact flat search kernels (index/src/kernels/flat_block_search.h)
 // on random L2-normalised vectors, one thread.
 //
 // For each dimension, a base of n rows is searched with `queries` queries in
 // calls of `chunk` queries (the ingest pipeline searches its micro-batch of
 // 256 records for max(candidates, label_k, 4) = 15 neighbours; `winnow
-// regain` searches 1024 stored samples at a time for label_k + 1 = 16).
+// rejudge` searches 1024 stored samples at a time for label_k + 1 = 16).
 // Kernels are interleaved within each run, so that a noisy neighbour slows
 // them alike. Per kernel and dimension it reports the median wall and
 // thread-CPU seconds over the runs and GMAC/s (n * d * queries
@@ -26,7 +26,7 @@
 #include "winnow/version.h"
 
 #include "bench_support.h"
-#include "flat_block_search.h"
+#include "kernels/flat_block_search.h"
 
 namespace {
 

@@ -2,8 +2,8 @@
 // file as ingest does (JPEGs at a DCT scale of at least 224 px, then the
 // 28 x 28 grey working image). Per file, both steps are timed over
 // --repeat rounds on one core; prints JSON with the mean microseconds per
-// image of each step and their ratio (docs/benchmarks.md, "Image quality
-// issues").
+// image of each step and their ratio (docs/benchmarks.md, "Image
+// decoding").
 #include <chrono>
 #include <fstream>
 #include <iostream>

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A simulated crowd through `winnow import-annotations` and through `winnow
 ingest` with content: the report's figures from both (docs/benchmarks.md,
-"Annotations without content").
+"Annotations and Dawid-Skene").
 
 Per seed: N items with a true class each (K classes, uniform); annotators of
 the given accuracies label every item, right with their accuracy, else one of

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """winnow.dask's neighbour search on the workers (issue 17, phase 2) against `winnow
 ingest` and against exact global search (docs/distributed-curation.md,
-docs/benchmarks.md "Dask curation phase 2").
+docs/benchmarks.md, "winnow.dask").
 
 For each seed, one manifest of Fashion-MNIST training images as pixels records in arrival
 order, with 4% flipped labels, 5% exact copies and 5% near copies whose perturbation

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""winnow.dask on 1M synthetic records with 1 and 2 worker processes (issue 17; docs/
-benchmarks.md "Dask curation phase 2").
+"""winnow.dask on 1M synthetic records with 1 and 2 worker processes (issue 17;
+docs/benchmarks.md, "winnow.dask").
 
 The records are bench/ingest_growth.py's (a short text and a provided 128-d embedding from
 a seeded Gaussian mixture, 5% of labels flipped, 1% re-submitted copies with a little

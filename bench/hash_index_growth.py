@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What an index on a random key costs per batch as a SQLite table grows (issue 16;
-docs/benchmarks.md, "The content-hash index as the store grows").
+docs/history/benchmarks-notebook.md, "The content-hash index as the store grows (2026-11-29,
+stop 46)": a trial's record, not on the results page).
 
 The samples table's content_hash index takes 32-character hex keys in no order, so
 each batch's inserts land all over its B-tree: the pages a batch dirties (and writes

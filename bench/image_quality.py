@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Image-quality issues on real colour images, through the `winnow` CLI with
-its defaults (docs/benchmarks.md, "Image quality issues").
+its defaults (docs/benchmarks.md, "Image-quality issues").
 
 Pool: N colour clip-art images from Debian's openclipart-png (regular files,
 distinct bytes, at most 16 Mpx, both sides >= 32 px; "colour": at least 2% of

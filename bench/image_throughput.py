@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Decode + embed + dedup throughput of image files through the `winnow` CLI
-with its defaults (docs/benchmarks.md, "Image files: throughput").
+with its defaults (docs/benchmarks.md, "Image decoding").
 
 Typical web-sized JPEGs: N distinct clip-art PNGs from Debian's
 openclipart-png (bench/clip_art.py: symbolic links and byte copies skipped), composited on white and resized so

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The 60k Fashion-MNIST ingest benchmark (docs/benchmarks.md, "End-to-end ingest"):
+# The 60k Fashion-MNIST ingest benchmark (docs/benchmarks.md, "Fashion-MNIST through the CLI"):
 # N runs of `winnow init` + `winnow import-idx` of the train set into an empty store,
 # one core, printing the load average, wall / user / sys seconds, peak RSS (KB), the
 # ingest seconds and samples/s winnow reports, and the decision counts.

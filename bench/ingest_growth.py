@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does the cost per record grow with the store? (issue 16; docs/benchmarks.md,
-"Ingest cost as the store grows").
+"1M records").
 
 Batches of records (a short text and a provided embedding, 64-d unless --dim, from a seeded
 Gaussian mixture: one cluster per label, 5% of labels flipped, 1% re-submitted

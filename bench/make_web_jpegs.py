@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes N web-sized JPEGs (256 to 500 px on the longer side, quality 85) made
 from Debian's openclipart-png (composited on white, Lanczos resize) into a
-folder: the typical files of the decoding cost figures (docs/benchmarks.md)."""
+folder: the typical files of the decoding cost figures (docs/benchmarks.md, "Image decoding")."""
 import argparse, os, random
 
 from PIL import Image

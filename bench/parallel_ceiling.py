@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What can two cores give a late batch on this host? (issue 16; docs/benchmarks.md,
-"What two cores can give: a ceiling measured on this host").
+"Two threads").
 
 Copies of one grown store (for example the 1M store that `ingest_growth.py --one-process`
 leaves) each get the same further batches through one `winnow ingest` process, three ways

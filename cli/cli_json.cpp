@@ -24,33 +24,6 @@ json batch_json(const store::BatchRecord& b) {
   return j;
 }
 
-json batch_report_json(const curation::ingest::BatchReport& r) {
-  json j = {{"batch", r.batch_id},
-            {"file", r.name},
-            {"skipped", r.skipped},
-            {"counts", counts_json(r.counts)},
-            {"seconds", r.seconds}};
-  if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
-  curation::ingest::put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected]);
-  if (!r.skipped) j["index_saved"] = r.index_saved;
-  if (!r.index_save_error.empty()) j["index_save_error"] = r.index_save_error;
-  if (!r.skipped) {
-    j["labels_rejudged"] = {{"rejudged", r.labels_rejudged.rejudged},
-                            {"newly_flagged", r.labels_rejudged.newly_flagged},
-                            {"cleared", r.labels_rejudged.cleared}};
-    const curation::ingest::BatchPhaseSeconds& p = r.phases;
-    j["seconds_by_phase"] = {{"read", p.read},
-                             {"prepare_first_block", p.prepare_first_block},
-                             {"decide", p.decide},
-                             {"wait_for_pool", p.wait_for_pool},
-                             {"pool_prepare", p.pool_prepare},
-                             {"rejudge_labels", p.rejudge_labels},
-                             {"commit", p.commit},
-                             {"save_index", p.save_index}};
-  }
-  return j;
-}
-
 json image_issue_counts_json(const store::ImageIssueCounts& counts) {
   json issues = json::object();
   for (store::ImageIssue issue : store::kAllImageIssues) {
@@ -59,8 +32,8 @@ json image_issue_counts_json(const store::ImageIssueCounts& counts) {
   return {{"images", counts.images}, {"with_issues", counts.with_issue}, {"issues", issues}};
 }
 
-json status_json(curation::ingest::IngestPipeline& pipeline) {
-  store::MetadataStore& store = pipeline.store();
+json status_json(curation::Dataset& dataset) {
+  store::MetadataStore& store = dataset.store();
   json j = counts_json(store.count_by_status());
   json sources = json::object();
   for (const auto& [name, c] : store.count_by_source()) {
@@ -73,7 +46,7 @@ json status_json(curation::ingest::IngestPipeline& pipeline) {
   j["winnow"] = {{"version", kVersion},
                  {"database_created_by", version_or_null(store.created_by())},
                  {"database_written_by", version_or_null(store.written_by())}};
-  const curation::ingest::IndexInfo info = pipeline.index_info();
+  const curation::IndexInfo info = dataset.index_info();
   j["index"] = {{"type", info.type},
                 {"config", info.config},
                 {"vectors", info.vectors},
@@ -84,7 +57,7 @@ json status_json(curation::ingest::IngestPipeline& pipeline) {
     j["index"]["caught_up_on_open"] = {{"added", info.caught_up.added},
                                        {"removed", info.caught_up.removed}};
   }
-  j["embedder"] = pipeline.embedder().spec();
+  j["embedder"] = dataset.embedder().spec();
   j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
   j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());

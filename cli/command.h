@@ -8,8 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
-namespace winnow::curation::ingest {
-class IngestPipeline;
+namespace winnow::curation {
+class Dataset;
 }
 
 namespace winnow::cli {
@@ -19,14 +19,14 @@ struct Command {
   std::function<int()> run;  // runs it; returns the exit code
 };
 
-// --threads on the subcommands that ingest (IngestPipeline::set_threads).
+// --threads on the subcommands that ingest (Dataset::set_threads).
 void add_threads_option(CLI::App& command, int& threads);
 // At the clean end of a subcommand that ingests: saves the index file if
-// its batches left it behind (IngestPipeline::save_index_if_behind), so that
+// its batches left it behind (Dataset::save_index_if_behind), so that
 // the next process opens it without catching up. A failure is a warning on
 // stderr, not an error: the batches are committed, and the next open
 // catches the index up from the store.
-void save_index_at_end(curation::ingest::IngestPipeline& pipeline);
+void save_index_at_end(curation::Dataset& dataset);
 
 Command add_init_command(CLI::App& parent);
 Command add_ingest_command(CLI::App& parent);

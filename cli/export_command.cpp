@@ -12,7 +12,7 @@
 
 #include "cli_json.h"
 #include "command.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/dataset/dataset.h"
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
 
@@ -129,7 +129,7 @@ Command add_export_command(CLI::App& parent) {
         if (!o->only.empty()) filter = store::parse_sample_status(o->only);
         WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
                             "--format '{}' is not jsonl or csv", o->format);
-        curation::ingest::IngestPipeline pipeline(o->db);
+        curation::Dataset dataset(o->db);
         const bool csv = o->format == "csv";
         if (csv) {
           std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
@@ -139,11 +139,11 @@ Command add_export_command(CLI::App& parent) {
         auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
         using nlohmann::json;
         // Looked up per sample while the samples' query is open: the same snapshot.
-        store::ImageQualityTable image_quality(pipeline.store().database());
-        pipeline.store().for_each_sample_with_decision(
+        store::ImageQualityTable image_quality(dataset.store().database());
+        dataset.store().for_each_sample_with_decision(
             [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
               const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
-              const std::string label = s.label ? pipeline.label_names().name_of(*s.label) : "";
+              const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
               if (csv) {
                 std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
                           << ',' << csv_field(label) << ',' << csv_field(s.source) << ','

@@ -16,16 +16,17 @@
 
 #include "cli_json.h"
 #include "command.h"
-#include "winnow/curation/ingest/annotation_importer.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/printable_text.h"
+#include "winnow/curation/readers/annotations/annotation_importer.h"
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/core/printable_text.h"
 
 namespace winnow::cli {
 
 Command add_import_annotations_command(CLI::App& parent) {
   struct Options {
     std::string db, file, format, source, choice_control;
-    std::uint64_t max_mb = curation::ingest::AnnotationImportOptions::kDefaultMaxBytes >> 20;
+    std::uint64_t max_mb = curation::readers::AnnotationImportOptions::kDefaultMaxBytes >> 20;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -46,33 +47,34 @@ Command add_import_annotations_command(CLI::App& parent) {
   cmd->add_option("file", o->file, "the export (FILE)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
-            curation::ingest::AnnotationImportOptions options;
+            curation::readers::AnnotationImportOptions options;
             if (!o->format.empty())
-              options.format = curation::ingest::parse_annotation_format(o->format);
+              options.format = curation::readers::parse_annotation_format(o->format);
             options.source = o->source;
             options.choice_control = o->choice_control;
             options.file.max_bytes = o->max_mb << 20;
             // The file is read before the database is opened: a file that
             // cannot be read leaves the database untouched.
-            curation::ingest::AnnotationImporter importer(o->file, options);
-            curation::ingest::IngestPipeline pipeline(o->db);
-            curation::ingest::BatchReport r = pipeline.ingest_batch(
+            curation::readers::AnnotationImporter importer(o->file, options);
+            curation::Dataset dataset(o->db);
+            curation::ingest::Ingester ingester(dataset);
+            curation::ingest::BatchReport r = ingester.ingest_batch(
                 curation::printable_text(o->file), importer.checksum(),
-                [&](curation::ingest::ManifestEntry& entry) { return importer.next(entry); });
+                [&](curation::readers::ManifestEntry& entry) { return importer.next(entry); });
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            nlohmann::json j = batch_report_json(r);
+            nlohmann::json j = curation::ingest::to_json(r);
             j["format"] = to_string(importer.format());
             j["items"] = importer.items();
             j["annotations"] = importer.annotations();
-            if (importer.format() == curation::ingest::AnnotationFormat::label_studio) {
+            if (importer.format() == curation::readers::AnnotationFormat::label_studio) {
               j["annotations_cancelled"] = importer.table().cancelled;
               j["annotations_without_choice"] = importer.table().without_choice;
             }
             std::cout << json_text(j) << "\n";
             if (r.skipped)
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
-            save_index_at_end(pipeline);
+            save_index_at_end(dataset);
             return 0;
           }};
 }

@@ -15,9 +15,10 @@
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
-#include "winnow/curation/ingest/folder_importer.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/printable_text.h"
+#include "winnow/curation/readers/folder_importer.h"
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/core/printable_text.h"
 #include "winnow/error.h"
 
 namespace winnow::cli {
@@ -46,29 +47,30 @@ Command add_import_folder_command(CLI::App& parent) {
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
-            curation::ingest::IngestPipeline pipeline(o->db);
-            pipeline.set_threads(o->threads);
-            curation::ingest::FolderImportOptions options;
+            curation::Dataset dataset(o->db);
+            curation::ingest::Ingester ingester(dataset);
+            dataset.set_threads(o->threads);
+            curation::readers::FolderImportOptions options;
             options.labelled = !o->unlabelled;
             options.source = o->source;
             options.key_prefix = o->key_prefix;
-            options.image = pipeline.image_reading();
+            options.image = dataset.image_reading();
             WINNOW_THROW_IF_NOT(options.image.enabled(),
                                 "import-folder needs an image embedder, but dataset '{}' embeds "
                                 "with '{}', which does not decode image files (use `winnow "
                                 "ingest` with text records, or `winnow init` a dataset with an "
                                 "image embedder such as the default pixels(...))",
-                                o->db, pipeline.embedder().spec());
-            store::MetadataStore& store = pipeline.store();
-            curation::ingest::FolderImporter importer(
+                                o->db, dataset.embedder().spec());
+            store::MetadataStore& store = dataset.store();
+            curation::readers::FolderImporter importer(
                 o->dir, options, [&store](const std::string& key, const std::string& source) {
                   const auto sample = store.find_by_external_key(key);
                   return sample && sample->source == source;
                 });
             ProgressLine progress(importer.total(), "files", o->quiet);
             curation::ingest::BatchReport r =
-                pipeline.ingest_batch(curation::printable_text(o->dir), importer.checksum(),
-                                      [&](curation::ingest::ManifestEntry& entry) {
+                ingester.ingest_batch(curation::printable_text(o->dir), importer.checksum(),
+                                      [&](curation::readers::ManifestEntry& entry) {
                                         const bool more = importer.next_deferred(entry);
                                         progress.update(importer.done());
                                         return more;
@@ -76,13 +78,13 @@ Command add_import_folder_command(CLI::App& parent) {
             progress.finish();
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            nlohmann::json j = batch_report_json(r);
+            nlohmann::json j = curation::ingest::to_json(r);
             j["already_imported"] = importer.already_imported();
             j["hidden_skipped"] = importer.hidden();
             std::cout << json_text(j) << "\n";
             if (r.skipped)
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
-            save_index_at_end(pipeline);
+            save_index_at_end(dataset);
             return 0;
           }};
 }

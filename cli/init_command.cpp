@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/dataset/dataset.h"
 #include "winnow/error.h"
 
 namespace winnow::cli {
@@ -17,7 +17,7 @@ namespace {
 
 // --image-issues and --image-issue-threshold NAME=VALUE into the policy
 // (checked as a stored config is: ImageIssuePolicy::from_json).
-void set_image_issues(curation::ingest::ImageIssuePolicy& policy, const std::string& action,
+void set_image_issues(curation::ImageIssuePolicy& policy, const std::string& action,
                       const std::vector<std::string>& thresholds) {
   nlohmann::json j = policy.to_json();
   j["action"] = action;
@@ -39,7 +39,7 @@ void set_image_issues(curation::ingest::ImageIssuePolicy& policy, const std::str
     }
     j["thresholds"][name] = value;
   }
-  policy = curation::ingest::ImageIssuePolicy::from_json(j);
+  policy = curation::ImageIssuePolicy::from_json(j);
 }
 
 }  // namespace
@@ -47,12 +47,12 @@ void set_image_issues(curation::ingest::ImageIssuePolicy& policy, const std::str
 Command add_init_command(CLI::App& parent) {
   struct Options {
     std::string db;
-    curation::ingest::CurationConfig config;
+    curation::CurationConfig config;
     std::string image_issues = "flag";
     std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
   };
   auto o = std::make_shared<Options>();
-  curation::ingest::CurationConfig& config = o->config;
+  curation::CurationConfig& config = o->config;
   auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
   cmd->footer("Example: winnow init --db data.db --embedder 'hashed-ngrams(n=3,dim=256)'");
   cmd->add_option("--db", o->db, "database file")->required();
@@ -117,11 +117,11 @@ Command add_init_command(CLI::App& parent) {
   return {
       cmd, [o] {
         set_image_issues(o->config.image_issues, o->image_issues, o->image_issue_thresholds);
-        curation::ingest::IngestPipeline::init(o->db, o->config);
-        curation::ingest::IngestPipeline pipeline(o->db);
+        curation::Dataset::init(o->db, o->config);
+        curation::Dataset dataset(o->db);
         std::cout << nlohmann::json{{"db", o->db},
-                                    {"config", nlohmann::json::parse(pipeline.config().to_json())},
-                                    {"index_file", pipeline.index_path()}}
+                                    {"config", nlohmann::json::parse(dataset.config().to_json())},
+                                    {"index_file", dataset.index_path()}}
                          .dump()
                   << "\n";
         return 0;

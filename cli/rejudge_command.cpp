@@ -2,7 +2,7 @@
 // SPEC]: redo against today's dataset what ingest decided against the dataset of each sample's
 // arrival: gains always; label quality with --labels; consensus labels with --consensus; a new
 // embedding of every stored sample, which then becomes the dataset's embedder, with --embedder
-// (IngestPipeline::rejudge, curation/ingest/src/rejudge.cpp).
+// (review::rejudge, curation/review/src/rejudge.cpp).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,23 +13,95 @@
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/review/rejudge.h"
 
 namespace winnow::cli {
 
-Command add_rejudge_command(CLI::App& parent) {
-  struct Options {
-    std::string db;
-    bool labels = false;
-    bool consensus = false;
-    std::string embedder;
-    std::optional<double> min_candidate;
-    std::optional<double> text_min_candidate;
-    std::optional<double> flag_below;
-    double consensus_flag_below = curation::ingest::RejudgeOptions{}.consensus_flag_below;
-    bool quiet = false;
+namespace {
+
+struct RejudgeCommandOptions {
+  std::string db;
+  bool labels = false;
+  bool consensus = false;
+  std::string embedder;
+  std::optional<double> min_candidate;
+  std::optional<double> text_min_candidate;
+  std::optional<double> flag_below;
+  double consensus_flag_below = curation::review::RejudgeOptions{}.consensus_flag_below;
+  bool quiet = false;
+};
+
+// What the command prints: the gains, and what --embedder, --consensus and the
+// label re-judgement did.
+nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
+                            const curation::review::RejudgeOptions& options,
+                            const curation::CurationConfig& config) {
+  nlohmann::json out = {{"updated", r.gains_updated},
+                        {"gains_updated", r.gains_updated},
+                        {"embedder", r.embedder},
+                        {"seconds", r.seconds}};
+  if (options.embedder) {
+    out["previous_embedder"] = r.previous_embedder;
+    out["re_embedded"] = r.re_embedded;
+    out["min_candidate_similarity"] = config.min_candidate_similarity;
+    out["text_min_candidate_similarity"] = config.text_min_candidate_similarity;
+  }
+  if (options.consensus) {
+    out["relabelled"] = r.relabelled;
+    nlohmann::json voters = nlohmann::json::array();
+    std::size_t votes = 0;
+    for (const auto& v : r.neighbour_voters) {
+      voters.push_back({{"name", v.name}, {"votes", v.votes}, {"accuracy", v.accuracy}});
+      votes += v.votes;
+    }
+    out["consensus"] = {{"flag_below", options.consensus_flag_below},
+                        {"duplicate_annotations", r.duplicate_annotations},
+                        {"neighbour_votes", votes},
+                        {"neighbour_voters", voters}};
+  }
+  if (options.labels || options.consensus || options.embedder) {
+    out["labels"] = {{"judged", r.judged},
+                     {"newly_flagged", r.newly_flagged},
+                     {"cleared", r.cleared},
+                     {"kept_confident_learning", r.kept_confident_learning},
+                     {"label_issues_without_vector", r.without_vector}};
+  }
+  return out;
+}
+
+int run_rejudge(const RejudgeCommandOptions& o) {
+  curation::Dataset dataset(o.db);
+  curation::review::RejudgeOptions options;
+  options.labels = o.labels;
+  options.consensus = o.consensus;
+  options.flag_below = o.flag_below;
+  options.consensus_flag_below = o.consensus_flag_below;
+  if (!o.embedder.empty()) options.embedder = o.embedder;
+  options.min_candidate_similarity = o.min_candidate;
+  options.text_min_candidate_similarity = o.text_min_candidate;
+  // One progress line per stage of searches.
+  std::unique_ptr<ProgressLine> progress;
+  std::string stage;
+  options.progress = [&](const std::string& now, std::size_t done, std::size_t total) {
+    if (now != stage) {
+      if (progress) progress->finish();
+      stage = now;
+      progress =
+          std::make_unique<ProgressLine>(total, "samples", o.quiet, ProgressLine::Unit::Items, now);
+    }
+    progress->update(done);
   };
-  auto o = std::make_shared<Options>();
+  const curation::review::RejudgeReport r = curation::review::rejudge(dataset, options);
+  if (progress) progress->finish();
+  std::cout << json_text(rejudge_json(r, options, dataset.config())) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_rejudge_command(CLI::App& parent) {
+  auto o = std::make_shared<RejudgeCommandOptions>();
   auto* cmd = parent.add_subcommand(
       "rejudge",
       "re-judge stored samples against today's dataset: gains, and with --labels or "
@@ -65,64 +137,7 @@ Command add_rejudge_command(CLI::App& parent) {
                   "with --embedder: the same for text records (default: unchanged)")
       ->needs("--embedder");
   add_quiet_option(*cmd, o->quiet);
-  return {cmd, [o] {
-            curation::ingest::IngestPipeline pipeline(o->db);
-            curation::ingest::RejudgeOptions options;
-            options.labels = o->labels;
-            options.consensus = o->consensus;
-            options.flag_below = o->flag_below;
-            options.consensus_flag_below = o->consensus_flag_below;
-            if (!o->embedder.empty()) options.embedder = o->embedder;
-            options.min_candidate_similarity = o->min_candidate;
-            options.text_min_candidate_similarity = o->text_min_candidate;
-            // One progress line per stage of searches.
-            std::unique_ptr<ProgressLine> progress;
-            std::string stage;
-            options.progress = [&](const std::string& now, std::size_t done, std::size_t total) {
-              if (now != stage) {
-                if (progress) progress->finish();
-                stage = now;
-                progress = std::make_unique<ProgressLine>(total, "samples", o->quiet,
-                                                          ProgressLine::Unit::Items, now);
-              }
-              progress->update(done);
-            };
-            const curation::ingest::RejudgeReport r = pipeline.rejudge(options);
-            if (progress) progress->finish();
-            nlohmann::json out = {{"updated", r.gains_updated},
-                                  {"gains_updated", r.gains_updated},
-                                  {"embedder", r.embedder},
-                                  {"seconds", r.seconds}};
-            if (options.embedder) {
-              out["previous_embedder"] = r.previous_embedder;
-              out["re_embedded"] = r.re_embedded;
-              out["min_candidate_similarity"] = pipeline.config().min_candidate_similarity;
-              out["text_min_candidate_similarity"] =
-                  pipeline.config().text_min_candidate_similarity;
-            }
-            if (options.consensus) {
-              out["relabelled"] = r.relabelled;
-              nlohmann::json voters = nlohmann::json::array();
-              std::size_t votes = 0;
-              for (const auto& v : r.neighbour_voters) {
-                voters.push_back({{"name", v.name}, {"votes", v.votes}, {"accuracy", v.accuracy}});
-                votes += v.votes;
-              }
-              out["consensus"] = {{"flag_below", options.consensus_flag_below},
-                                  {"duplicate_annotations", r.duplicate_annotations},
-                                  {"neighbour_votes", votes},
-                                  {"neighbour_voters", voters}};
-            }
-            if (options.labels || options.consensus || options.embedder) {
-              out["labels"] = {{"judged", r.judged},
-                               {"newly_flagged", r.newly_flagged},
-                               {"cleared", r.cleared},
-                               {"kept_confident_learning", r.kept_confident_learning},
-                               {"label_issues_without_vector", r.without_vector}};
-            }
-            std::cout << json_text(out) << "\n";
-            return 0;
-          }};
+  return {cmd, [o] { return run_rejudge(*o); }};
 }
 
 }  // namespace winnow::cli

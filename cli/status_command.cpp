@@ -5,7 +5,7 @@
 
 #include "cli_json.h"
 #include "command.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/dataset/dataset.h"
 
 namespace winnow::cli {
 
@@ -20,8 +20,8 @@ Command add_status_command(CLI::App& parent) {
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_flag("--json", o->json, "print JSON");
   return {cmd, [o] {
-            curation::ingest::IngestPipeline pipeline(o->db);
-            const nlohmann::json j = status_json(pipeline);
+            curation::Dataset dataset(o->db);
+            const nlohmann::json j = status_json(dataset);
             if (o->json) {
               std::cout << json_text(j, 2) << "\n";
               return 0;

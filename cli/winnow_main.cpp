@@ -1,7 +1,7 @@
 // winnow: the curation command line tool. Each subcommand is in its own file
 // (see command.h); `winnow SUBCOMMAND --help` describes it.
 //
-// Exit codes (docs/cli.md): 0 ok, 1 invalid input (bad arguments or
+// Exit codes (docs/cli.md, "Subcommands"): 0 ok, 1 invalid input (bad arguments or
 // content), 2 internal error, 3 not found, 4 busy (another process holds the
 // database or the daemon lock: try again), 5 I/O error, 6 corrupt state.
 #include <iostream>
@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.h"
-#include "embedder_plugins.h"
+#include "torchscript_plugin_loader.h"
 #include "winnow/error.h"
 #include "winnow/version.h"
 
@@ -74,9 +74,8 @@ int main(int argc, char** argv) {
   // A fixed mmap threshold: blocks of 128 KiB or more (the index's cells,
   // which grow a little at a time for months) get pages of their own and
   // give them back when freed. glibc otherwise raises the threshold after the
-  // first such free and carves them from the heap, whose holes stayed
-  // resident: 876 MB instead of 668 MB at 1M vectors (docs/benchmarks.md,
-  // "Ingest of 1M records").
+  // first such free and carves them from the heap, whose holes stay
+  // resident and raise the peak memory (docs/benchmarks.md, "Memory").
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
   try {

@@ -14,14 +14,14 @@ each announced by a `[demo MM:SS]` progress line:
               serve` daemons: every batch is dropped into both inboxes; each is
               deduplicated and label-checked as it lands. Pass 1 keeps the
               pixel embedder to the end (the baseline); pass 2 co-evolves.
-3. co-evolve  after batch --coevolve-after (3): `winnow regain --consensus`
+3. co-evolve  after batch --coevolve-after (3): `winnow rejudge --consensus`
               gives pass 2's samples so far their consensus labels, the model
               is trained for a few epochs on the accepted ones, its penultimate layer
-              is exported with TorchScript, and `winnow regain --embedder
+              is exported with TorchScript, and `winnow rejudge --embedder
               torchscript:embedder.pt` (daemon still running) re-embeds every
               stored sample, rebuilds the index and re-judges every label with
               it; the daemon curates the later batches with the new embedder.
-              At the end `winnow regain --consensus` gives both passes'
+              At the end `winnow rejudge --consensus` gives both passes'
               annotated samples their Dawid-Skene consensus label (the
               annotators' votes and the label the neighbours suggest), flags
               those whose consensus is unsure, and recomputes the gains
@@ -35,7 +35,7 @@ each announced by a `[demo MM:SS]` progress line:
               come back as batches/review.jsonl, exact copies of the images
               (keyed review-KEY), and `winnow ingest` stores them as exact
               duplicates; the consensus counts a duplicate's annotations as
-              more opinions on its original, so `winnow regain --consensus`
+              more opinions on its original, so `winnow rejudge --consensus`
               settles most of them. (--review-vendor none skips the round.)
               Then `winnow report` of pass 2 as it ends (Dawid-Skene
               per-source accuracy and consensus labels).
@@ -85,7 +85,7 @@ MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST training pixel mean / standard devia
 # Per model: the epoch budget of every run and the pruning policy of (c) and
 # (d), which go together: InfoBatch trains its last 12.5% of epochs on
 # everything, a whole epoch of the CNN's 5, so the CNN prunes harder to stay
-# within 60% of (a)'s passes (docs/benchmarks.md).
+# within 60% of (a)'s passes (docs/benchmarks.md, "The main job").
 MODEL_DEFAULTS = {"mlp": {"epochs": 15, "policy": "infobatch(r=0.6)"},
                   "cnn": {"epochs": 5, "policy": "infobatch(r=0.75)"}}
 START = time.monotonic()
@@ -455,7 +455,7 @@ def main(argv=None):
                 embedder = os.path.join(workdir, "embedder.pt")
                 coevolve(cli, db2, records, args, embedder)
                 lap("coevolution_training")
-                # The daemon keeps running: regain commits in one transaction
+                # The daemon keeps running: rejudge commits in one transaction
                 # and the daemon reloads the new embedder at its next batch.
                 regains["coevolve"] = json.loads(cli.run(
                     "rejudge", "--db", db2, "--embedder", f"torchscript:{embedder}",
@@ -566,7 +566,7 @@ def train_runs(plans, model_kind, epochs, seeds, test_x, test_y, wanted=None):
 def training_plans(records, truth, exported, policy, seed):
     """The training runs (a)-(d') as (id, description, pixels, labels, policy),
     and the label noise of (a) and (b)'s training labels. `exported` is pass
-    2's export: its labels are the consensus labels the final regain stored."""
+    2's export: its labels are the consensus labels the final rejudge stored."""
     keys = [t["key"] for t in truth]
     accepted = np.array([i for i, k in enumerate(keys) if exported[k]["status"] == "accepted"], dtype=np.int64)
     accepted_labels = np.array([int(exported[keys[i]]["label"]) for i in accepted], dtype=np.int64)
@@ -590,7 +590,7 @@ def training_plans(records, truth, exported, policy, seed):
 
 
 def regain_consensus(cli, db, name, flag_below):
-    """`winnow regain --consensus` on db (a daemon may be serving it); its JSON report."""
+    """`winnow rejudge --consensus` on db (a daemon may be serving it); its JSON report."""
     r = json.loads(cli.run("rejudge", "--db", db, "--consensus", "--consensus-flag-below", str(flag_below),
                            capture=True))
     voters = ", ".join(f"{v['votes']} at {v['accuracy']:.3f}" for v in r["consensus"]["neighbour_voters"])

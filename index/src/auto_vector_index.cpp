@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "payload_codec.h"
+#include "io/payload_codec.h"
 #include "winnow/error.h"
 
 namespace winnow::index {

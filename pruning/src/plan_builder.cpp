@@ -36,9 +36,7 @@ class ScratchBuffer {
     }
     return data_.get();
   }
-  void* data() const {
-    return data_.get();
-  }
+  void* data() const { return data_.get(); }
 
  private:
   struct Free {
@@ -65,9 +63,9 @@ ScratchBuffer& bucket_buffer() {
 
 // At most 256 buckets, so one byte of a draw picks an entry's bucket. The
 // buffers sit on huge pages, so the 256 write streams of the scatter need few
-// TLB entries (on 4 KB pages, 128 buckets already made the scatter 3.5x
-// slower); with 1024 buckets the scatter itself ran 3x slower (its write
-// streams outgrow the L1 cache). Buckets of about 26k entries at N = 10M and
+// TLB entries (on 4 KB pages even 128 buckets slowed the scatter badly);
+// more buckets would slow the scatter itself (its write streams outgrow the
+// L1 cache). Buckets of about 26k entries at N = 10M and
 // 260k at N = 100M shuffle from L2.
 constexpr std::uint64_t kMaxBuckets = 256;
 constexpr std::uint64_t kBucketTarget = 16384;
@@ -77,8 +75,8 @@ constexpr std::uint64_t kBucketTarget = 16384;
 // (Lemire's multiply-shift with rejection, as Rng::below): two draws per
 // generator step. Buckets of up to a few hundred thousand entries sit in L2,
 // where the plain loop is fastest: drawing a few positions ahead and
-// prefetching their entries measured 2 ms slower at N = 10M, and no faster at
-// 100M and 300M (docs/benchmarks.md).
+// prefetching their entries was tried and made no plan faster
+// (docs/benchmarks.md, "The sampler").
 template <typename Entry>
 void fisher_yates(Entry* p, std::uint64_t size, Rng& rng) {
   if (size < 2) return;

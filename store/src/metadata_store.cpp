@@ -52,7 +52,7 @@ constexpr const char* kEachSampleWithDecision =
 // No RETURNING: SQLite runs RETURNING as a trigger, which makes the insert a
 // multi-write statement with its own statement journal; inside the nested
 // savepoint of a batch, ending each such statement walks the in-memory
-// journal's chunk list from the start (7% of an ingest's profile). The id is
+// journal's chunk list from the start (a visible share of an ingest). The id is
 // the last insert rowid, and no changed row means the key was taken.
 constexpr const char* kInsertSample =
     "INSERT INTO samples (external_key, content_hash, label, source_id, status, duplicate_of, "

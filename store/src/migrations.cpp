@@ -161,10 +161,9 @@ void create_image_quality(Database& db) {
 // Version 4: the content-hash index keyed by epoch (sample id >> 18, i.e.
 // 262,144 ids; kContentHashEpochBits) first. Content hashes arrive in no
 // order, so with one index over all of them each batch's inserts landed all
-// over its B-tree: at a million samples a batch of 40,000 dirtied nearly all
-// of its 46 MB (docs/benchmarks.md, "The content-hash index as the store
-// grows"). Keyed by epoch, a batch's inserts land in the newest epoch's part;
-// a lookup probes each epoch (MetadataStore::find_by_content_hash).
+// over its B-tree, and in a large store a batch dirtied nearly all of it
+// (docs/store.md, "Migration policy"). Keyed by epoch, a batch's inserts land in the newest epoch's
+// part; a lookup probes each epoch (MetadataStore::find_by_content_hash).
 void partition_content_hash_index(Database& db) {
   static_assert(kContentHashEpochBits == 18, "migration 4 has shipped: add a migration instead");
   db.exec("DROP INDEX IF EXISTS samples_content_hash");
@@ -209,9 +208,8 @@ class SchemaWrites {
 // more than two values (samples.status, events.decision,
 // ingest_batches.state) written as chains of "=" instead. The rule is the
 // same, but for such an IN list SQLite 3.40 builds a temporary b-tree each
-// time a statement runs: about 2 µs per inserted row and constraint, a
-// fifth of a sample's insert with its event (docs/benchmarks.md, "CHECK
-// constraints without IN lists"). A CHECK constraint lives only in the text
+// time a statement runs, a real share of each sample's insert with its
+// event (docs/store.md, "Migration policy"). A CHECK constraint lives only in the text
 // of its table's CREATE statement and nothing on disk depends on it, so the
 // text is changed in place by SQLite's own procedure for CHECK changes
 // (https://sqlite.org/lang_altertable.html, section 7: writable_schema, a

@@ -19,7 +19,7 @@
 #include "cli_process.h"
 #include "support/temp_dir.h"
 #include "winnow/curation/dedup/content_hash.h"
-#include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/readers/idx_importer.h"
 #include "winnow/store/metadata_store.h"
 
 namespace {
@@ -85,14 +85,14 @@ std::size_t files_in(const fs::path& dir) {
 }
 
 const std::vector<winnow::curation::ManifestRecord>& fashion_test() {
-  static const auto records = winnow::curation::ingest::import_idx(
+  static const auto records = winnow::curation::readers::import_idx(
       kFashion + "t10k-images-idx3-ubyte.gz", kFashion + "t10k-labels-idx1-ubyte.gz", "test");
   return records;
 }
 
 const std::vector<winnow::curation::ManifestRecord>& fashion_train_slice() {
   static const auto records = [] {
-    auto all = winnow::curation::ingest::import_idx(
+    auto all = winnow::curation::readers::import_idx(
         kFashion + "train-images-idx3-ubyte.gz", kFashion + "train-labels-idx1-ubyte.gz", "train");
     all.resize(6000);
     return all;

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winnow/curation/ingest/manifest_reader.h"
+#include "winnow/curation/readers/manifest_reader.h"
 #include "winnow/error.h"
 
 namespace {
 
-void check_reason_is_utf8(const winnow::curation::ingest::ManifestEntry& entry) {
+void check_reason_is_utf8(const winnow::curation::readers::ManifestEntry& entry) {
   if (entry.rejection) {
     // dump() throws type_error 316 on invalid UTF-8: a crash for the fuzzer.
     (void)nlohmann::json(entry.rejection->reason).dump();
@@ -27,14 +27,14 @@ void check_reason_is_utf8(const winnow::curation::ingest::ManifestEntry& entry) 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  winnow::curation::ingest::ManifestReaderOptions options;
+  winnow::curation::readers::ManifestReaderOptions options;
   options.max_line_bytes = 4096;
   options.expected_embedding_dim = 4;
   options.hash_content = false;  // no file reads from fuzzed paths
-  check_reason_is_utf8(winnow::curation::ingest::parse_manifest_line(input, 1, options));
+  check_reason_is_utf8(winnow::curation::readers::parse_manifest_line(input, 1, options));
   std::istringstream in(input);
-  winnow::curation::ingest::ManifestReader reader(in, "fuzz", options);
-  winnow::curation::ingest::ManifestEntry entry;
+  winnow::curation::readers::ManifestReader reader(in, "fuzz", options);
+  winnow::curation::readers::ManifestEntry entry;
   try {
     while (reader.next(entry)) {
       check_reason_is_utf8(entry);

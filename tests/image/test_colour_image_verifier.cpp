@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "winnow/curation/dedup/colour_image_verifier.h"
-#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/core/manifest_record.h"
 #include "winnow/error.h"
 #include "winnow/image/image_resize.h"
 

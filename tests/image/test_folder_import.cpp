@@ -14,10 +14,13 @@
 
 #include "folder_tree.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest/folder_importer.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/readers/folder_importer.h"
+#include "support/curation_pipeline.h"
 
 namespace fs = std::filesystem;
+using namespace winnow::curation::readers;
+using winnow::curation::CurationConfig;
+using namespace winnow::curation::review;
 using namespace winnow::curation::ingest;
 using winnow::image::test::write_picture;
 using winnow::store::SampleStatus;
@@ -68,7 +71,8 @@ void write_tree(const fs::path& root) {
   write_picture(root, "loose.jpg", 7);
 }
 
-std::map<std::string, winnow::store::SampleRecord> samples_by_key(IngestPipeline& pipeline) {
+std::map<std::string, winnow::store::SampleRecord> samples_by_key(
+    winnow::test::Pipeline& pipeline) {
   std::map<std::string, winnow::store::SampleRecord> by_key;
   pipeline.store().for_each_sample(
       [&](const winnow::store::SampleRecord& s) { by_key[s.external_key] = s; });
@@ -150,8 +154,8 @@ TEST_CASE("folder import: through the pipeline, and again after the folder grew"
   write_tree(root);
   write_picture(root, "dogs/copy-of-a.jpg", 2);  // the bytes of dogs/a.jpg: an exact duplicate
   const std::string db = dir.file("data.db");
-  IngestPipeline::init(db, CurationConfig{});
-  IngestPipeline pipeline(db);
+  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline pipeline(db);
   winnow::store::MetadataStore& store = pipeline.store();
   const FolderImporter::ImportedTest imported = [&](const std::string& key,
                                                     const std::string& source) {
@@ -230,8 +234,8 @@ TEST_CASE("folder import: names that are not valid UTF-8 or hold control bytes b
   write_picture(root, "caf\xe9/a.jpg", 1);     // Latin-1 folder name: the label
   write_picture(root, "ok/new\nline.jpg", 2);  // a newline in a file name
   const std::string db = dir.file("data.db");
-  IngestPipeline::init(db, CurationConfig{});
-  IngestPipeline pipeline(db);
+  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline pipeline(db);
   FolderImportOptions options;
   options.image = pipeline.image_reading();
   FolderImporter importer(root, options, kNothingImported);

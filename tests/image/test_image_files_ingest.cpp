@@ -16,11 +16,14 @@
 
 #include "image_test_files.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/ingest/manifest_reader.h"
+#include "support/curation_pipeline.h"
+#include "winnow/curation/readers/manifest_reader.h"
 #include "winnow/image/image_decoder.h"
 
 namespace fs = std::filesystem;
+using namespace winnow::curation::readers;
+using winnow::curation::CurationConfig;
+using namespace winnow::curation::review;
 using namespace winnow::curation::ingest;
 using namespace winnow::image;
 using namespace winnow::image::test;
@@ -65,8 +68,8 @@ TEST_CASE("image files: near and exact copies found, bad files rejected with rea
   }
   winnow::test::TempDir dir;
   const std::string db = dir.file("data.db");
-  IngestPipeline::init(db, CurationConfig{});
-  IngestPipeline pipeline(db);
+  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline pipeline(db);
 
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < originals.size(); ++i) {

@@ -1,4 +1,4 @@
-// The ingest's thread pool (IngestPipeline::set_threads): the same manifest
+// The ingest's thread pool (Dataset::set_threads): the same manifest
 // ingested on one thread and on several gives the same decisions, event for
 // event (statuses, reasons, similarities in the details), over image files
 // (decoded on the pool, re-encoded and brightened copies verified in colour),
@@ -20,9 +20,9 @@
 
 #include "image_test_files.h"
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/ingest/manifest_reader.h"
-#include "winnow/curation/thread_pool.h"
+#include "support/curation_pipeline.h"
+#include "winnow/curation/readers/manifest_reader.h"
+#include "winnow/curation/core/thread_pool.h"
 #include "winnow/error.h"
 #include "winnow/image/image_decoder.h"
 
@@ -32,11 +32,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace winnow;
 using namespace winnow::curation;
+using namespace winnow::curation::readers;
+using namespace winnow::curation::review;
 using namespace winnow::curation::ingest;
 using namespace winnow::image::test;
 
 // Every event of every batch, as text: what the store says was decided.
-std::vector<std::string> decisions(IngestPipeline& pipeline) {
+std::vector<std::string> decisions(winnow::test::Pipeline& pipeline) {
   std::vector<std::string> out;
   for (const store::BatchRecord& batch : pipeline.store().all_batches()) {
     for (const store::EventRecord& e : pipeline.store().events_of_batch(batch.id)) {
@@ -54,8 +56,8 @@ std::vector<std::string> decisions(IngestPipeline& pipeline) {
 std::vector<std::string> ingest_with(int threads, const std::string& db,
                                      const std::vector<std::string>& manifests,
                                      const CurationConfig& config = {}) {
-  IngestPipeline::init(db, config);
-  IngestPipeline pipeline(db);
+  winnow::test::Pipeline::init(db, config);
+  winnow::test::Pipeline pipeline(db);
   pipeline.set_threads(threads);
   for (const std::string& m : manifests) {
     ManifestReaderOptions options;

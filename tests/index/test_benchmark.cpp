@@ -20,9 +20,9 @@
 #include <faiss/IndexHNSW.h>
 
 #include "index_test_helpers.h"
+#include "kernels/simd_distance.h"
 #include "winnow/index/flat_vector_index.h"
 #include "winnow/index/hnsw_vector_index.h"
-#include "winnow/index/simd_distance.h"
 
 using namespace winnow::index;
 using namespace winnow::index::test;

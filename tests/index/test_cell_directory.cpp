@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "cell_directory.h"
 #include "index_test_helpers.h"
-#include "winnow/index/simd_distance.h"
+#include "ivf/cell_directory.h"
+#include "winnow/index/exact_scores.h"
 
 using namespace winnow::index;
 using namespace winnow::index::test;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "flat_block_search.h"
 #include "index_test_helpers.h"
+#include "kernels/flat_block_search.h"
 
 using namespace winnow::index;
 using namespace winnow::index::test;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "heap_pages.h"
+#include "ivf/heap_pages.h"
 
 using winnow::index::detail::release_pages;
 

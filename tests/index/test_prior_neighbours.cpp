@@ -9,8 +9,8 @@
 
 #include "winnow/error.h"
 #include "winnow/index/coarse_clusters.h"
+#include "winnow/index/exact_scores.h"
 #include "winnow/index/prior_neighbours.h"
-#include "winnow/index/simd_distance.h"
 #include "support/unit_vectors.h"
 
 using namespace winnow::index;

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "winnow/index/simd_distance.h"
+#include "kernels/simd_distance.h"
 
 using namespace winnow::index;
 

@@ -23,7 +23,7 @@ grep -q '^ Depends:.*libtorch' "$work/control" ||
 dpkg-deb -x "$deb" "$work/root"
 for f in usr/bin/winnow usr/lib/systemd/system/winnow-serve@.service \
   usr/lib/python3/dist-packages/winnow/__init__.py usr/include/winnow/version.h \
-  usr/include/winnow/curation/ingest/ingest_pipeline.h usr/lib/cmake/winnow/winnowConfig.cmake \
+  usr/include/winnow/curation/dataset/dataset.h usr/lib/cmake/winnow/winnowConfig.cmake \
   usr/share/doc/winnow/examples/serve.conf usr/lib/winnow/libwinnow_torchscript.so; do
   [[ -e "$work/root/$f" ]] || { echo "check_deb: the package lacks /$f" >&2; exit 1; }
 done

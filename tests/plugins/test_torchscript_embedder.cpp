@@ -13,7 +13,7 @@
 #include "support/temp_dir.h"
 #include "torchscript_projection.h"
 #include "winnow/curation/embed/embedder.h"
-#include "winnow/curation/ingest/idx_importer.h"
+#include "winnow/curation/readers/idx_importer.h"
 #include "winnow/error.h"
 #include "winnow/torch/torchscript_embedder.h"
 
@@ -42,8 +42,8 @@ TEST_CASE("a TorchScript module becomes an embedder through its spec", "[torchsc
   CHECK(e->spec() == "torchscript(path=" + path + ",width=28,height=28)");
   CHECK(winnow::curation::embed::make_embedder(e->spec())->dim() == 16);
 
-  auto records = winnow::curation::ingest::import_idx(kFashion + "t10k-images-idx3-ubyte.gz",
-                                                      kFashion + "t10k-labels-idx1-ubyte.gz", "t");
+  auto records = winnow::curation::readers::import_idx(kFashion + "t10k-images-idx3-ubyte.gz",
+                                                       kFashion + "t10k-labels-idx1-ubyte.gz", "t");
   const auto& r = records[0];
   std::vector<float> v = e->embed(r);
   // The same projection by hand, normalised.

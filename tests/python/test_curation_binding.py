@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import winnow
-from winnow._curation import (Curator, ManifestPartition, Writer, information_gain,
-                              nearest_centroids, pixels_hash, prior_neighbours, text_hash,
-                              train_centroids)
+from winnow._curation import (Curator, ManifestPartition, Writer, batch_name, file_checksum,
+                              information_gain, nearest_centroids, pixels_hash, prior_neighbours,
+                              text_hash, train_centroids)
 
 from curation_data import fashion_mnist, pixels_line
 
@@ -147,6 +147,27 @@ def test_a_failing_source_fails_the_batch_keeps_nothing_and_can_be_redone(ingest
     assert not writer.save_index()
     status = json.loads(run_cli("status", "--db", db, "--json"))
     assert "caught_up_on_open" not in status["index"]
+
+
+def test_the_writer_reports_a_batch_as_winnow_ingest_prints_it(ingested, tmp_path):
+    """Writer.ingest's report is `winnow ingest`'s JSON (ingest::to_json), plus job_neighbours."""
+    _, _, images = ingested
+    manifest = tmp_path / "same.jsonl"
+    manifest.write_text("".join(pixels_line(f"s{i}", images[i], 2) + "\n" for i in range(6)))
+    by_cli, by_writer = str(tmp_path / "cli.db"), str(tmp_path / "writer.db")
+    for db in (by_cli, by_writer):
+        run_cli("init", "--db", db)
+    cli = json.loads(run_cli("ingest", "--db", by_cli, str(manifest)).splitlines()[0])
+    writer = Writer(by_writer)
+    part = Curator(writer.config_json()).read(manifest.read_bytes(), str(manifest), str(tmp_path),
+                                              True)
+    report = json.loads(writer.ingest(batch_name(str(manifest)), file_checksum(str(manifest)),
+                                      [part]))
+    assert set(report) == set(cli) | {"job_neighbours"}
+    assert report["file"] == cli["file"] and report["batch"] == cli["batch"] == 1
+    assert report["counts"] == cli["counts"] and not report["skipped"]
+    assert set(report["job_neighbours"]) == {"listed", "searched", "verdicts_taken",
+                                             "verified_by_writer"}
 
 
 def test_neighbour_search_functions_on_arrays():

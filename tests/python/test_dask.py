@@ -212,7 +212,7 @@ def test_the_command_on_a_local_cluster(tmp_path, manifests, reference):
          "--db", db, *manifests],
         check=True, capture_output=True, text=True, timeout=120).stdout.splitlines()
     batches, summary = [json.loads(line) for line in out[:-1]], json.loads(out[-1])
-    assert [b["name"] for b in batches] == manifests and summary["parts"] > 4
+    assert [b["file"] for b in batches] == manifests and summary["parts"] > 4
     assert summary["search"] == "clusters"
     assert_close(decisions(db), decisions(reference))
 

@@ -1,6 +1,6 @@
 // The quality report over real SQLite stores: a hand-made store whose every
 // figure is counted by hand, degenerate stores, an end-to-end ingest through
-// IngestPipeline, and `winnow report`'s outputs and exit codes.
+// winnow::test::Pipeline, and `winnow report`'s outputs and exit codes.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "support/curation_pipeline.h"
 #include "winnow/curation/labels/agreement.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/error.h"
@@ -27,6 +27,8 @@
 using namespace winnow;
 using namespace winnow::store;
 using namespace winnow::curation;
+using namespace winnow::curation::readers;
+using namespace winnow::curation::review;
 using namespace winnow::curation::ingest;
 using namespace winnow::curation::labels;
 using namespace winnow::curation::report;
@@ -443,7 +445,7 @@ TEST_CASE("quality report: end to end through the ingest pipeline and `winnow re
   CurationConfig config;
   config.embedder = "hashed-ngrams(n=3,dim=128)";
   config.label_flag_below = 0.0;  // no label issues: the statuses are known
-  IngestPipeline::init(db, config);
+  winnow::test::Pipeline::init(db, config);
 
   // Random words, so no two texts are near duplicates of each other; "good"
   // is always right, "fair" wrong 15% of the time, "bad" 30%, never both on
@@ -485,7 +487,7 @@ TEST_CASE("quality report: end to end through the ingest pipeline and `winnow re
     for (const std::string& l : lines) f << l << "\n";
   }
   {
-    IngestPipeline pipeline(db);
+    winnow::test::Pipeline pipeline(db);
     pipeline.ingest_batch(manifest, file_checksum(manifest), read_manifest(manifest));
   }
 

@@ -2,7 +2,7 @@
 // of which kind.
 //
 // Library code throws; only command-line front ends catch and turn errors into
-// exit codes (by kind: docs/cli.md). Checks on caller input use
+// exit codes (by kind: docs/cli.md, "Subcommands"). Checks on caller input use
 // WINNOW_THROW_IF_NOT, so a bad argument never aborts the process. The kind
 // lets a caller decide what to do: the daemon retries a busy or I/O error and
 // sends only invalid input to failed/.

@@ -1,4 +1,4 @@
-#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/core/manifest_record.h"
 
 namespace winnow::curation {
 

@@ -1,4 +1,4 @@
-#include "winnow/curation/printable_text.h"
+#include "winnow/curation/core/printable_text.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "winnow/curation/regular_file.h"
+#include "winnow/curation/core/regular_file.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -1,4 +1,4 @@
-#include "winnow/curation/thread_pool.h"
+#include "winnow/curation/core/thread_pool.h"
 
 #include <sched.h>
 

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "winnow/curation/printable_text.h"
-#include "winnow/curation/status_counts_json.h"
+#include "winnow/curation/core/printable_text.h"
+#include "winnow/curation/core/status_counts_json.h"
 #include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/store/sample_status.h"
@@ -31,8 +31,8 @@ void sleep_unless(const std::atomic<bool>& flag, std::chrono::milliseconds total
   }
 }
 
-json default_description(ingest::IngestPipeline& pipeline) {
-  return counts_json(pipeline.store().count_by_status());
+json default_description(Dataset& dataset) {
+  return counts_json(dataset.store().count_by_status());
 }
 
 bool is_transient(const std::exception& e) {
@@ -49,12 +49,13 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
       describe_(describe ? std::move(describe) : Describe(default_description)),
       lock_(options_.db),
       inbox_(options_.inbox),
-      pipeline_(options_.db) {
+      dataset_(options_.db),
+      ingester_(dataset_) {
   WINNOW_THROW_IF_NOT(options_.poll.count() > 0, "poll interval must be positive, got {} ms",
                       options_.poll.count());
   WINNOW_THROW_IF_NOT(options_.max_interruptions >= 1, "max interruptions must be >= 1, got {}",
                       options_.max_interruptions);
-  pipeline_.set_threads(options_.threads);
+  dataset_.set_threads(options_.threads);
   if (options_.heartbeat_file.empty()) options_.heartbeat_file = options_.db + ".serve.json";
   if (options_.content_roots.empty()) options_.content_roots.push_back(options_.inbox);
   json roots = json::array();
@@ -78,7 +79,7 @@ MaintenanceDaemon::~MaintenanceDaemon() = default;
 // next manifest or when the daemon stops.
 void MaintenanceDaemon::save_index_when_behind() {
   try {
-    pipeline_.save_index_if_behind();
+    dataset_.save_index_if_behind();
     if (index_save_failed_) status_.set_extra("index_save_error", nullptr);
     index_save_failed_ = false;
   } catch (const std::exception& e) {
@@ -89,7 +90,7 @@ void MaintenanceDaemon::save_index_when_behind() {
 }
 
 void MaintenanceDaemon::publish_dataset() {
-  status_.set_dataset(describe_(pipeline_));
+  status_.set_dataset(describe_(dataset_));
 }
 
 void MaintenanceDaemon::write_heartbeat() noexcept {
@@ -111,12 +112,11 @@ void MaintenanceDaemon::write_heartbeat() noexcept {
 
 std::string MaintenanceDaemon::quarantine_reason(const std::string& checksum,
                                                  const std::string& name) {
-  const std::optional<store::BatchRecord> batch =
-      pipeline_.store().find_batch_by_checksum(checksum);
+  const std::optional<store::BatchRecord> batch = dataset_.store().find_batch_by_checksum(checksum);
   // Only a batch still `running` was cut off by the process dying; a stop
   // request or a handled error marks it failed first.
   if (!batch || batch->state != store::BatchState::running) return "";
-  const std::int64_t times = pipeline_.store().record_batch_interrupted(
+  const std::int64_t times = dataset_.store().record_batch_interrupted(
       batch->id, fmt::format("the daemon ended while ingesting '{}'", name));
   if (times < options_.max_interruptions) return "";
   return fmt::format(
@@ -165,18 +165,18 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
   write_heartbeat();
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    ingest::ManifestReaderOptions reading;
+    readers::ManifestReaderOptions reading;
     reading.content = {options_.max_content_bytes, options_.content_roots};
-    reading.image = pipeline_.image_reading();
-    ingest::ManifestReader reader(claimed.string(), reading);  // refuses links and special files
-    const std::string checksum = ingest::file_checksum(claimed.string());
+    reading.image = dataset_.image_reading();
+    readers::ManifestReader reader(claimed.string(), reading);  // refuses links and special files
+    const std::string checksum = readers::file_checksum(claimed.string());
     if (interrupted) {
       if (const std::string reason = quarantine_reason(checksum, name); !reason.empty()) {
         fail(claimed, name, reason, seconds_since(t0));
         return;
       }
     }
-    const ingest::BatchReport report = pipeline_.ingest_batch(name, checksum, reader, &stop_);
+    const ingest::BatchReport report = ingester_.ingest_batch(name, checksum, reader, &stop_);
     idle_save_due_ = true;
     inbox_.mark_processed(claimed);
     retries_.erase(claimed.filename());

@@ -1,6 +1,6 @@
 #include "winnow/curation/daemon/status_server.h"
 
-#include "winnow/curation/json_text.h"
+#include "winnow/curation/core/json_text.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>

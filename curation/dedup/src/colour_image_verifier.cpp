@@ -385,7 +385,7 @@ double ColourImageNearDuplicateVerifier::colour_similarity(
                     tried.end(),
                     [](const Zoomed& x, const Zoomed& y) { return x.unshifted > y.unshifted; });
   // A shift of a pixel or so raises a blurred correlation by a bounded
-  // amount (at most 0.19 for the near copies measured), so a zoom whose
+  // amount (less than max_refine_gain for near copies), so a zoom whose
   // unshifted correlation is further than max_refine_gain below the
   // threshold is not refined.
   const double worth_refining = options_.threshold - options_.max_refine_gain;

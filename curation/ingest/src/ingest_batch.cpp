@@ -9,11 +9,11 @@
 
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/clock.h"
-#include "winnow/curation/ingest/information_gain.h"
+#include "winnow/curation/judge/information_gain.h"
 #include "winnow/error.h"
-#include "winnow/index/simd_distance.h"
+#include "winnow/index/exact_scores.h"
 
-#include "stored_record.h"
+#include "winnow/curation/dataset/lookup/stored_record.h"
 
 namespace winnow::curation::ingest {
 
@@ -24,10 +24,10 @@ constexpr std::int64_t kPendingBase = std::int64_t{1} << 62;
 constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
 
 dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config,
-                                                 NearDuplicateCheck check) {
+                                                 judge::NearDuplicateCheck check) {
   dedup::NearDuplicateFinderOptions options;
   options.candidates = config.candidates;
-  options.min_candidate_similarity = candidate_gate(config, check);
+  options.min_candidate_similarity = judge::candidate_gate(config, check);
   return options;
 }
 
@@ -37,7 +37,7 @@ dedup::NearDuplicateFinderOptions finder_options(const CurationConfig& config,
 struct IngestBatch::Pending {
   store::NewSample sample;
   // Accepted and label_issue samples keep their content and embedding in
-  // curation_vectors (a later regain may re-judge them); only accepted ones
+  // curation_vectors (a later rejudge may re-judge them); only accepted ones
   // join the index.
   const ManifestRecord* record = nullptr;
   std::vector<float> embedding;
@@ -51,17 +51,17 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
     : context_(context),
       batch_id_(batch_id),
       dim_(context.embedder.dim()),
-      neighbours_k_(context.config.neighbours_per_record()),
-      rules_(DecisionRules::of(context.config)),
+      neighbours_k_(judge::neighbours_per_record(context.config)),
+      rules_(judge::DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
       image_verifier_(context.image_verifier),
       text_verifier_(context.text_verifier),
       image_finder_(context.index, image_verifier_,
-                    finder_options(context.config, NearDuplicateCheck::image)),
+                    finder_options(context.config, judge::NearDuplicateCheck::image)),
       image_file_finder_(context.index, image_verifier_,
-                         finder_options(context.config, NearDuplicateCheck::image_file)),
+                         finder_options(context.config, judge::NearDuplicateCheck::image_file)),
       text_finder_(context.index, text_verifier_,
-                   finder_options(context.config, NearDuplicateCheck::text)),
+                   finder_options(context.config, judge::NearDuplicateCheck::text)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
       sketch_table_(context.store.database()),
@@ -234,7 +234,7 @@ void IngestBatch::precompute_verifications() {
 // and this chunk (so the first chunk of a new dataset is its own reference).
 void IngestBatch::judge_chunk_images() {
   chunk_image_quality_.assign(chunk_.entries.size(), std::nullopt);
-  for (const ManifestEntry& entry : chunk_.entries) {
+  for (const readers::ManifestEntry& entry : chunk_.entries) {
     if (entry.ok() && entry.record->image_quality) image_issues_.add(*entry.record->image_quality);
   }
   for (std::size_t e = 0; e < chunk_.entries.size(); ++e) {
@@ -247,7 +247,7 @@ void IngestBatch::judge_chunk_images() {
 // Gathers the facts of entry `e` step by step, as far as decide() needs
 // them, and queues its sample.
 void IngestBatch::decide_entry(std::size_t e) {
-  const ManifestEntry& entry = chunk_.entries[e];
+  const readers::ManifestEntry& entry = chunk_.entries[e];
   if (!entry.ok()) {
     reject_entry(*entry.rejection);
     return;
@@ -259,13 +259,13 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.batch_id = batch_id_;
   take_labels(rec, s);
   s.source = rec.source;
-  Candidate candidate;
+  judge::Candidate candidate;
   candidate.key = rec.key;
   candidate.line = rec.line;
   candidate.content_hash =
       rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
   s.content_hash = candidate.content_hash;
-  Neighbourhood neighbourhood_facts;
+  judge::Neighbourhood neighbourhood_facts;
   const float* vector = nullptr;
   if (batch_keys_.count(rec.key) || stored_key(rec.key)) {
     candidate.rejection = fmt::format("key '{}' is already in the dataset", rec.key);
@@ -284,7 +284,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     if (p.image_quality && p.image_quality->any_issue() &&
         context_.config.image_issues.action == ImageIssuePolicy::Action::reject) {
       candidate.image_issues =
-          image_issues_reason(rec.path, *p.image_quality, context_.config.image_issues);
+          judge::image_issues_reason(rec.path, *p.image_quality, context_.config.image_issues);
     }
     const bool decided = candidate.exact_duplicate_of || candidate.image_issues;
     if (candidate.image_issues && !candidate.exact_duplicate_of) s.annotations.clear();
@@ -296,7 +296,7 @@ void IngestBatch::decide_entry(std::size_t e) {
       neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), s);
     }
   }
-  s.decision = decide(candidate, neighbourhood_facts, rules_);
+  s.decision = judge::decide(candidate, neighbourhood_facts, rules_);
   note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
   // Only embedded records have a vector and content to keep (not annotations only).
@@ -316,18 +316,18 @@ void IngestBatch::decide_entry(std::size_t e) {
 
 // An entry the reader refused: rejected, under a key of its own when its key
 // is missing or taken.
-void IngestBatch::reject_entry(const Rejection& rejection) {
+void IngestBatch::reject_entry(const readers::Rejection& rejection) {
   Pending p;
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;
   set_rejected_key(s, rejection.key, rejection.line);
   s.source = rejection.source;
   s.content_hash = fmt::format("rejected:b{}:l{}", batch_id_, rejection.line);
-  Candidate candidate;
+  judge::Candidate candidate;
   candidate.key = rejection.key;
   candidate.line = rejection.line;
   candidate.rejection = rejection.reason;
-  s.decision = decide(candidate, {}, rules_);
+  s.decision = judge::decide(candidate, {}, rules_);
   note_rejection(s, candidate);
   remember_key(s.external_key);
   items_.push_back(std::move(p));
@@ -351,7 +351,8 @@ void IngestBatch::take_labels(const ManifestRecord& record, store::NewSample& sa
   }
 }
 
-void IngestBatch::note_rejection(const store::NewSample& sample, const Candidate& candidate) {
+void IngestBatch::note_rejection(const store::NewSample& sample,
+                                 const judge::Candidate& candidate) {
   if (sample.decision.status == store::SampleStatus::rejected) {
     rejections_.add(sample.decision.reason, candidate.key, candidate.line);
   }
@@ -488,12 +489,12 @@ void IngestBatch::publish_job_ids() {
 // against all of them (a label issue is still a labelled sample of the
 // dataset), the gain against the accepted ones among them; sets the
 // sample's gain and label quality.
-Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
-                                         const index::SearchResults& labelled,
-                                         store::NewSample& sample) {
-  Neighbourhood n;
+judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
+                                                const index::SearchResults& labelled,
+                                                store::NewSample& sample) {
+  judge::Neighbourhood n;
   const index::SearchResults nn = accepted_among(labelled);
-  n.gain = information_gain(nn, 0);
+  n.gain = judge::information_gain(nn, 0);
   n.neighbours = nn.count(0);
   sample.gain = n.gain;
   n.near_duplicate = near_duplicate(record, labelled);
@@ -618,14 +619,14 @@ bool IngestBatch::ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles
 }
 
 const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& record) const {
-  switch (near_duplicate_check(record)) {
-    case NearDuplicateCheck::image_file:
+  switch (judge::near_duplicate_check(record)) {
+    case judge::NearDuplicateCheck::image_file:
       return &image_file_finder_;
-    case NearDuplicateCheck::image:
+    case judge::NearDuplicateCheck::image:
       return &image_finder_;
-    case NearDuplicateCheck::text:
+    case judge::NearDuplicateCheck::text:
       return &text_finder_;
-    case NearDuplicateCheck::none:
+    case judge::NearDuplicateCheck::none:
       break;
   }
   return nullptr;

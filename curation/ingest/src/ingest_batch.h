@@ -25,22 +25,22 @@
 #include <utility>
 #include <vector>
 
-#include "winnow/curation/ingest/image_issues.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/ingest/near_duplicate_check.h"
-#include "winnow/curation/labels/label_names.h"
-#include "winnow/curation/thread_pool.h"
-#include "winnow/curation/ingest/record_decision.h"
+#include "winnow/curation/judge/image_issues.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/judge/near_duplicate_check.h"
+#include "winnow/curation/dataset/label_names.h"
+#include "winnow/curation/core/thread_pool.h"
+#include "winnow/curation/judge/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/store/image_quality_table.h"
 #include "winnow/store/text_sketch_table.h"
 #include "winnow/store/vector_table.h"
 
-#include "winnow/curation/ingest/label_judgement_log.h"
+#include "winnow/curation/review/label_judgement_log.h"
 
-#include "accepted_labels.h"
+#include "winnow/curation/dataset/lookup/accepted_labels.h"
 #include "ingest_context.h"
-#include "job_positions.h"
+#include "winnow/curation/bulk/job_positions.h"
 #include "precomputed_verifier.h"
 #include "prepared_chunk.h"
 
@@ -66,7 +66,7 @@ class IngestBatch {
   const BatchPhaseSeconds& phases() const { return phases_; }
   // The batch's samples by chunk, each with the labelled samples (voters) the
   // dataset had when the chunk was judged (LabelJudgementLog).
-  const std::vector<JudgedRange>& judged_ranges() const { return judged_ranges_; }
+  const std::vector<review::JudgedRange>& judged_ranges() const { return judged_ranges_; }
   // Records whose neighbours came from their prior lists (a bulk job), and
   // those of them the index was searched for after all.
   const JobNeighbourCounts& job_neighbours() const { return job_neighbours_; }
@@ -95,10 +95,10 @@ class IngestBatch {
   // The finder for a record's content kind, or null (exact dedup only).
   const dedup::NearDuplicateFinder* finder_for(const ManifestRecord& record) const;
   void decide_entry(std::size_t e);
-  void reject_entry(const Rejection& rejection);
+  void reject_entry(const readers::Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
   void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
-  void note_rejection(const store::NewSample& sample, const Candidate& candidate);
+  void note_rejection(const store::NewSample& sample, const judge::Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
   index::SearchResults nearest(const ManifestRecord& record, int row, const float* vector);
   void merge_found(const index::SearchResults& found, int row);
@@ -107,8 +107,9 @@ class IngestBatch {
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
-  Neighbourhood neighbourhood(const ManifestRecord& record, const index::SearchResults& labelled,
-                              store::NewSample& sample);
+  judge::Neighbourhood neighbourhood(const ManifestRecord& record,
+                                     const index::SearchResults& labelled,
+                                     store::NewSample& sample);
   bool label_issue(std::int64_t id) const;
   index::SearchResults accepted_among(const index::SearchResults& labelled) const;
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
@@ -137,7 +138,7 @@ class IngestBatch {
   std::int64_t batch_id_;
   std::size_t dim_;
   int neighbours_k_;  // searched per record: enough for near dups, label quality and gain
-  DecisionRules rules_;
+  judge::DecisionRules rules_;
   RejectionSummary rejections_;
   labels::LabelQuality label_quality_;
   // The context's verifiers, with the chunk's similarities to stored
@@ -152,7 +153,7 @@ class IngestBatch {
   store::ImageQualityTable image_quality_;
   store::TextSketchTable sketch_table_;
   std::vector<store::StoredTextSketch> unstored_sketches_;  // kept, written at the next flush
-  ImageIssueJudge image_issues_;
+  judge::ImageIssueJudge image_issues_;
 
   // Only one chunk of micro_batch entries is decided at a time (and the next
   // one prepared), so memory does not grow with the manifest: items, keys
@@ -188,7 +189,7 @@ class IngestBatch {
   bool unindexed_ = false;
   double index_add_seconds_ = 0.0;
   BatchPhaseSeconds phases_;
-  std::vector<JudgedRange> judged_ranges_;
+  std::vector<review::JudgedRange> judged_ranges_;
   std::vector<std::pair<float, std::int64_t>> merged_;
 };
 

@@ -5,17 +5,17 @@
 
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
 #include "winnow/curation/embed/embedder.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/labels/label_names.h"
-#include "winnow/curation/thread_pool.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/dataset/label_names.h"
+#include "winnow/curation/core/thread_pool.h"
 #include "winnow/index/vector_index.h"
 #include "winnow/store/metadata_store.h"
 
-#include "accepted_labels.h"
-#include "job_positions.h"
-#include "stored_content_cache.h"
-#include "stored_sample_filter.h"
-#include "stored_text_sketches.h"
+#include "winnow/curation/dataset/lookup/accepted_labels.h"
+#include "winnow/curation/bulk/job_positions.h"
+#include "winnow/curation/dataset/lookup/stored_content_cache.h"
+#include "winnow/curation/dataset/lookup/stored_sample_filter.h"
+#include "winnow/curation/dataset/lookup/stored_text_sketches.h"
 
 namespace winnow::curation::ingest {
 
@@ -31,7 +31,7 @@ struct IngestContext {
   const CurationConfig& config;
   const dedup::NearDuplicateVerifier& image_verifier;  // colour, else grey
   const dedup::TextNearDuplicateVerifier& text_verifier;
-  labels::LabelNames& label_names;
+  LabelNames& label_names;
   AcceptedLabelCache& accepted_labels;
   // The stored samples' content hashes and keys, caught up before the batch:
   // the store is asked about one only when the filter may hold it.
@@ -42,7 +42,7 @@ struct IngestContext {
   const ThreadPool& pool;
   // A bulk job's ids by position, when the records come with prior
   // neighbour lists (winnow.dask); null otherwise, and the lists are ignored.
-  JobPositions* job = nullptr;
+  bulk::JobPositions* job = nullptr;
   // Stored contents read for verification, kept across batches (the
   // pipeline's; null: every candidate is read from the store).
   StoredContentCache* stored_contents = nullptr;

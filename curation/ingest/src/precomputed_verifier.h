@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
-#include "winnow/curation/thread_pool.h"
+#include "winnow/curation/core/thread_pool.h"
 
 namespace winnow::curation::ingest {
 

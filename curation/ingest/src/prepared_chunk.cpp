@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "winnow/error.h"
-#include "winnow/index/simd_distance.h"
+#include "winnow/index/exact_scores.h"
 
-#include "pool_search.h"
+#include "winnow/curation/dataset/pool_search.h"
 
 namespace winnow::curation::ingest {
 
@@ -17,7 +17,7 @@ namespace {
 // Whether the chunk's neighbours come from prior lists: a bulk job is under
 // way and every embedded record of the chunk brings a list (a chunk with one
 // record without is searched as a whole, as outside a job).
-bool prior_lists_cover(const PreparedChunk& chunk, const JobPositions* job) {
+bool prior_lists_cover(const PreparedChunk& chunk, const bulk::JobPositions* job) {
   if (job == nullptr) return false;
   bool any = false;
   for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
@@ -104,9 +104,9 @@ namespace {
 // About what a prepared chunk holds in memory: its records' contents and
 // embeddings, its vectors, and a few hundred bytes a record besides.
 std::size_t held_bytes(const PreparedChunk& chunk) {
-  constexpr std::size_t kPerRecord = sizeof(ManifestEntry) + sizeof(ManifestRecord) + 128;
+  constexpr std::size_t kPerRecord = sizeof(readers::ManifestEntry) + sizeof(ManifestRecord) + 128;
   std::size_t bytes = chunk.vectors.size() * sizeof(float);
-  for (const ManifestEntry& entry : chunk.entries) {
+  for (const readers::ManifestEntry& entry : chunk.entries) {
     bytes += kPerRecord;
     if (!entry.record) continue;
     const ManifestRecord& r = *entry.record;

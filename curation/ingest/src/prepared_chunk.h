@@ -3,7 +3,7 @@
 //
 // IngestBatch prepares the chunks a block at a time (one chunk, or up to
 // kSearchBlockChunks: IngestBatch::next_block_chunks), block b+1 on the pool
-// while it decides and writes block b's chunks one by one (docs/curation.md,
+// while it decides and writes block b's chunks one by one (docs/ingest.md,
 // "Order of decisions"). Block b joins the index at the start of block
 // b+2's preparation, so a chunk of block b+1 was searched without block b's
 // vectors and without those of its own block's earlier chunks, and fold_in
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/thread_pool.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/core/thread_pool.h"
 #include "winnow/index/vector_index.h"
 
 #include "ingest_context.h"
@@ -31,11 +31,10 @@ namespace winnow::curation::ingest {
 
 // Chunks searched together at most, outside a bulk job and when the index
 // wants many queries per search call (VectorIndex::queries_per_search: an
-// IVF index at 1M vectors costs a third as much a query in calls of 2,048
-// as in calls of 256, and less again in calls of 4,096), while each chunk
-// then folds in up to two blocks of vectors, cheaply when only those of its
-// rows' scanned cells (docs/benchmarks.md, "Search blocks", "A fold-in by
-// home cells")...
+// IVF index costs much less a query in large calls than in small ones),
+// while each chunk then folds in up to two blocks of vectors, cheaply when
+// only those of its rows' scanned cells (docs/ingest.md, "Order of
+// decisions")...
 inline constexpr std::size_t kSearchBlockChunks = 16;
 // ... and fewer when its records are large: two blocks are held at once (one
 // decided, one prepared), so a block holds about this many bytes of records
@@ -43,7 +42,7 @@ inline constexpr std::size_t kSearchBlockChunks = 16;
 inline constexpr std::size_t kSearchBlockBytes = std::size_t{8} << 20;
 
 struct PreparedChunk {
-  std::vector<ManifestEntry> entries;
+  std::vector<readers::ManifestEntry> entries;
   bool last = false;  // the source had no entry after these
   // The embedded entries' vectors, row by row; an entry's row, -1 when it
   // was not embedded (rejected, annotations only, or embed_errors says why).
@@ -81,8 +80,8 @@ void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, s
 // Completes the block's deferred entries and embeds its records on the pool,
 // then searches the index for the `k` nearest of every row of the block at
 // once, in one call: an IVF index scans a call's queries cell by cell, so
-// at a million vectors 2,048 queries cost a third of what 256 do each
-// (docs/benchmarks.md, "Search blocks"). Reads the context's index,
+// a query costs less in a large call (docs/ingest.md, "Order of
+// decisions"). Reads the context's index,
 // embedder and job; writes only `block`.
 void prepare_block(const IngestContext& context, std::size_t k, std::vector<PreparedChunk>& block);
 
@@ -97,7 +96,7 @@ inline constexpr std::uint32_t kAnyCell = std::numeric_limits<std::uint32_t>::ma
 // its home cell (the first probe of its own search, or kAnyCell), a row
 // scores only the vectors whose home it scanned, as the index will once they
 // join it: an IVF row at 1M scans 16 of thousands of cells, so it scores a
-// few of the blocks' vectors instead of all (docs/curation.md, "Order of
+// few of the blocks' vectors instead of all (docs/ingest.md, "Order of
 // decisions").
 // Otherwise every row scores every vector.
 void fold_in(index::SearchResults& found, std::size_t rows, const float* queries,

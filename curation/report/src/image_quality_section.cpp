@@ -69,7 +69,7 @@ json groups_json(const std::map<std::string, IssueTally>& groups) {
 
 }  // namespace
 
-json image_quality_json(store::MetadataStore& store, const labels::LabelNames& names) {
+json image_quality_json(store::MetadataStore& store, const LabelNames& names) {
   IssueTally all;
   std::map<std::string, IssueTally> sources;
   std::map<std::string, IssueTally> classes;

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winnow/curation/labels/label_names.h"
+#include "winnow/curation/dataset/label_names.h"
 #include "winnow/store/metadata_store.h"
 
 namespace winnow::curation::report {
 
 // Reads the store's image_quality rows (inside the caller's read snapshot).
-nlohmann::json image_quality_json(store::MetadataStore& store, const labels::LabelNames& names);
+nlohmann::json image_quality_json(store::MetadataStore& store, const LabelNames& names);
 
 }  // namespace winnow::curation::report

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "winnow/curation/labels/label_names.h"
-#include "winnow/curation/status_counts_json.h"
+#include "winnow/curation/dataset/label_names.h"
+#include "winnow/curation/core/status_counts_json.h"
 #include "winnow/curation/labels/agreement.h"
 #include "winnow/curation/labels/label_health.h"
 #include "winnow/error.h"
@@ -132,7 +132,7 @@ class ReportBuilder {
     {
       ReadSnapshot snapshot(store_.database());
       step("reading samples", 0);
-      label_names_ = labels::LabelNames::read(store_);
+      label_names_ = LabelNames::read(store_);
       read_contributors();
       batches_ = store_.all_batches();
       read_samples();
@@ -643,7 +643,7 @@ class ReportBuilder {
   const QualityReportOptions& options_;
 
   // Labels and classes.
-  labels::LabelNames label_names_;
+  LabelNames label_names_;
   std::unordered_map<std::int64_t, int> class_of_label_;  // provisional indices
   std::vector<std::int64_t> class_labels_;                // by class index
   std::vector<std::string> class_names_;

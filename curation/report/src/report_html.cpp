@@ -19,11 +19,12 @@ namespace winnow::curation::report {
 namespace {
 
 using report::Cell;
-using report::kStatuses;
+using report::kStatusCount;
 using report::ReportView;
+using report::status_name;
 using report::Table;
 
-// Chart colours, one per status (kStatuses order), then the other charts'.
+// Chart colours, one per status (the store's order), then the other charts'.
 // The PNG test (tests/report_render/check_report_png.py) looks for them.
 constexpr const char* kStatusColours[] = {"#4e79a7", "#f28e2b", "#f6c85f", "#e15759", "#a0a0a0"};
 constexpr const char* kSourceBarColour = "#2a9d8f";
@@ -195,9 +196,9 @@ std::string empty_chart(const char* id, const char* message) {
 
 std::string status_legend_html() {
   std::string out = "<div class=\"chart-legend\">";
-  for (std::size_t s = 0; s < kStatuses.size(); ++s) {
+  for (std::size_t s = 0; s < kStatusCount; ++s) {
     out += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", kStatusColours[s],
-                       escape(report::status_title(kStatuses[s])));
+                       escape(report::status_title(status_name(s))));
   }
   return out + "</div>\n";
 }
@@ -242,7 +243,7 @@ std::string growth_chart(const ReportView& report) {
     const double x = left + band * (static_cast<double>(i) + 0.5) - bar_w / 2;
     out += fmt::format("<g class=\"growth-bar\" data-batch=\"{}\">\n", batch.id);
     double stacked = 0;
-    for (std::size_t s = 0; s < kStatuses.size(); ++s) {
+    for (std::size_t s = 0; s < kStatusCount; ++s) {
       const auto count = static_cast<double>(batch.cumulative.by_status[s]);
       if (count <= 0) {
         continue;
@@ -253,7 +254,7 @@ std::string growth_chart(const ReportView& report) {
           "this batch</title></rect>\n",
           x, y_of(stacked + count), bar_w, y_of(stacked) - y_of(stacked + count), kStatusColours[s],
           batch.id, escape(batch.file), report::format_count(batch.cumulative.by_status[s]),
-          escape(report::status_title(kStatuses[s])),
+          escape(report::status_title(status_name(s))),
           report::format_count(batch.counts.by_status[s]));
       stacked += count;
     }

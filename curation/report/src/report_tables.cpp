@@ -118,7 +118,7 @@ Table dataset_table(const ReportView& report) {
         {text_cell(std::move(figure)), std::move(value), text_cell(std::move(meaning))});
   };
   add("Samples", count_cell(d.samples), "samples in the store (every status)");
-  for (std::size_t s = 0; s < kStatuses.size(); ++s) {
+  for (std::size_t s = 0; s < kStatusCount; ++s) {
     Cell cell = count_cell(d.by_status.by_status[s]);
     if (d.samples > 0) {
       cell.text += " (" +
@@ -126,7 +126,7 @@ Table dataset_table(const ReportView& report) {
                                   static_cast<double>(d.samples)) +
                    ")";
     }
-    add(capitalized(status_title(kStatuses[s])), cell, status_meaning(kStatuses[s]));
+    add(capitalized(status_title(status_name(s))), cell, status_meaning(status_name(s)));
   }
   add("Duplicate rate", percent_cell(d.duplicate_rate),
       "(exact + near duplicates) / (samples − rejected)");
@@ -302,7 +302,8 @@ Table batches_table(const ReportView& report) {
                {"Created", "when the batch was queued (UTC)"},
                {"Finished", "when it finished (UTC); n/a while not done"}},
               {}};
-  for (const char* status : kStatuses) {
+  for (std::size_t s = 0; s < kStatusCount; ++s) {
+    const std::string status = status_name(s);
     table.columns.push_back({capitalized(status_title(status)),
                              std::string(status_meaning(status)) + ", from this batch"});
   }

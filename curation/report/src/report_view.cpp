@@ -138,8 +138,8 @@ class Fields {
 
 StatusCounts read_status_counts(const Fields& fields, bool with_total) {
   StatusCounts out;
-  for (std::size_t s = 0; s < kStatuses.size(); ++s) {
-    out.by_status[s] = fields.count(kStatuses[s]);
+  for (std::size_t s = 0; s < kStatusCount; ++s) {
+    out.by_status[s] = fields.count(status_name(s));
   }
   if (with_total) {
     out.total = fields.count("total");

@@ -16,11 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winnow/store/sample_status.h"
+
 namespace winnow::curation::report {
 
-// The sample statuses, in the order every table and chart shows them.
-inline constexpr std::array<const char*, 5> kStatuses = {
-    "accepted", "duplicate_exact", "duplicate_near", "label_issue", "rejected"};
+// The sample statuses, in the order every table and chart shows them: the
+// store's (store::kAllSampleStatuses).
+inline constexpr std::size_t kStatusCount = store::kSampleStatusCount;
+inline std::string status_name(std::size_t s) {
+  return std::string(store::to_string(store::kAllSampleStatuses[s]));
+}
 
 // A number the schema allows to be null; `note` is the sibling `*_note`.
 struct Statistic {
@@ -28,15 +33,15 @@ struct Statistic {
   std::string note;
 };
 
-// Count per status (kStatuses order) and their total.
+// Count per status (kStatusCount of them, in the store's order) and their total.
 struct StatusCounts {
-  std::array<std::int64_t, kStatuses.size()> by_status{};
+  std::array<std::int64_t, kStatusCount> by_status{};
   std::int64_t total = 0;
 
   // The count of one status by name ("label_issue"); 0 for an unknown name.
   std::int64_t of(std::string_view status) const {
-    for (std::size_t s = 0; s < kStatuses.size(); ++s) {
-      if (status == kStatuses[s]) {
+    for (std::size_t s = 0; s < kStatusCount; ++s) {
+      if (status == status_name(s)) {
         return by_status[s];
       }
     }

@@ -12,8 +12,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -26,12 +28,15 @@
 #include "manifest_partition.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/curation/embed/embedder_plugins.h"
-#include "winnow/curation/ingest/information_gain.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
-#include "winnow/curation/ingest/listed_verification.h"
+#include "winnow/curation/judge/information_gain.h"
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/ingest/batch_report.h"
+#include "winnow/curation/ingest/ingester.h"
+#include "winnow/curation/judge/record_decision.h"
+#include "winnow/curation/bulk/listed_verification.h"
 #include "winnow/curation/labels/label_quality.h"
-#include "winnow/curation/printable_text.h"
-#include "winnow/curation/status_counts_json.h"
+#include "winnow/curation/core/printable_text.h"
+#include "winnow/curation/core/json_text.h"
 #include "winnow/error.h"
 #include "winnow/index/coarse_clusters.h"
 #include "winnow/index/prior_neighbours.h"
@@ -42,8 +47,7 @@ namespace {
 
 using winnow::curation::ContentKind;
 using winnow::curation::ManifestRecord;
-using winnow::curation::ingest::IngestPipeline;
-using winnow::curation::ingest::ManifestEntry;
+using winnow::curation::readers::ManifestEntry;
 using winnow::python::Curator;
 using winnow::python::ManifestPartition;
 using ImageArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
@@ -129,8 +133,73 @@ winnow::index::SearchResults results_of(const FloatArray& similarities) {
   return results;
 }
 
+// A float64 array [rows, cols] of NaN.
+DoubleArray nan_array(std::size_t rows, std::size_t cols) {
+  DoubleArray out({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+  std::fill_n(out.mutable_data(), out.size(), std::numeric_limits<double>::quiet_NaN());
+  return out;
+}
+
+// The contents verify_listed is given, each decoded once, when a list first
+// needs it: by row, or by the job position of its record.
+class ListedContents {
+ public:
+  ListedContents(std::vector<std::string> contents, const std::int64_t* positions)
+      : contents_(std::move(contents)), records_(contents_.size()) {
+    for (std::size_t i = 0; i < contents_.size(); ++i) row_of_.emplace(positions[i], i);
+  }
+
+  const ManifestRecord* at(std::size_t i) {
+    if (contents_[i].empty()) return nullptr;
+    if (!records_[i]) {
+      records_[i] =
+          std::make_unique<ManifestRecord>(winnow::python::verification_record(contents_[i]));
+    }
+    return records_[i].get();
+  }
+
+  const ManifestRecord* at_position(std::int64_t position) {
+    const auto found = row_of_.find(position);
+    return found == row_of_.end() ? nullptr : at(found->second);
+  }
+
+ private:
+  std::vector<std::string> contents_;
+  std::vector<std::unique_ptr<ManifestRecord>> records_;
+  std::unordered_map<std::int64_t, std::size_t> row_of_;
+};
+
+// verify_listed's work, without the GIL: for the wanted records in order, the
+// verdicts on list r into row r of sims and thresholds [rows, max_verdicts].
+void verify_listed_rows(const Curator& c, ListedContents& contents, const FlagArray& wanted,
+                        const PositionArray& neighbours, const FloatArray& similarities,
+                        std::size_t max_verdicts, double* sims, double* thresholds) {
+  const auto rows = static_cast<std::size_t>(neighbours.shape(0));
+  const auto k = static_cast<std::size_t>(neighbours.shape(1));
+  const winnow::curation::bulk::ListedRecordLookup listed = [&](std::int64_t position) {
+    return contents.at_position(position);
+  };
+  std::size_t row = 0;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(wanted.size()) && row < rows; ++i) {
+    if (!wanted.data()[i]) continue;
+    const std::size_t r = row++;
+    const ManifestRecord* record = contents.at(i);
+    if (record == nullptr) continue;
+    winnow::curation::PriorNeighbours list;
+    list.positions.assign(neighbours.data() + r * k, neighbours.data() + (r + 1) * k);
+    list.similarities.assign(similarities.data() + r * k, similarities.data() + (r + 1) * k);
+    winnow::curation::bulk::verify_listed(*record, list, listed, c.config(), c.image_verifier(),
+                                          c.text_verifier(), max_verdicts);
+    std::copy(list.verified_similarities.begin(), list.verified_similarities.end(),
+              sims + r * max_verdicts);
+    std::copy(list.verified_thresholds.begin(), list.verified_thresholds.end(),
+              thresholds + r * max_verdicts);
+  }
+  WINNOW_THROW_IF_NOT(row == rows, "verify_listed: {} wanted records for {} lists", row, rows);
+}
+
 // Curator.verify_listed: the workers' verdicts on the pairs of their lists
-// (ingest::verify_listed), for the lists of one cluster.
+// (bulk::verify_listed), for the lists of one cluster.
 py::tuple verify_listed(const Curator& c, const std::vector<py::bytes>& raw_contents,
                         const py::array& raw_positions, const py::array& raw_wanted,
                         const py::array& raw_neighbours, const py::array& raw_similarities,
@@ -148,128 +217,123 @@ py::tuple verify_listed(const Curator& c, const std::vector<py::bytes>& raw_cont
           neighbours.shape(1) == similarities.shape(1),
       "verify_listed: contents, positions and wanted [n], neighbours and similarities [r, k]");
   const auto rows = static_cast<std::size_t>(neighbours.shape(0));
-  const auto k = static_cast<std::size_t>(neighbours.shape(1));
   std::vector<std::string> contents(raw_contents.begin(), raw_contents.end());
-  DoubleArray out_similarities(
-      {static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(max_verdicts)});
-  DoubleArray out_thresholds(
-      {static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(max_verdicts)});
-  std::fill_n(out_similarities.mutable_data(), out_similarities.size(),
-              std::numeric_limits<double>::quiet_NaN());
-  std::fill_n(out_thresholds.mutable_data(), out_thresholds.size(),
-              std::numeric_limits<double>::quiet_NaN());
+  DoubleArray out_similarities = nan_array(rows, max_verdicts);
+  DoubleArray out_thresholds = nan_array(rows, max_verdicts);
   double* sims = out_similarities.mutable_data();
   double* thresholds = out_thresholds.mutable_data();
   {
     py::gil_scoped_release release;
-    // Each content is decoded once, when a list first needs it.
-    std::unordered_map<std::int64_t, std::size_t> row_of;
-    for (std::size_t i = 0; i < n; ++i) row_of.emplace(positions.data()[i], i);
-    std::vector<std::unique_ptr<ManifestRecord>> records(n);
-    const auto record_at = [&](std::size_t i) -> const ManifestRecord* {
-      if (contents[i].empty()) return nullptr;
-      if (!records[i]) {
-        records[i] =
-            std::make_unique<ManifestRecord>(winnow::python::verification_record(contents[i]));
-      }
-      return records[i].get();
-    };
-    const winnow::curation::ingest::ListedRecordLookup listed =
-        [&](std::int64_t position) -> const ManifestRecord* {
-      const auto found = row_of.find(position);
-      return found == row_of.end() ? nullptr : record_at(found->second);
-    };
-    std::size_t row = 0;
-    for (std::size_t i = 0; i < n && row < rows; ++i) {
-      if (!wanted.data()[i]) continue;
-      const std::size_t r = row++;
-      const ManifestRecord* record = record_at(i);
-      if (record == nullptr) continue;
-      winnow::curation::PriorNeighbours list;
-      list.positions.assign(neighbours.data() + r * k, neighbours.data() + (r + 1) * k);
-      list.similarities.assign(similarities.data() + r * k, similarities.data() + (r + 1) * k);
-      winnow::curation::ingest::verify_listed(*record, list, listed, c.config(), c.image_verifier(),
-                                              c.text_verifier(), max_verdicts);
-      std::copy(list.verified_similarities.begin(), list.verified_similarities.end(),
-                sims + r * max_verdicts);
-      std::copy(list.verified_thresholds.begin(), list.verified_thresholds.end(),
-                thresholds + r * max_verdicts);
-    }
-    WINNOW_THROW_IF_NOT(row == rows, "verify_listed: {} wanted records for {} lists", row, rows);
+    ListedContents listed(std::move(contents), positions.data());
+    verify_listed_rows(c, listed, wanted, neighbours, similarities, max_verdicts, sims, thresholds);
   }
   return py::make_tuple(out_similarities, out_thresholds);
 }
 
-void bind_curator(py::module_& m) {
-  py::class_<Curator>(m, "Curator",
-                      "A dataset's embedder, image reading and verifiers, built from its stored "
-                      "config (Writer.config_json); what a worker needs, without the store.")
-      .def(py::init<const std::string&>(), py::arg("config_json"))
+// Curator.read: manifest lines read, hashed and embedded (the GIL released).
+ManifestPartition read_partition(const Curator& c, py::bytes text, const std::string& name,
+                                 const std::string& base_dir, bool starts_manifest, int threads) {
+  std::string lines = text;
+  py::gil_scoped_release release;
+  return c.read(std::move(lines), name, base_dir, starts_manifest, threads);
+}
+
+FloatArray embed_pixels(const Curator& c, const py::array& raw) {
+  const ImageArray images = checked_images(raw);
+  const auto n = static_cast<std::size_t>(images.shape(0));
+  const auto h = static_cast<std::size_t>(images.shape(1));
+  const auto w = static_cast<std::size_t>(images.shape(2));
+  std::vector<ManifestRecord> records;
+  for (std::size_t i = 0; i < n; ++i)
+    records.push_back(pixels_record(images.data() + i * h * w, h, w, i));
+  return embed_all(c, records);
+}
+
+FloatArray embed_texts(const Curator& c, const std::vector<std::string>& texts) {
+  std::vector<ManifestRecord> records;
+  for (std::size_t i = 0; i < texts.size(); ++i) records.push_back(text_record(texts[i], i));
+  return embed_all(c, records);
+}
+
+double image_similarity(const Curator& c, const py::array& a, const py::array& b) {
+  const ImageArray x = checked_images(a), y = checked_images(b);
+  const ManifestRecord ra = pixels_record(x.data(), x.shape(1), x.shape(2), 0);
+  const ManifestRecord rb = pixels_record(y.data(), y.shape(1), y.shape(2), 1);
+  return c.image_verifier().similarity(ra, rb);
+}
+
+double text_similarity(const Curator& c, const std::string& a, const std::string& b) {
+  return c.text_verifier().similarity(text_record(a, 0), text_record(b, 1));
+}
+
+// image_similarity compares grey images: the grey verifier's threshold (the
+// image verifier's own threshold() is its colour one).
+double grey_image_threshold(const Curator& c) {
+  const ManifestRecord grey;  // no colour image
+  return c.image_verifier().threshold_for(grey, grey);
+}
+
+// Curator.label_quality: the dataset's kNN label vote on each row.
+py::tuple label_quality(const Curator& c, const py::array& similarities,
+                        const py::array& neighbour_labels, const py::array& labels) {
+  const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
+  const LabelArray theirs = LabelArray::ensure(neighbour_labels);
+  const LabelArray ours = LabelArray::ensure(labels);
+  WINNOW_THROW_IF_NOT(theirs && static_cast<std::size_t>(theirs.size()) == found.ids.size() &&
+                          ours && static_cast<std::size_t>(ours.size()) == found.num_queries,
+                      "label_quality: neighbour_labels must be [n, k] and labels [n]");
+  const winnow::curation::labels::LabelQuality vote(
+      {c.config().label_k, 1.0, c.config().label_flag_below});
+  const std::int64_t* their = theirs.data();
+  const winnow::curation::labels::LabelLookup lookup =
+      [their](std::int64_t id) -> std::optional<int> {
+    if (their[id] < 0) return std::nullopt;
+    return static_cast<int>(their[id]);
+  };
+  py::array_t<double> quality(static_cast<py::ssize_t>(found.num_queries));
+  py::array_t<bool> flagged(static_cast<py::ssize_t>(found.num_queries));
+  py::array_t<std::int64_t> suggested(static_cast<py::ssize_t>(found.num_queries));
+  for (std::size_t q = 0; q < found.num_queries; ++q) {
+    const auto r = vote.score(found, q, static_cast<int>(ours.data()[q]), lookup);
+    quality.mutable_data()[q] = r.quality;
+    flagged.mutable_data()[q] = r.flagged;
+    suggested.mutable_data()[q] = r.suggested_label ? *r.suggested_label : -1;
+  }
+  return py::make_tuple(quality, flagged, suggested);
+}
+
+using CuratorClass = py::class_<Curator>;
+
+// The config it is built from and the reading of manifest parts.
+void bind_curator_reading(CuratorClass& curator) {
+  curator.def(py::init<const std::string&>(), py::arg("config_json"))
       .def_property_readonly("config_json", &Curator::config_json)
       .def_property_readonly("embedder", [](const Curator& c) { return c.embedder().spec(); })
       .def_property_readonly("dim", [](const Curator& c) { return c.embedder().dim(); })
-      .def(
-          "read",
-          [](const Curator& c, py::bytes text, const std::string& name, const std::string& base_dir,
-             bool starts_manifest, int threads) {
-            std::string lines = text;
-            py::gil_scoped_release release;
-            return c.read(std::move(lines), name, base_dir, starts_manifest, threads);
-          },
-          py::arg("text"), py::arg("name"), py::arg("base_dir"), py::arg("starts_manifest"),
-          py::arg("threads") = 1,
-          "Reads whole manifest lines as `winnow ingest` does (files beneath base_dir read and "
-          "decoded), then hashes and embeds every record: a ManifestPartition.")
-      .def(
-          "embed_pixels",
-          [](const Curator& c, const py::array& raw) {
-            const ImageArray images = checked_images(raw);
-            const auto n = static_cast<std::size_t>(images.shape(0));
-            const auto h = static_cast<std::size_t>(images.shape(1));
-            const auto w = static_cast<std::size_t>(images.shape(2));
-            std::vector<ManifestRecord> records;
-            for (std::size_t i = 0; i < n; ++i)
-              records.push_back(pixels_record(images.data() + i * h * w, h, w, i));
-            return embed_all(c, records);
-          },
-          py::arg("images"), "Embeddings [n, dim] of grey images [n, height, width] (uint8).")
-      .def(
-          "embed_texts",
-          [](const Curator& c, const std::vector<std::string>& texts) {
-            std::vector<ManifestRecord> records;
-            for (std::size_t i = 0; i < texts.size(); ++i)
-              records.push_back(text_record(texts[i], i));
-            return embed_all(c, records);
-          },
-          py::arg("texts"), "Embeddings [n, dim] of texts.")
-      .def(
-          "image_similarity",
-          [](const Curator& c, const py::array& a, const py::array& b) {
-            const ImageArray x = checked_images(a), y = checked_images(b);
-            const ManifestRecord ra = pixels_record(x.data(), x.shape(1), x.shape(2), 0);
-            const ManifestRecord rb = pixels_record(y.data(), y.shape(1), y.shape(2), 1);
-            return c.image_verifier().similarity(ra, rb);
-          },
-          py::arg("a"), py::arg("b"),
-          "The near-duplicate verifier's similarity of two grey images (near duplicates from "
-          "image_threshold up).")
-      .def(
-          "text_similarity",
-          [](const Curator& c, const std::string& a, const std::string& b) {
-            return c.text_verifier().similarity(text_record(a, 0), text_record(b, 1));
-          },
-          py::arg("a"), py::arg("b"),
-          "The near-duplicate verifier's similarity of two texts (near duplicates from "
-          "text_threshold up).")
-      .def_property_readonly(
-          "image_threshold",
-          [](const Curator& c) {
-            // image_similarity compares grey images: the grey verifier's threshold (the
-            // image verifier's own threshold() is its colour one).
-            const ManifestRecord grey;  // no colour image
-            return c.image_verifier().threshold_for(grey, grey);
-          },
-          "The threshold of image_similarity (grey images).")
+      .def("read", &read_partition, py::arg("text"), py::arg("name"), py::arg("base_dir"),
+           py::arg("starts_manifest"), py::arg("threads") = 1,
+           "Reads whole manifest lines as `winnow ingest` does (files beneath base_dir read and "
+           "decoded), then hashes and embeds every record: a ManifestPartition.");
+}
+
+void bind_curator_embedding(CuratorClass& curator) {
+  curator
+      .def("embed_pixels", &embed_pixels, py::arg("images"),
+           "Embeddings [n, dim] of grey images [n, height, width] (uint8).")
+      .def("embed_texts", &embed_texts, py::arg("texts"), "Embeddings [n, dim] of texts.");
+}
+
+// The near-duplicate verifiers, and their verdicts on prior neighbour lists.
+void bind_curator_verifiers(CuratorClass& curator) {
+  curator
+      .def("image_similarity", &image_similarity, py::arg("a"), py::arg("b"),
+           "The near-duplicate verifier's similarity of two grey images (near duplicates from "
+           "image_threshold up).")
+      .def("text_similarity", &text_similarity, py::arg("a"), py::arg("b"),
+           "The near-duplicate verifier's similarity of two texts (near duplicates from "
+           "text_threshold up).")
+      .def_property_readonly("image_threshold", &grey_image_threshold,
+                             "The threshold of image_similarity (grey images).")
       .def_property_readonly("text_threshold",
                              [](const Curator& c) { return c.text_verifier().threshold(); })
       .def("verify_listed", &verify_listed, py::arg("contents"), py::arg("positions"),
@@ -279,369 +343,419 @@ void bind_curator(py::module_& m) {
            "prior_neighbours gave for vectors at `positions`, `wanted` [n]): for each list, the "
            "verifier on its leading records from the candidate gate up, at most max_verdicts; "
            "`contents` [n]: ManifestPartition.verification_contents of the n records. Returns "
-           "(similarities, thresholds), both float64 [r, max_verdicts], NaN where no verdict.")
-      .def(
-          "label_quality",
-          [](const Curator& c, const py::array& similarities, const py::array& neighbour_labels,
-             const py::array& labels) {
-            const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
-            const LabelArray theirs = LabelArray::ensure(neighbour_labels);
-            const LabelArray ours = LabelArray::ensure(labels);
-            WINNOW_THROW_IF_NOT(
-                theirs && static_cast<std::size_t>(theirs.size()) == found.ids.size() && ours &&
-                    static_cast<std::size_t>(ours.size()) == found.num_queries,
-                "label_quality: neighbour_labels must be [n, k] and labels [n]");
-            const winnow::curation::labels::LabelQuality vote(
-                {c.config().label_k, 1.0, c.config().label_flag_below});
-            const std::int64_t* their = theirs.data();
-            const winnow::curation::labels::LabelLookup lookup =
-                [their](std::int64_t id) -> std::optional<int> {
-              if (their[id] < 0) return std::nullopt;
-              return static_cast<int>(their[id]);
-            };
-            py::array_t<double> quality(static_cast<py::ssize_t>(found.num_queries));
-            py::array_t<bool> flagged(static_cast<py::ssize_t>(found.num_queries));
-            py::array_t<std::int64_t> suggested(static_cast<py::ssize_t>(found.num_queries));
-            for (std::size_t q = 0; q < found.num_queries; ++q) {
-              const auto r = vote.score(found, q, static_cast<int>(ours.data()[q]), lookup);
-              quality.mutable_data()[q] = r.quality;
-              flagged.mutable_data()[q] = r.flagged;
-              suggested.mutable_data()[q] = r.suggested_label ? *r.suggested_label : -1;
-            }
-            return py::make_tuple(quality, flagged, suggested);
-          },
-          py::arg("similarities"), py::arg("neighbour_labels"), py::arg("labels"),
-          "The kNN label vote of the dataset (label_k, label_flag_below): for each row, the "
-          "neighbours' cosines [n, k] (NaN: none) and labels [n, k] (-1: unlabelled) against "
-          "its label [n]; returns (quality, flagged, suggested label or -1).");
+           "(similarities, thresholds), both float64 [r, max_verdicts], NaN where no verdict.");
+}
+
+void bind_curator(py::module_& m) {
+  CuratorClass curator(m, "Curator",
+                       "A dataset's embedder, image reading and verifiers, built from its stored "
+                       "config (Writer.config_json); what a worker needs, without the store.");
+  bind_curator_reading(curator);
+  bind_curator_embedding(curator);
+  bind_curator_verifiers(curator);
+  curator.def("label_quality", &label_quality, py::arg("similarities"), py::arg("neighbour_labels"),
+              py::arg("labels"),
+              "The kNN label vote of the dataset (label_k, label_flag_below): for each row, the "
+              "neighbours' cosines [n, k] (NaN: none) and labels [n, k] (-1: unlabelled) against "
+              "its label [n]; returns (quality, flagged, suggested label or -1).");
+}
+
+// train_centroids: spherical k-means of unit vectors [n, dim].
+FloatArray trained_centroids(const py::array& raw, std::size_t clusters, int iterations,
+                             std::uint64_t seed) {
+  const FloatArray x = FloatArray::ensure(raw);
+  WINNOW_THROW_IF_NOT(x && x.ndim() == 2, "train_centroids: vectors must be [n, dim]");
+  const auto n = static_cast<std::size_t>(x.shape(0));
+  const auto d = static_cast<std::size_t>(x.shape(1));
+  std::vector<float> centroids;
+  {
+    py::gil_scoped_release release;
+    centroids = winnow::index::train_centroids(x.data(), n, d, clusters, iterations, seed);
+  }
+  FloatArray out({static_cast<py::ssize_t>(clusters), static_cast<py::ssize_t>(d)});
+  std::copy(centroids.begin(), centroids.end(), out.mutable_data());
+  return out;
+}
+
+// nearest_centroids: each vector's `copies` nearest centroids [n, m], best first.
+py::array_t<std::int32_t> nearest_centroid_table(const py::array& raw,
+                                                 const py::array& raw_centroids,
+                                                 std::size_t copies) {
+  const FloatArray x = FloatArray::ensure(raw);
+  const FloatArray c = FloatArray::ensure(raw_centroids);
+  WINNOW_THROW_IF_NOT(x && c && x.ndim() == 2 && c.ndim() == 2 && x.shape(1) == c.shape(1),
+                      "nearest_centroids: vectors [n, dim] and centroids [c, dim]");
+  const auto n = static_cast<std::size_t>(x.shape(0));
+  const auto clusters = static_cast<std::size_t>(c.shape(0));
+  std::vector<std::int32_t> nearest;
+  {
+    py::gil_scoped_release release;
+    nearest = winnow::index::nearest_centroids(x.data(), n, static_cast<std::size_t>(x.shape(1)),
+                                               c.data(), clusters, copies);
+  }
+  const std::size_t cols = std::min(copies, clusters);
+  py::array_t<std::int32_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(cols)});
+  std::copy(nearest.begin(), nearest.end(), out.mutable_data());
+  return out;
+}
+
+// prior_neighbours: (positions [r, k], similarities [r, k], complete [r]).
+py::tuple prior_neighbour_lists(const py::array& raw, const py::array& raw_positions,
+                                const py::array& raw_wanted, std::size_t k) {
+  const FloatArray x = FloatArray::ensure(raw);
+  const PositionArray positions = PositionArray::ensure(raw_positions);
+  const FlagArray wanted = FlagArray::ensure(raw_wanted);
+  WINNOW_THROW_IF_NOT(x && positions && wanted && x.ndim() == 2 && positions.size() == x.shape(0) &&
+                          wanted.size() == x.shape(0),
+                      "prior_neighbours: vectors [n, dim], positions [n] and wanted [n]");
+  const auto n = static_cast<std::size_t>(x.shape(0));
+  std::vector<std::uint8_t> flags(wanted.data(), wanted.data() + n);
+  winnow::index::PriorNeighbourLists lists;
+  {
+    py::gil_scoped_release release;
+    lists = winnow::index::prior_neighbours(x.data(), positions.data(), flags.data(), n,
+                                            static_cast<std::size_t>(x.shape(1)), k);
+  }
+  const auto rows = static_cast<py::ssize_t>(lists.rows());
+  const auto cols = static_cast<py::ssize_t>(k);
+  PositionArray out_positions({rows, cols});
+  FloatArray out_similarities({rows, cols});
+  FlagArray out_complete(rows);
+  std::copy(lists.positions.begin(), lists.positions.end(), out_positions.mutable_data());
+  std::copy(lists.similarities.begin(), lists.similarities.end(), out_similarities.mutable_data());
+  std::copy(lists.complete.begin(), lists.complete.end(), out_complete.mutable_data());
+  return py::make_tuple(out_positions, out_similarities, out_complete);
 }
 
 // The coarse clusters and prior-neighbour search of winnow.dask's phase 2
 // (winnow::index; docs/distributed-curation.md).
 void bind_neighbour_search(py::module_& m) {
-  m.def(
-      "train_centroids",
-      [](const py::array& raw, std::size_t clusters, int iterations, std::uint64_t seed) {
-        const FloatArray x = FloatArray::ensure(raw);
-        WINNOW_THROW_IF_NOT(x && x.ndim() == 2, "train_centroids: vectors must be [n, dim]");
-        const auto n = static_cast<std::size_t>(x.shape(0));
-        const auto d = static_cast<std::size_t>(x.shape(1));
-        std::vector<float> centroids;
-        {
-          py::gil_scoped_release release;
-          centroids = winnow::index::train_centroids(x.data(), n, d, clusters, iterations, seed);
-        }
-        FloatArray out({static_cast<py::ssize_t>(clusters), static_cast<py::ssize_t>(d)});
-        std::copy(centroids.begin(), centroids.end(), out.mutable_data());
-        return out;
-      },
-      py::arg("vectors"), py::arg("clusters"), py::arg("iterations") = 10, py::arg("seed") = 1,
-      "Spherical k-means centroids [clusters, dim] of unit vectors [n, dim] (seeded, one "
-      "thread: the same input gives the same centroids).");
-  m.def(
-      "nearest_centroids",
-      [](const py::array& raw, const py::array& raw_centroids, std::size_t copies) {
-        const FloatArray x = FloatArray::ensure(raw);
-        const FloatArray c = FloatArray::ensure(raw_centroids);
-        WINNOW_THROW_IF_NOT(x && c && x.ndim() == 2 && c.ndim() == 2 && x.shape(1) == c.shape(1),
-                            "nearest_centroids: vectors [n, dim] and centroids [c, dim]");
-        const auto n = static_cast<std::size_t>(x.shape(0));
-        const auto clusters = static_cast<std::size_t>(c.shape(0));
-        std::vector<std::int32_t> nearest;
-        {
-          py::gil_scoped_release release;
-          nearest = winnow::index::nearest_centroids(
-              x.data(), n, static_cast<std::size_t>(x.shape(1)), c.data(), clusters, copies);
-        }
-        const std::size_t cols = std::min(copies, clusters);
-        py::array_t<std::int32_t> out(
-            {static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(cols)});
-        std::copy(nearest.begin(), nearest.end(), out.mutable_data());
-        return out;
-      },
-      py::arg("vectors"), py::arg("centroids"), py::arg("m"),
-      "Each vector's m nearest centroids [n, m], best first.");
-  m.def(
-      "prior_neighbours",
-      [](const py::array& raw, const py::array& raw_positions, const py::array& raw_wanted,
-         std::size_t k) {
-        const FloatArray x = FloatArray::ensure(raw);
-        const PositionArray positions = PositionArray::ensure(raw_positions);
-        const FlagArray wanted = FlagArray::ensure(raw_wanted);
-        WINNOW_THROW_IF_NOT(x && positions && wanted && x.ndim() == 2 &&
-                                positions.size() == x.shape(0) && wanted.size() == x.shape(0),
-                            "prior_neighbours: vectors [n, dim], positions [n] and wanted [n]");
-        const auto n = static_cast<std::size_t>(x.shape(0));
-        std::vector<std::uint8_t> flags(wanted.data(), wanted.data() + n);
-        winnow::index::PriorNeighbourLists lists;
-        {
-          py::gil_scoped_release release;
-          lists = winnow::index::prior_neighbours(x.data(), positions.data(), flags.data(), n,
-                                                  static_cast<std::size_t>(x.shape(1)), k);
-        }
-        const auto rows = static_cast<py::ssize_t>(lists.rows());
-        const auto cols = static_cast<py::ssize_t>(k);
-        PositionArray out_positions({rows, cols});
-        FloatArray out_similarities({rows, cols});
-        FlagArray out_complete(rows);
-        std::copy(lists.positions.begin(), lists.positions.end(), out_positions.mutable_data());
-        std::copy(lists.similarities.begin(), lists.similarities.end(),
-                  out_similarities.mutable_data());
-        std::copy(lists.complete.begin(), lists.complete.end(), out_complete.mutable_data());
-        return py::make_tuple(out_positions, out_similarities, out_complete);
-      },
-      py::arg("vectors"), py::arg("positions"), py::arg("wanted"), py::arg("k"),
-      "For each wanted vector (in input order), its k nearest among the vectors with a smaller "
-      "position: (positions [r, k] with -1 for none, similarities [r, k], complete [r]).");
+  m.def("train_centroids", &trained_centroids, py::arg("vectors"), py::arg("clusters"),
+        py::arg("iterations") = 10, py::arg("seed") = 1,
+        "Spherical k-means centroids [clusters, dim] of unit vectors [n, dim] (seeded, one "
+        "thread: the same input gives the same centroids).");
+  m.def("nearest_centroids", &nearest_centroid_table, py::arg("vectors"), py::arg("centroids"),
+        py::arg("m"), "Each vector's m nearest centroids [n, m], best first.");
+  m.def("prior_neighbours", &prior_neighbour_lists, py::arg("vectors"), py::arg("positions"),
+        py::arg("wanted"), py::arg("k"),
+        "For each wanted vector (in input order), its k nearest among the vectors with a smaller "
+        "position: (positions [r, k] with -1 for none, similarities [r, k], complete [r]).");
+}
+
+std::vector<std::string> partition_keys(const ManifestPartition& p) {
+  std::vector<std::string> keys;
+  for (const ManifestEntry& e : p.entries)
+    keys.push_back(e.ok() ? e.record->key : e.rejection->key);
+  return keys;
+}
+
+std::vector<std::optional<std::string>> partition_content_hashes(const ManifestPartition& p) {
+  std::vector<std::optional<std::string>> hashes;
+  for (const ManifestEntry& e : p.entries) {
+    hashes.push_back(e.ok() && !e.record->content_hash.empty()
+                         ? std::optional<std::string>(e.record->content_hash)
+                         : std::nullopt);
+  }
+  return hashes;
+}
+
+// Embeddings [entries, dim]: a row of NaN where there is none.
+FloatArray partition_embeddings(const ManifestPartition& p) {
+  std::size_t dim = 0;
+  for (const ManifestEntry& e : p.entries) {
+    if (e.ok() && !e.record->precomputed_embedding.empty())
+      dim = e.record->precomputed_embedding.size();
+  }
+  FloatArray out({static_cast<py::ssize_t>(p.entries.size()), static_cast<py::ssize_t>(dim)});
+  std::fill_n(out.mutable_data(), out.size(), std::numeric_limits<float>::quiet_NaN());
+  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+    const ManifestEntry& e = p.entries[i];
+    if (e.ok() && e.record->precomputed_embedding.size() == dim) {
+      std::copy(e.record->precomputed_embedding.begin(), e.record->precomputed_embedding.end(),
+                out.mutable_data() + i * dim);
+    }
+  }
+  return out;
+}
+
+py::list verification_contents(const ManifestPartition& p, const py::array& raw_entries) {
+  const PositionArray entries = PositionArray::ensure(raw_entries);
+  WINNOW_THROW_IF_NOT(entries && entries.ndim() == 1, "verification_contents: entries must be [r]");
+  py::list out;
+  for (py::ssize_t r = 0; r < entries.size(); ++r) {
+    const ManifestRecord& record =
+        winnow::python::record_of_entry(p, entries.data()[r], "verification_contents");
+    out.append(py::bytes(winnow::python::verification_content(record)));
+  }
+  return out;
+}
+
+// The arrays of set_prior_neighbours, converted and checked; they keep the
+// memory `rows` points into.
+struct PriorNeighbourArrays {
+  PositionArray entries, positions;
+  FloatArray similarities;
+  FlagArray complete;
+  DoubleArray verified, thresholds;
+  winnow::python::PriorNeighbourRows rows;
+};
+
+// Checks, in order: entries [r], positions and similarities [r, k] and
+// complete [r] agree; the verdicts come both or neither, as [r, v] each.
+PriorNeighbourArrays checked_prior_neighbours(const py::array& raw_entries,
+                                              const py::array& raw_positions,
+                                              const py::array& raw_similarities,
+                                              const py::array& raw_complete,
+                                              const std::optional<py::array>& raw_verified,
+                                              const std::optional<py::array>& raw_thresholds) {
+  PriorNeighbourArrays a{PositionArray::ensure(raw_entries),
+                         PositionArray::ensure(raw_positions),
+                         FloatArray::ensure(raw_similarities),
+                         FlagArray::ensure(raw_complete),
+                         DoubleArray(),
+                         DoubleArray(),
+                         {}};
+  const auto rows = static_cast<std::size_t>(a.entries ? a.entries.size() : 0);
+  WINNOW_THROW_IF_NOT(a.entries && a.positions && a.similarities && a.complete &&
+                          a.positions.ndim() == 2 && a.similarities.ndim() == 2 &&
+                          a.positions.shape(0) == a.similarities.shape(0) &&
+                          a.positions.shape(1) == a.similarities.shape(1) &&
+                          static_cast<std::size_t>(a.positions.shape(0)) == rows &&
+                          static_cast<std::size_t>(a.complete.size()) == rows,
+                      "set_prior_neighbours: entries [r], positions and similarities [r, k] and "
+                      "complete [r] must agree");
+  WINNOW_THROW_IF_NOT(raw_verified.has_value() == raw_thresholds.has_value(),
+                      "set_prior_neighbours: verified_similarities and "
+                      "verified_thresholds come together");
+  a.rows = {rows,
+            static_cast<std::size_t>(a.positions.shape(1)),
+            0,
+            a.entries.data(),
+            a.positions.data(),
+            a.similarities.data(),
+            a.complete.data()};
+  if (raw_verified) {
+    a.verified = DoubleArray::ensure(*raw_verified);
+    a.thresholds = DoubleArray::ensure(*raw_thresholds);
+    WINNOW_THROW_IF_NOT(a.verified && a.thresholds && a.verified.ndim() == 2 &&
+                            a.thresholds.ndim() == 2 &&
+                            static_cast<std::size_t>(a.verified.shape(0)) == rows &&
+                            a.verified.shape(0) == a.thresholds.shape(0) &&
+                            a.verified.shape(1) == a.thresholds.shape(1),
+                        "set_prior_neighbours: verified_similarities and verified_thresholds "
+                        "must be [r, v]");
+    a.rows.verdicts = static_cast<std::size_t>(a.verified.shape(1));
+    a.rows.verified_similarities = a.verified.data();
+    a.rows.verified_thresholds = a.thresholds.data();
+  }
+  return a;
+}
+
+// ManifestPartition.set_prior_neighbours (winnow::python::set_prior_neighbours).
+void set_prior_neighbours(ManifestPartition& p, std::int64_t first_position,
+                          const py::array& raw_entries, const py::array& raw_positions,
+                          const py::array& raw_similarities, const py::array& raw_complete,
+                          const std::optional<py::array>& raw_verified,
+                          const std::optional<py::array>& raw_thresholds) {
+  const PriorNeighbourArrays arrays = checked_prior_neighbours(
+      raw_entries, raw_positions, raw_similarities, raw_complete, raw_verified, raw_thresholds);
+  winnow::python::set_prior_neighbours(p, first_position, arrays.rows);
+}
+
+// A partition pickles to its compact bytes (winnow::python::to_bytes).
+py::bytes partition_bytes(const ManifestPartition& p) {
+  std::string bytes;
+  {
+    py::gil_scoped_release release;
+    bytes = winnow::python::to_bytes(p);
+  }
+  return py::bytes(bytes);
+}
+
+ManifestPartition partition_of_bytes(const py::bytes& b) {
+  const std::string bytes = b;
+  py::gil_scoped_release release;
+  return winnow::python::partition_from_bytes(bytes);
+}
+
+using PartitionClass = py::class_<ManifestPartition>;
+
+// What a partition holds, as the job's phases read it.
+void bind_partition_contents(PartitionClass& partition) {
+  partition.def("__len__", [](const ManifestPartition& p) { return p.entries.size(); })
+      .def_readonly("lines", &ManifestPartition::lines)
+      .def_readonly("embedder", &ManifestPartition::embedder)
+      .def("keys", &partition_keys, "Every entry's key (a rejection's may be empty).")
+      .def("content_hashes", &partition_content_hashes,
+           "Every entry's content hash; None for a rejection.")
+      .def("embeddings", &partition_embeddings,
+           "Embeddings [entries, dim]; a row of NaN where there is none (a rejection).")
+      .def("verification_contents", &verification_contents, py::arg("entries"),
+           "What the near-duplicate verifier reads of entries [r] (bytes each; empty for a "
+           "record with no near-duplicate check), for Curator.verify_listed.");
 }
 
 void bind_partition(py::module_& m) {
-  py::class_<ManifestPartition>(m, "ManifestPartition",
-                                "A manifest part read, hashed and embedded by a worker; pickles "
-                                "to compact bytes.")
-      .def("__len__", [](const ManifestPartition& p) { return p.entries.size(); })
-      .def_readonly("lines", &ManifestPartition::lines)
-      .def_readonly("embedder", &ManifestPartition::embedder)
-      .def(
-          "keys",
-          [](const ManifestPartition& p) {
-            std::vector<std::string> keys;
-            for (const ManifestEntry& e : p.entries)
-              keys.push_back(e.ok() ? e.record->key : e.rejection->key);
-            return keys;
-          },
-          "Every entry's key (a rejection's may be empty).")
-      .def(
-          "content_hashes",
-          [](const ManifestPartition& p) {
-            std::vector<std::optional<std::string>> hashes;
-            for (const ManifestEntry& e : p.entries) {
-              hashes.push_back(e.ok() && !e.record->content_hash.empty()
-                                   ? std::optional<std::string>(e.record->content_hash)
-                                   : std::nullopt);
-            }
-            return hashes;
-          },
-          "Every entry's content hash; None for a rejection.")
-      .def(
-          "embeddings",
-          [](const ManifestPartition& p) {
-            std::size_t dim = 0;
-            for (const ManifestEntry& e : p.entries) {
-              if (e.ok() && !e.record->precomputed_embedding.empty())
-                dim = e.record->precomputed_embedding.size();
-            }
-            FloatArray out(
-                {static_cast<py::ssize_t>(p.entries.size()), static_cast<py::ssize_t>(dim)});
-            std::fill_n(out.mutable_data(), out.size(), std::numeric_limits<float>::quiet_NaN());
-            for (std::size_t i = 0; i < p.entries.size(); ++i) {
-              const ManifestEntry& e = p.entries[i];
-              if (e.ok() && e.record->precomputed_embedding.size() == dim) {
-                std::copy(e.record->precomputed_embedding.begin(),
-                          e.record->precomputed_embedding.end(), out.mutable_data() + i * dim);
-              }
-            }
-            return out;
-          },
-          "Embeddings [entries, dim]; a row of NaN where there is none (a rejection).")
-      .def(
-          "verification_contents",
-          [](const ManifestPartition& p, const py::array& raw_entries) {
-            const PositionArray entries = PositionArray::ensure(raw_entries);
-            WINNOW_THROW_IF_NOT(entries && entries.ndim() == 1,
-                                "verification_contents: entries must be [r]");
-            py::list out;
-            for (py::ssize_t r = 0; r < entries.size(); ++r) {
-              const std::int64_t e = entries.data()[r];
-              WINNOW_THROW_IF_NOT(e >= 0 && static_cast<std::size_t>(e) < p.entries.size() &&
-                                      p.entries[static_cast<std::size_t>(e)].ok(),
-                                  "verification_contents: entry {} is no record of the partition",
-                                  e);
-              out.append(py::bytes(winnow::python::verification_content(
-                  *p.entries[static_cast<std::size_t>(e)].record)));
-            }
-            return out;
-          },
-          py::arg("entries"),
-          "What the near-duplicate verifier reads of entries [r] (bytes each; empty for a "
-          "record with no near-duplicate check), for Curator.verify_listed.")
-      .def(
-          "set_prior_neighbours",
-          [](ManifestPartition& p, std::int64_t first_position, const py::array& raw_entries,
-             const py::array& raw_positions, const py::array& raw_similarities,
-             const py::array& raw_complete, const std::optional<py::array>& raw_verified,
-             const std::optional<py::array>& raw_thresholds) {
-            const PositionArray entries = PositionArray::ensure(raw_entries);
-            const PositionArray positions = PositionArray::ensure(raw_positions);
-            const FloatArray similarities = FloatArray::ensure(raw_similarities);
-            const FlagArray complete = FlagArray::ensure(raw_complete);
-            const auto rows = static_cast<std::size_t>(entries ? entries.size() : 0);
-            WINNOW_THROW_IF_NOT(
-                entries && positions && similarities && complete && positions.ndim() == 2 &&
-                    similarities.ndim() == 2 && positions.shape(0) == similarities.shape(0) &&
-                    positions.shape(1) == similarities.shape(1) &&
-                    static_cast<std::size_t>(positions.shape(0)) == rows &&
-                    static_cast<std::size_t>(complete.size()) == rows,
-                "set_prior_neighbours: entries [r], positions and similarities [r, k] and "
-                "complete [r] must agree");
-            const auto k = static_cast<std::size_t>(positions.shape(1));
-            WINNOW_THROW_IF_NOT(raw_verified.has_value() == raw_thresholds.has_value(),
-                                "set_prior_neighbours: verified_similarities and "
-                                "verified_thresholds come together");
-            DoubleArray verified, thresholds;
-            std::size_t verdicts = 0;
-            if (raw_verified) {
-              verified = DoubleArray::ensure(*raw_verified);
-              thresholds = DoubleArray::ensure(*raw_thresholds);
-              WINNOW_THROW_IF_NOT(
-                  verified && thresholds && verified.ndim() == 2 && thresholds.ndim() == 2 &&
-                      static_cast<std::size_t>(verified.shape(0)) == rows &&
-                      verified.shape(0) == thresholds.shape(0) &&
-                      verified.shape(1) == thresholds.shape(1),
-                  "set_prior_neighbours: verified_similarities and verified_thresholds must be "
-                  "[r, v]");
-              verdicts = static_cast<std::size_t>(verified.shape(1));
-            }
-            for (std::size_t e = 0; e < p.entries.size(); ++e) {
-              if (p.entries[e].ok())
-                p.entries[e].record->job_position = first_position + static_cast<std::int64_t>(e);
-            }
-            for (std::size_t r = 0; r < rows; ++r) {
-              const std::int64_t e = entries.data()[r];
-              WINNOW_THROW_IF_NOT(e >= 0 && static_cast<std::size_t>(e) < p.entries.size() &&
-                                      p.entries[static_cast<std::size_t>(e)].ok(),
-                                  "set_prior_neighbours: entry {} is no record of the partition",
-                                  e);
-              auto prior = std::make_shared<winnow::curation::PriorNeighbours>();
-              prior->positions.assign(positions.data() + r * k, positions.data() + (r + 1) * k);
-              prior->similarities.assign(similarities.data() + r * k,
-                                         similarities.data() + (r + 1) * k);
-              prior->complete = complete.data()[r];
-              if (verdicts > 0) {
-                // Only the leading ranks with a verdict (the rest are NaN padding).
-                std::size_t v = verdicts;
-                while (v > 0 && std::isnan(verified.data()[r * verdicts + v - 1])) --v;
-                prior->verified_similarities.assign(verified.data() + r * verdicts,
-                                                    verified.data() + r * verdicts + v);
-                prior->verified_thresholds.assign(thresholds.data() + r * verdicts,
-                                                  thresholds.data() + r * verdicts + v);
-              }
-              p.entries[static_cast<std::size_t>(e)].record->prior_neighbours = std::move(prior);
-            }
-          },
-          py::arg("first_position"), py::arg("entries"), py::arg("positions"),
-          py::arg("similarities"), py::arg("complete"),
-          py::arg("verified_similarities") = py::none(),
-          py::arg("verified_thresholds") = py::none(),
-          "Places the entries in a bulk job (entry i at job position first_position + i) and "
-          "gives entries [r] their nearest earlier records: positions [r, k] (-1: none), "
-          "similarities [r, k], complete [r] (every earlier record of the cluster listed); "
-          "optionally the near-duplicate verdicts on the leading ones (Curator.verify_listed: "
-          "[r, v] each, NaN where none).")
-      .def(py::pickle(
-          [](const ManifestPartition& p) {
-            std::string bytes;
-            {
-              py::gil_scoped_release release;
-              bytes = winnow::python::to_bytes(p);
-            }
-            return py::bytes(bytes);
-          },
-          [](const py::bytes& b) {
-            const std::string bytes = b;
-            py::gil_scoped_release release;
-            return winnow::python::partition_from_bytes(bytes);
-          }));
+  PartitionClass partition(m, "ManifestPartition",
+                           "A manifest part read, hashed and embedded by a worker; pickles "
+                           "to compact bytes.");
+  bind_partition_contents(partition);
+  partition
+      .def("set_prior_neighbours", &set_prior_neighbours, py::arg("first_position"),
+           py::arg("entries"), py::arg("positions"), py::arg("similarities"), py::arg("complete"),
+           py::arg("verified_similarities") = py::none(),
+           py::arg("verified_thresholds") = py::none(),
+           "Places the entries in a bulk job (entry i at job position first_position + i) and "
+           "gives entries [r] their nearest earlier records: positions [r, k] (-1: none), "
+           "similarities [r, k], complete [r] (every earlier record of the cluster listed); "
+           "optionally the near-duplicate verdicts on the leading ones (Curator.verify_listed: "
+           "[r, v] each, NaN where none).")
+      .def(py::pickle(&partition_bytes, &partition_of_bytes));
+}
+
+// The entries of a batch's partitions, in order, as Ingester::ingest_batch
+// takes them (called without the GIL): each partition is taken from the
+// Python iterable when the one before is used up. Line numbers become the
+// manifest's: the lines of the partitions before are added.
+class PartitionEntries {
+ public:
+  PartitionEntries(const std::string& name, const std::string& embedder, py::iterable parts)
+      : name_(name),
+        embedder_(embedder),
+        it_(py::iter(parts)),
+        next_(py::module_::import("builtins").attr("next")) {}
+
+  bool next(ManifestEntry& entry) {
+    while (position_ == current_.entries.size()) {
+      lines_before_ += current_.lines;
+      if (!take_next_partition()) return false;
+      position_ = 0;
+      WINNOW_THROW_IF_NOT(current_.embedder == embedder_,
+                          "batch '{}': a partition was embedded with {}, but the dataset's "
+                          "embedder is {}",
+                          name_, current_.embedder, embedder_);
+    }
+    entry = std::move(current_.entries[position_++]);
+    (entry.ok() ? entry.record->line : entry.rejection->line) += lines_before_;
+    return true;
+  }
+
+  // A Python error of the source (a failed task, an interrupt): it failed
+  // the batch with its message, and is raised again once the batch rolled back.
+  std::exception_ptr source_error() const { return source_error_; }
+
+ private:
+  // The next partition into current_; false at the end.
+  bool take_next_partition() {
+    py::gil_scoped_acquire gil;
+    py::object part;
+    try {
+      part = next_(it_, py::none());
+    } catch (py::error_already_set& e) {
+      const std::string message = e.what();  // formatted under the GIL
+      source_error_ = std::current_exception();
+      WINNOW_THROW("batch '{}': its partitions could not be read: {}", name_, message);
+    }
+    if (part.is_none()) return false;
+    current_ = std::move(part.cast<ManifestPartition&>());
+    return true;
+  }
+
+  const std::string& name_;
+  const std::string embedder_;
+  const py::iterator it_;
+  const py::object next_;
+  ManifestPartition current_;
+  std::size_t position_ = 0;
+  std::size_t lines_before_ = 0;  // of the manifest, in the partitions before current_
+  std::exception_ptr source_error_;
+};
+
+// The batch report as JSON text: the CLI's form (ingest::to_json, what
+// `winnow ingest` prints), and the bulk job's neighbour counts.
+std::string batch_report_text(const winnow::curation::ingest::BatchReport& report) {
+  nlohmann::json j = winnow::curation::ingest::to_json(report);
+  const winnow::curation::ingest::JobNeighbourCounts& job = report.job_neighbours;
+  j["job_neighbours"] = {{"listed", job.listed},
+                         {"searched", job.searched},
+                         {"verdicts_taken", job.verdicts_taken},
+                         {"verified_by_writer", job.verified_by_writer}};
+  return winnow::curation::json_text(j);
 }
 
 // The one writer of a job: the ordinary ingest pipeline over the dataset.
 class Writer {
  public:
-  Writer(const std::string& db, int threads) : pipeline_(db) { pipeline_.set_threads(threads); }
+  Writer(const std::string& db, int threads) : dataset_(db), ingester_(dataset_) {
+    dataset_.set_threads(threads);
+  }
 
-  std::string config_json() const { return pipeline_.config().to_json(); }
-  int neighbours_k() const { return pipeline_.config().neighbours_per_record(); }
-  int candidates() const { return pipeline_.config().candidates; }
+  std::string config_json() const { return dataset_.config().to_json(); }
+  int neighbours_k() const {
+    return winnow::curation::judge::neighbours_per_record(dataset_.config());
+  }
+  int candidates() const { return dataset_.config().candidates; }
 
-  // Begins a bulk job of `records` records (IngestPipeline::start_job).
-  bool start_job(std::size_t records) { return pipeline_.start_job(records); }
-  bool can_start_job() { return pipeline_.can_start_job(); }
+  // Begins a bulk job of `records` records (Ingester::start_job).
+  bool start_job(std::size_t records) { return ingester_.start_job(records); }
+  bool can_start_job() { return ingester_.can_start_job(); }
 
   // Whether the manifest with this checksum was ingested already (the
   // ingest would skip it).
   bool batch_done(const std::string& checksum) {
-    const auto batch = pipeline_.store().find_batch_by_checksum(checksum);
+    const auto batch = dataset_.store().find_batch_by_checksum(checksum);
     return batch && batch->state == winnow::store::BatchState::done;
   }
 
   // Ingests the partitions `parts` yields, in order, as one batch: what
   // `winnow ingest` does with the manifest they came from. Consumes them.
+  // Returns the batch report as JSON text (batch_report_text).
   std::string ingest(const std::string& name, const std::string& checksum, py::iterable parts) {
-    const py::iterator it = py::iter(parts);
-    const py::object next = py::module_::import("builtins").attr("next");
-    ManifestPartition current;
-    std::size_t position = 0;
-    std::size_t lines_before = 0;  // of the manifest, in the partitions before `current`
-    const std::string spec = pipeline_.embedder().spec();
-    // A Python error of the source (a failed task, an interrupt) fails the
-    // batch with its message and is raised again once the batch rolled back.
-    std::exception_ptr source_error;
-    const auto next_entry = [&](ManifestEntry& entry) {
-      while (position == current.entries.size()) {
-        lines_before += current.lines;
-        {
-          py::gil_scoped_acquire gil;
-          py::object part;
-          try {
-            part = next(it, py::none());
-          } catch (py::error_already_set& e) {
-            const std::string message = e.what();  // formatted under the GIL
-            source_error = std::current_exception();
-            WINNOW_THROW("batch '{}': its partitions could not be read: {}", name, message);
-          }
-          if (part.is_none()) return false;
-          current = std::move(part.cast<ManifestPartition&>());
-        }
-        position = 0;
-        WINNOW_THROW_IF_NOT(current.embedder == spec,
-                            "batch '{}': a partition was embedded with {}, but the dataset's "
-                            "embedder is {}",
-                            name, current.embedder, spec);
-      }
-      entry = std::move(current.entries[position++]);
-      (entry.ok() ? entry.record->line : entry.rejection->line) += lines_before;
-      return true;
-    };
+    PartitionEntries entries(name, dataset_.embedder().spec(), parts);
     winnow::curation::ingest::BatchReport report;
     try {
       py::gil_scoped_release release;
-      report = pipeline_.ingest_batch(name, checksum, next_entry);
+      report = ingester_.ingest_batch(name, checksum,
+                                      [&](ManifestEntry& entry) { return entries.next(entry); });
     } catch (const winnow::Error&) {
-      if (source_error) std::rethrow_exception(source_error);
+      if (entries.source_error()) std::rethrow_exception(entries.source_error());
       throw;
     }
-    const nlohmann::json j = {{"batch_id", report.batch_id},
-                              {"name", report.name},
-                              {"skipped", report.skipped},
-                              {"counts", winnow::curation::counts_json(report.counts)},
-                              {"seconds", report.seconds},
-                              {"job_neighbours",
-                               {{"listed", report.job_neighbours.listed},
-                                {"searched", report.job_neighbours.searched},
-                                {"verdicts_taken", report.job_neighbours.verdicts_taken},
-                                {"verified_by_writer", report.job_neighbours.verified_by_writer}}}};
-    return j.dump();
+    return batch_report_text(report);
   }
 
   // Saves the index file if the batches left it behind (the end of a job).
   bool save_index() {
     py::gil_scoped_release release;
-    return pipeline_.save_index_if_behind();
+    return dataset_.save_index_if_behind();
   }
 
  private:
-  IngestPipeline pipeline_;
+  winnow::curation::Dataset dataset_;
+  winnow::curation::ingest::Ingester ingester_;
 };
+
+// Content hashes of grey images [n, height, width], as a pixels record's.
+std::vector<std::string> pixels_hashes(const py::array& raw) {
+  const ImageArray images = checked_images(raw);
+  const auto size = static_cast<std::size_t>(images.shape(1) * images.shape(2));
+  std::vector<std::string> hashes;
+  for (py::ssize_t i = 0; i < images.shape(0); ++i) {
+    hashes.push_back(
+        winnow::curation::dedup::content_hash(ContentKind::pixels, images.data() + i * size, size));
+  }
+  return hashes;
+}
+
+// The gain of each row of neighbour cosines [n, k].
+py::array_t<double> information_gains(const py::array& similarities) {
+  const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
+  py::array_t<double> gains(static_cast<py::ssize_t>(found.num_queries));
+  for (std::size_t q = 0; q < found.num_queries; ++q) {
+    gains.mutable_data()[q] = winnow::curation::judge::information_gain(found, q);
+  }
+  return gains;
+}
 
 void bind_writer(py::module_& m) {
   py::class_<Writer>(m, "Writer",
@@ -666,7 +780,8 @@ void bind_writer(py::module_& m) {
            "Whether the manifest with this checksum was ingested already.")
       .def("ingest", &Writer::ingest, py::arg("name"), py::arg("checksum"), py::arg("partitions"),
            "Ingests the partitions of one manifest, in order, as one batch; returns the batch "
-           "report as JSON.")
+           "report as JSON: what `winnow ingest` prints (batch, file, skipped, counts, ...) and "
+           "job_neighbours.")
       .def("save_index", &Writer::save_index,
            "Saves the index file if the batches left insertions out of it (they save it only "
            "now and then), so that the next process opens it without catching up; returns "
@@ -712,24 +827,13 @@ PYBIND11_MODULE(_curation, m) {
   bind_writer(m);
   m.def(
       "file_checksum",
-      [](const std::string& path) { return winnow::curation::ingest::file_checksum(path); },
+      [](const std::string& path) { return winnow::curation::readers::file_checksum(path); },
       py::arg("path"), "A manifest's checksum: its batch identity (as `winnow ingest` takes it).");
   m.def(
       "batch_name", [](const std::string& path) { return winnow::curation::printable_text(path); },
       py::arg("path"), "The batch name `winnow ingest` gives a manifest path.");
-  m.def(
-      "pixels_hash",
-      [](const py::array& raw) {
-        const ImageArray images = checked_images(raw);
-        const auto size = static_cast<std::size_t>(images.shape(1) * images.shape(2));
-        std::vector<std::string> hashes;
-        for (py::ssize_t i = 0; i < images.shape(0); ++i) {
-          hashes.push_back(winnow::curation::dedup::content_hash(ContentKind::pixels,
-                                                                 images.data() + i * size, size));
-        }
-        return hashes;
-      },
-      py::arg("images"), "Content hashes of grey images [n, height, width], as a pixels record's.");
+  m.def("pixels_hash", &pixels_hashes, py::arg("images"),
+        "Content hashes of grey images [n, height, width], as a pixels record's.");
   m.def(
       "text_hash",
       [](const std::string& text) {
@@ -737,16 +841,6 @@ PYBIND11_MODULE(_curation, m) {
       },
       py::arg("text"), "The content hash of a text record.");
   bind_neighbour_search(m);
-  m.def(
-      "information_gain",
-      [](const py::array& similarities) {
-        const winnow::index::SearchResults found = results_of(FloatArray::ensure(similarities));
-        py::array_t<double> gains(static_cast<py::ssize_t>(found.num_queries));
-        for (std::size_t q = 0; q < found.num_queries; ++q) {
-          gains.mutable_data()[q] = winnow::curation::ingest::information_gain(found, q);
-        }
-        return gains;
-      },
-      py::arg("similarities"),
-      "The gain of each row of neighbour cosines [n, k] (best first; NaN: none).");
+  m.def("information_gain", &information_gains, py::arg("similarities"),
+        "The gain of each row of neighbour cosines [n, k] (best first; NaN: none).");
 }

@@ -1,15 +1,18 @@
 #include "manifest_partition.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "winnow/curation/dataset/dataset.h"
 #include "winnow/curation/dedup/content_hash.h"
-#include "winnow/curation/ingest/near_duplicate_check.h"
-#include "winnow/curation/thread_pool.h"
+#include "winnow/curation/judge/near_duplicate_check.h"
+#include "winnow/curation/core/thread_pool.h"
 #include "winnow/error.h"
 
 namespace winnow::python {
@@ -17,8 +20,8 @@ namespace winnow::python {
 namespace {
 
 using curation::ManifestRecord;
-using curation::ingest::ManifestEntry;
-using curation::ingest::Rejection;
+using curation::readers::ManifestEntry;
+using curation::readers::Rejection;
 using nlohmann::json;
 
 // Bytes and floats travel as CBOR byte strings (floats in this machine's
@@ -122,7 +125,7 @@ Rejection rejection_in(const json& j) {
 }  // namespace
 
 std::string verification_content(const ManifestRecord& record) {
-  if (curation::ingest::near_duplicate_check(record) == curation::ingest::NearDuplicateCheck::none)
+  if (curation::judge::near_duplicate_check(record) == curation::judge::NearDuplicateCheck::none)
     return {};
   const json j = {{"kind", static_cast<int>(record.kind)},
                   {"text", record.text},
@@ -191,22 +194,68 @@ ManifestPartition partition_from_bytes(std::string_view bytes) {
   return partition;
 }
 
+const ManifestRecord& record_of_entry(const ManifestPartition& partition, std::int64_t entry,
+                                      std::string_view what) {
+  WINNOW_THROW_IF_NOT(entry >= 0 && static_cast<std::size_t>(entry) < partition.entries.size() &&
+                          partition.entries[static_cast<std::size_t>(entry)].ok(),
+                      "{}: entry {} is no record of the partition", what, entry);
+  return *partition.entries[static_cast<std::size_t>(entry)].record;
+}
+
+namespace {
+
+// Row r of the lists: only the leading ranks with a verdict (the rest are NaN padding).
+std::shared_ptr<curation::PriorNeighbours> prior_neighbours_of_row(const PriorNeighbourRows& rows,
+                                                                   std::size_t r) {
+  const std::size_t k = rows.k;
+  auto prior = std::make_shared<curation::PriorNeighbours>();
+  prior->positions.assign(rows.positions + r * k, rows.positions + (r + 1) * k);
+  prior->similarities.assign(rows.similarities + r * k, rows.similarities + (r + 1) * k);
+  prior->complete = rows.complete[r];
+  const std::size_t verdicts = rows.verdicts;
+  if (verdicts > 0) {
+    const double* verified = rows.verified_similarities + r * verdicts;
+    const double* thresholds = rows.verified_thresholds + r * verdicts;
+    std::size_t v = verdicts;
+    while (v > 0 && std::isnan(verified[v - 1])) --v;
+    prior->verified_similarities.assign(verified, verified + v);
+    prior->verified_thresholds.assign(thresholds, thresholds + v);
+  }
+  return prior;
+}
+
+}  // namespace
+
+void set_prior_neighbours(ManifestPartition& partition, std::int64_t first_position,
+                          const PriorNeighbourRows& rows) {
+  for (std::size_t e = 0; e < partition.entries.size(); ++e) {
+    if (partition.entries[e].ok())
+      partition.entries[e].record->job_position = first_position + static_cast<std::int64_t>(e);
+  }
+  for (std::size_t r = 0; r < rows.rows; ++r) {
+    const std::int64_t e = rows.entries[r];
+    record_of_entry(partition, e, "set_prior_neighbours");
+    partition.entries[static_cast<std::size_t>(e)].record->prior_neighbours =
+        prior_neighbours_of_row(rows, r);
+  }
+}
+
 Curator::Curator(const std::string& config_json)
     : config_json_(config_json),
-      config_(curation::ingest::CurationConfig::from_json(config_json)),
+      config_(curation::CurationConfig::from_json(config_json)),
       embedder_(curation::embed::make_embedder(config_.embedder)),
-      image_verifier_(curation::ingest::make_image_verifier(config_)),
-      text_verifier_(curation::ingest::make_text_verifier(config_)) {}
+      image_verifier_(curation::make_image_verifier(config_)),
+      text_verifier_(curation::make_text_verifier(config_)) {}
 
 ManifestPartition Curator::read(std::string text, const std::string& name,
                                 const std::string& base_dir, bool starts_manifest,
                                 int threads) const {
-  curation::ingest::ManifestReaderOptions options;
-  options.image = curation::ingest::image_reading(config_, *embedder_);
+  curation::readers::ManifestReaderOptions options;
+  options.image = curation::image_reading(config_, *embedder_);
   options.base_dir = base_dir;
   options.check_binary = starts_manifest;
   std::istringstream in(std::move(text));
-  curation::ingest::ManifestReader reader(in, name, options);
+  curation::readers::ManifestReader reader(in, name, options);
   ManifestPartition partition;
   partition.embedder = embedder_->spec();
   for (ManifestEntry entry; reader.next_deferred(entry);) {

@@ -207,8 +207,8 @@ void bind_epoch_lifecycle(PrunerClass& pruner) {
       .def("finish_epoch", &DynamicPruner::finish_epoch);
 }
 
-// Scores and weights, step by step.
-void bind_per_step(PrunerClass& pruner) {
+// Scores, step by step: losses recorded, label issues flagged.
+void bind_score_updates(PrunerClass& pruner) {
   pruner
       .def(
           "update",
@@ -241,7 +241,12 @@ void bind_per_step(PrunerClass& pruner) {
           },
           py::arg("ids"),
           "Noise-aware policies (noisy=P in the spec): down-weights these samples (label "
-          "issues) from the next plan on.")
+          "issues) from the next plan on.");
+}
+
+// The current plan's loss weights.
+void bind_weights(PrunerClass& pruner) {
+  pruner
       .def(
           "mean_weight",
           [](const DynamicPruner& p, const py::array& ids) {
@@ -280,7 +285,12 @@ void bind_per_step(PrunerClass& pruner) {
             for (std::uint64_t id = 0; id < p.num_samples(); ++id) w[id] = table[id];
             return out;
           },
-          "Every sample's weight under the current plan (float32, N entries).")
+          "Every sample's weight under the current plan (float32, N entries).");
+}
+
+// The scores read and assigned whole.
+void bind_scores(PrunerClass& pruner) {
+  pruner
       .def(
           "scores",
           [](const DynamicPruner& p) {
@@ -305,6 +315,13 @@ void bind_per_step(PrunerClass& pruner) {
             p.assign_scores(s.data(), static_cast<std::uint64_t>(s.size()));
           },
           py::arg("scores"));
+}
+
+// Scores and weights, step by step.
+void bind_per_step(PrunerClass& pruner) {
+  bind_score_updates(pruner);
+  bind_weights(pruner);
+  bind_scores(pruner);
 }
 
 // Sizes, options and statistics.

@@ -403,7 +403,9 @@ def curate(
     """Curates `manifests` (one batch each, in order) into the initialised database `db`.
 
     Returns {"batches": [the writer's batch reports], "parts": n, "exact_duplicates": n,
-    "search": "clusters" or "writer", "seconds": ...}. `search`: "clusters" finds the
+    "search": "clusters" or "writer", "seconds": ...}. A batch report is what `winnow
+    ingest` prints ("batch", "file", "skipped", "counts", "seconds", ...) and the job's
+    "job_neighbours" counts. `search`: "clusters" finds the
     neighbours on the workers (when the dataset is empty; otherwise the writer searches),
     "writer" has the writer search for every record (phase 1: exact by construction).
     `window` (search="writer"): parts read ahead of the writer (default: 4 per worker

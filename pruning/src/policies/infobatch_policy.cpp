@@ -118,8 +118,8 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
 #if defined(__SSE2__)
     // Four samples at a time: the comparisons in SSE2 (part of every x86-64),
     // with the same draws in the same order as the scalar loop below, so
-    // every machine makes the same plan. It took about 5 ms off a 10M-sample
-    // plan (docs/benchmarks.md).
+    // every machine makes the same plan; it makes a large plan faster than the
+    // scalar loop alone (docs/benchmarks.md, "The sampler").
     const __m128 threshold4 = _mm_set1_ps(threshold);
     const bool keep_every_candidate = below > UINT32_MAX;
     // Unsigned draw < below, as a signed comparison of both with the top bit flipped.

@@ -14,8 +14,8 @@
 // as InfoBatch does. Weights are exact while E <= 254; beyond, C is grouped
 // into 255 ranges (the weight palette's limit) weighted by E / (range mean).
 // The paper's window and ratio are not in its public summary; winnow's
-// defaults (window=4096 observations, r=0.5, about 30% pruned on skewed
-// losses) are documented in docs/pruning.md.
+// defaults (window=4096 observations, r=0.5) and what they prune are
+// documented in docs/pruning.md.
 // State, saved with the run: per sample its window and selection count (8
 // bytes), plus E and the number of observations.
 #pragma once

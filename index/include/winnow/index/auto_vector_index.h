@@ -4,8 +4,8 @@
 // made from the flat index's vectors (one add, in insertion order) takes
 // every later call, and the index never goes back (removals do not undo the
 // switch). Small datasets keep exact neighbours; a growing one stops paying
-// a flat scan of the whole store for every query (about n·dim a query: at
-// 1M vectors of 128-d, about 20x slower per record than IVF; docs/benchmarks.md).
+// a flat scan of the whole store for every query (about n·dim a query, far
+// more per record than IVF's once the store is large; docs/benchmarks.md, "IVF").
 // Results are those of the part in charge: below switchAt, bit for bit a
 // flat index's; above, an IVF index's given the same adds.
 // Factory string: "auto" = "auto(switchAt=65536,nprobe=16,cellScale=100,cellCap=256)".
@@ -30,8 +30,8 @@ struct PayloadCodec;
 
 struct AutoParams {
   // Vectors from which the index is an IVF. 65,536 keeps 60,000-image
-  // datasets exact and the flat part's cost per record within about twice
-  // a late IVF batch's (docs/index.md, "auto: flat, then IVF").
+  // datasets exact and the flat part's cost per record close to a late IVF
+  // batch's (docs/index.md, "auto: flat, then IVF").
   int switch_at = 1 << 16;
   IvfParams ivf;  // the IVF's parameters once switched
 };

@@ -20,13 +20,13 @@ namespace detail {
 struct PayloadCodec;
 }
 
-// Defaults, chosen by measurement (docs/benchmarks.md, "HNSW against exact
-// search"): efConstruction 80 builds a graph that keeps near copies findable
-// on embeddings of high intrinsic dimension, where 40 lost 14% of them at 100k
-// vectors (45% at 1M) and no efSearch brought them back; M=24 (not FAISS's
-// usual 32) keeps each insert's re-pruning of neighbour lists, O(M^2)
-// distances per list, below M=32's for the same recall; efSearch 128 gives
-// the label vote's 15 neighbours recall 0.99 at 100k. A dataset keeps the
+// Defaults, chosen by measurement (docs/benchmarks.md, "HNSW"):
+// efConstruction 80 builds a graph that keeps near copies findable on
+// embeddings of high intrinsic dimension, where 40 lost many of them and no
+// efSearch brought them back; M=24 (not FAISS's usual 32) keeps each
+// insert's re-pruning of neighbour lists, O(M^2) distances per list, below
+// M=32's for the same recall; efSearch 128 gives the label vote's 15
+// neighbours near-exact recall. A dataset keeps the
 // parameters it was created with (index.type), so changing these never
 // changes an existing dataset's index.
 struct HnswParams {

@@ -40,8 +40,7 @@ namespace detail {
 struct PayloadCodec;
 }
 
-// Defaults chosen by measurement (docs/benchmarks.md, "IVF against exact
-// search").
+// Defaults chosen by measurement (docs/benchmarks.md, "IVF").
 struct IvfParams {
   int nprobe = 16;       // cells scanned per query (search time; raised to all cells if fewer)
   int cell_scale = 100;  // a cell splits past cell_scale/100 * sqrt(n) vectors
@@ -67,12 +66,10 @@ inline constexpr std::size_t kMinCellSplit = 256;
 inline constexpr int kMinCellCap = 16;
 
 // From IvfParams::shared_scan_from vectors (default 2^17) an IVF index wants
-// this many queries per search call (queries_per_search): at 128-d, calls of
-// 2,048 queries cost 35 µs a query against 45 µs in calls of 256 at 100k
-// vectors, 46.5 against 76 at 200k, 43 against 125 at 800k
-// (docs/benchmarks.md, "Search blocks"); at 1M, calls of 4,096 cost 29.5–30.3
-// µs against 32.5–32.7 for 2,048 on one thread, and 38–39 µs of CPU against
-// 46–54 on two ("A fold-in by home cells").
+// this many queries per search call (queries_per_search): it scans a call's
+// queries cell by cell, so a query costs less in a large call, the more so
+// the larger the index, on one thread and on two (docs/benchmarks.md, "IVF",
+// search as the ingest runs it).
 inline constexpr std::size_t kSharedScanQueries = 4096;
 
 class IvfVectorIndex final : public VectorIndex {

@@ -27,7 +27,7 @@ struct PriorNeighbourLists {
 // `vectors`: n rows of d floats; `positions`: each row's place in the order
 // (distinct); `wanted`: n flags, the rows to answer (the others are searched
 // only). A vector's neighbours are the rows with a smaller position, scored
-// by inner_product (simd_distance.h), so the similarities are bit-identical
+// by inner_product (exact_scores.h), so the similarities are bit-identical
 // to the ones an ingest computes for the same two vectors.
 PriorNeighbourLists prior_neighbours(const float* vectors, const std::int64_t* positions,
                                      const std::uint8_t* wanted, std::size_t n, std::size_t d,

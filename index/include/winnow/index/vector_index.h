@@ -26,7 +26,7 @@ struct SearchResults {
   // probes_per_query a query, best first (the first is the query's nearest
   // cell); empty otherwise. A caller holding vectors outside the index can
   // then score a vector only for the queries that scanned its cell, as the
-  // index would (docs/curation.md, "Order of decisions").
+  // index would (docs/ingest.md, "Order of decisions").
   std::size_t probes_per_query = 0;
   std::vector<std::uint32_t> probes;
 

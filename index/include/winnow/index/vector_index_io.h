@@ -78,10 +78,10 @@ struct OpenResult {
   std::unique_ptr<VectorIndex> index;
   bool rebuilt = false;
   RebuildReason reason = RebuildReason::none;
-  std::string detail;      // human-readable cause of the rebuild (empty if loaded)
-  bool saved = false;      // the rebuilt index was written to path
+  std::string detail;         // human-readable cause of the rebuild (empty if loaded)
+  bool saved = false;         // the rebuilt index was written to path
   double save_seconds = 0.0;  // how long that took
-  std::string save_error;  // why saving failed, if it did (the index is still returned)
+  std::string save_error;     // why saving failed, if it did (the index is still returned)
 };
 
 // The fingerprint of an index's own contents: its live vectors and largest id.
@@ -111,9 +111,8 @@ struct CaughtUpIndex {
 // reconfigured file is rebuilt from `rebuild` and saved with its own
 // fingerprint (fingerprint_of), as is one whose catch-up reports it foreign.
 // Errors from `rebuild` and `catch_up` propagate.
-CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& config,
-                               std::size_t dim, const RebuildSource& rebuild,
-                               const CatchUp& catch_up);
+CaughtUpIndex open_or_catch_up(const std::string& path, const std::string& config, std::size_t dim,
+                               const RebuildSource& rebuild, const CatchUp& catch_up);
 
 // Loads the index at `path` if it exists, is intact, matches `config` and
 // `dim` and carries `fingerprint`; otherwise builds a new index from `rebuild`

@@ -26,7 +26,6 @@ class ScoreTable {
   const float* data() const { return scores_.data(); }
   float initial_score() const { return initial_score_; }
   float momentum() const { return momentum_; }
-  bool allows_negative() const { return allow_negative_; }
 
   // Records one loss per id. Checks every id and loss first, so a bad call
   // (id out of range, NaN, infinite or disallowed negative loss) throws and

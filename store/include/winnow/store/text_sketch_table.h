@@ -7,8 +7,8 @@
 // without reading its text (curation's TextSketch, text_sketch.h). A process
 // that wrote a sample has its sketch in memory; without this table, every
 // new `winnow ingest` process read the texts of the older candidates again,
-// a fifth of a batch's time at a million samples (docs/benchmarks.md,
-// "Sketches kept in the store"). What the bits mean belongs to curation; the
+// a large share of a batch's time in a big store. What the bits mean
+// belongs to curation; the
 // store keeps the shingle length they were made with, the set's size and the
 // 128 filter bits.
 //

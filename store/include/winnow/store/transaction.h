@@ -18,8 +18,8 @@ class Transaction {
     // For writes of many rows in one statement loop: SQLite truncates an
     // in-memory statement journal by walking it from its start, so inside a
     // savepoint that has journalled many pages every statement costs time in
-    // proportion to them (9% of a batch that re-judged labels at 840k
-    // samples, issue 16).
+    // proportion to them (a real share of a batch that re-judges many
+    // labels, issue 16).
     join,
   };
 

@@ -5,8 +5,8 @@
 // In WAL mode a commit appends the transaction's pages to the -wal file; a
 // checkpoint later copies them into the database file. By default SQLite runs
 // that checkpoint inside the COMMIT that crosses 1,000 WAL pages, on the
-// writer's thread: about half of a 40,000-record batch's commit at 1M
-// records (docs/benchmarks.md). While a WalCheckpointer lives, the writer's
+// writer's thread, where it is a large part of a big batch's commit
+// (docs/benchmarks.md, "Where a batch's time goes"). While a WalCheckpointer lives, the writer's
 // automatic checkpoints are off and request() runs a PASSIVE checkpoint on
 // the checkpointer's thread instead, beside whatever the writer does next
 // (SQLite lets a checkpoint run while another connection writes: it copies

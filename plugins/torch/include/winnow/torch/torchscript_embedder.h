@@ -1,7 +1,7 @@
 // TorchScriptEmbedder: curation's Embedder backed by any TorchScript module,
 // so a model trained on the accepted data can become the embedder of the
 // dataset it was trained on (co-evolution: `winnow init --embedder
-// torchscript:model.pt`, then `winnow regain`).
+// torchscript:model.pt`, then `winnow rejudge`).
 //
 // The module takes a float batch of grey images [B, 1, H, W] with values in
 // [0, 1] and returns vectors [B, D]; the embedder L2-normalises them. D is

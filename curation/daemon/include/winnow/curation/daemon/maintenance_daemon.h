@@ -1,6 +1,6 @@
 // MaintenanceDaemon: the loop behind `winnow serve`. It ingests every manifest
 // that appears in an Inbox exactly once, as one batch of the dataset's
-// IngestPipeline, then moves it to processed/ or failed/; busy or io errors are
+// Ingester, then moves it to processed/ or failed/; busy or io errors are
 // retried after a back-off. A heartbeat thread rewrites a JSON status file.
 // request_stop() is async-signal-safe (it only sets an atomic flag); the batch
 // it interrupts is rolled back and redone first at the next start.
@@ -21,7 +21,8 @@
 #include "winnow/curation/daemon/daemon_status.h"
 #include "winnow/curation/daemon/database_lock.h"
 #include "winnow/curation/daemon/inbox.h"
-#include "winnow/curation/ingest/ingest_pipeline.h"
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/ingest/ingester.h"
 
 namespace winnow::curation::daemon {
 
@@ -33,9 +34,9 @@ struct MaintenanceDaemonOptions {
   bool once = false;                     // handle what is waiting (and interrupted), then return
   // Folders that `path` records may name files beneath; empty: the inbox.
   std::vector<std::filesystem::path> content_roots;
-  std::uint64_t max_content_bytes = ingest::ManifestReaderOptions::kDefaultMaxContentBytes;
-  int threads = 0;  // of the ingest (IngestPipeline::set_threads): 0 = every core
-  int max_interruptions = 5;                    // then the manifest is quarantined in failed/
+  std::uint64_t max_content_bytes = readers::ManifestReaderOptions::kDefaultMaxContentBytes;
+  int threads = 0;            // of the ingest (Dataset::set_threads): 0 = every core
+  int max_interruptions = 5;  // then the manifest is quarantined in failed/
   std::chrono::milliseconds retry_first{1000};  // back-off after a busy/io error,
   std::chrono::milliseconds retry_max{60000};   // doubled per retry up to this
 };
@@ -44,7 +45,7 @@ class MaintenanceDaemon {
  public:
   // How the dataset is described in the status (after each batch, on the
   // loop's thread); by default the counts per status.
-  using Describe = std::function<nlohmann::json(ingest::IngestPipeline&)>;
+  using Describe = std::function<nlohmann::json(Dataset&)>;
 
   // Takes the database's daemon lock, opens the dataset (rebuilding its index
   // if needed) and the inbox; throws winnow::Error when any cannot be used
@@ -84,9 +85,10 @@ class MaintenanceDaemon {
   MaintenanceDaemonOptions options_;
   DaemonStatus& status_;
   Describe describe_;
-  DatabaseLock lock_;  // before the pipeline: a second daemon stops here
+  DatabaseLock lock_;  // before the dataset: a second daemon stops here
   Inbox inbox_;
-  ingest::IngestPipeline pipeline_;
+  Dataset dataset_;
+  ingest::Ingester ingester_;
   std::map<std::filesystem::path, Retry> retries_;  // by path in the inbox
   bool index_save_failed_ = false;                  // the status shows index_save_error
   bool idle_save_due_ = true;                       // a batch since the last idle save

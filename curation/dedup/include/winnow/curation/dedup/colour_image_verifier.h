@@ -36,11 +36,11 @@ struct ColourImageVerifierOptions {
   double threshold = 0.96;  // Pearson of the blurred colour images
   // Pairs whose unshifted correlation is below this are not near copies and
   // skip the shift and zoom search (their similarity is that correlation).
-  // Measured: every near copy found on 3 seeds had >= 0.53 (docs/images.md).
+  // Set well below what any near copy found in trials had (docs/images.md).
   double min_unshifted = 0.4;
   // A zoom is refined over shifts only when its unshifted correlation is
-  // within this of the threshold (the largest gain measured from refining
-  // was 0.19; docs/images.md).
+  // within this of the threshold (above the largest gain refining gave on
+  // near copies; docs/images.md).
   double max_refine_gain = 0.3;
 };
 

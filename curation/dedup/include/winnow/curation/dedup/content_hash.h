@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "winnow/curation/manifest_record.h"
-#include "winnow/curation/regular_file.h"
+#include "winnow/curation/core/manifest_record.h"
+#include "winnow/curation/core/regular_file.h"
 
 namespace winnow::curation::dedup {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <optional>
 
-#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/core/manifest_record.h"
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
 #include "winnow/index/vector_index.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/core/manifest_record.h"
 #include "winnow/curation/dedup/text_sketch.h"
 
 namespace winnow::curation::dedup {
@@ -35,7 +35,9 @@ class NearDuplicateVerifier {
 
 struct ImageVerifierOptions {
   int max_shift = 1;
-  double threshold = 0.99;  // default chosen from bench_near_duplicates (docs/curation.md)
+  // Default chosen from bench_near_duplicates (docs/curation.md, "Near
+  // duplicates"; the figures: docs/benchmarks.md, "Pixels").
+  double threshold = 0.99;
 };
 
 class ImageNearDuplicateVerifier final : public NearDuplicateVerifier {

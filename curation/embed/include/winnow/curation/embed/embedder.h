@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "winnow/curation/manifest_record.h"
+#include "winnow/curation/core/manifest_record.h"
 
 namespace winnow::curation::embed {
 

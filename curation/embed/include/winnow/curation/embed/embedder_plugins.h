@@ -1,6 +1,6 @@
 // Embedder families that live in plugins, loaded on first use: torchscript
 // (plugins/torch, libwinnow_torchscript.so), which needs LibTorch, whose
-// loading costs every process about 0.4 s. A plugin holds its adapter alone
+// loading would slow the start of every process. A plugin holds its adapter alone
 // and takes curation's symbols (the embedder registry, Embedder,
 // winnow::Error) from the process that loads it: the `winnow` program
 // exports them, and winnow's Python module makes its own global first.

@@ -2,8 +2,8 @@
 // matrix and every item's true-label posterior from redundant labels, with no
 // ground truth; behind consensus labels and the report's annotator accuracies.
 // Convergence is judged on the parameters (priors, confusion entries), not the
-// posteriors. Flat arrays: well under a second per iteration for 3 million
-// annotations.
+// posteriors. Flat arrays: an iteration touches each annotation once, so
+// millions of annotations stay cheap.
 // Details: docs/curation.md#dawid-skene-em
 #pragma once
 

@@ -18,8 +18,9 @@
 
 namespace winnow::curation::labels {
 
-// Defaults: the dataset's (CurationConfig::label_k, label_flag_below), measured
-// on Fashion-MNIST streams through the CLI (docs/curation.md, "Label quality").
+// Defaults: the dataset's (CurationConfig::label_k, label_flag_below), chosen
+// on Fashion-MNIST streams through the CLI (docs/curation.md, "Label quality";
+// the figures: docs/benchmarks.md, "kNN vote").
 struct LabelQualityOptions {
   int k = 30;
   double power = 1.0;

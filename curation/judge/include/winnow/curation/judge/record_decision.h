@@ -1,0 +1,86 @@
+// decide(): what ingest makes of one record, given the facts the batch
+// gathered about it (ingest_batch.cpp) and the dataset's thresholds. Pure: no
+// store, index or file is touched, so every rule can be tested on its own.
+//
+// In order, the first that applies decides:
+//   1. rejection      the reader refused the record, or its key is taken
+//   1a. annotations   a record without content (import-annotations) ->
+//       only          accepted, with no further check: there is nothing to
+//                     compare (no dedup, neighbours, label quality or gain)
+//   2. exact dedup    an earlier sample has the same content hash
+//   3. image quality  an image file with an image-quality issue, when the
+//                     dataset rejects them (image_issues.h) -> rejected
+//   4. embedding      the embedder failed -> rejected
+//   5. near dedup     a verified candidate at or above the verifier threshold
+//   6. label quality  flagged, over at least min_label_neighbours labelled
+//                     neighbours, and the label has at least label_k accepted
+//                     samples already (a class arriving late can still get in)
+//   otherwise accepted, with its gain.
+// Every decision carries a reason and a details_json object with the
+// thresholds, similarities and neighbour counts used.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "winnow/curation/config/dataset_config.h"
+#include "winnow/curation/labels/label_quality.h"
+#include "winnow/curation/dedup/near_duplicate_finder.h"
+#include "winnow/store/sample_record.h"
+
+namespace winnow::curation::judge {
+
+// The record and what the store says about it.
+struct Candidate {
+  std::string key;  // as the manifest (or the reader's rejection) gives it
+  std::size_t line = 0;
+  std::string content_hash;
+  // The reader's reason, or that the key is already in the dataset.
+  std::optional<std::string> rejection;
+  std::optional<std::int64_t> exact_duplicate_of;  // the first sample with its content hash
+  std::optional<std::string> embed_error;          // the embedder's message
+  // Why the record's image is rejected for its image-quality issues (only
+  // when the dataset rejects them).
+  std::optional<std::string> image_issues;
+  // A record without content (ContentKind::none): nothing to compare.
+  bool annotations_only = false;
+};
+
+// What the index says about an embedded record.
+struct Neighbourhood {
+  double gain = 0.0;
+  std::size_t neighbours = 0;  // nearest accepted samples found
+  // The verified near-duplicate candidates (match.id a sample id); unset when
+  // the record's kind has no verifier or there were no neighbours.
+  std::optional<dedup::NearDuplicateMatch> near_duplicate;
+  // The label's agreement with the neighbours; unset for an unlabelled record.
+  std::optional<labels::LabelQualityResult> label_quality;
+  std::int64_t label_support = 0;  // accepted samples of the record's label
+  std::string suggested_label;     // the name of label_quality->suggested_label
+};
+
+// The thresholds of decide() that the facts do not already carry.
+struct DecisionRules {
+  double candidate_margin = 2.0;  // reported with the near-duplicate details
+  int min_label_neighbours = 5;
+  int label_k = 15;
+
+  static DecisionRules of(const CurationConfig& config);
+};
+
+// The reason of every sample accepted under rule 1a: how export, the events
+// and the docs tell an annotations-only sample from a checked one.
+inline constexpr const char* kAnnotationsOnlyReason =
+    "annotations only: no content, so no duplicate, neighbour or label-quality checks";
+
+// `neighbourhood` is read only when the record got past steps 1 to 4.
+store::Decision decide(const Candidate& candidate, const Neighbourhood& neighbourhood,
+                       const DecisionRules& rules);
+
+// The nearest samples an ingest takes per record: enough for the
+// near-duplicate candidates, the label vote and the gain.
+int neighbours_per_record(const CurationConfig& config);
+
+}  // namespace winnow::curation::judge

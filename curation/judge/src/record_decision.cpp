@@ -1,0 +1,155 @@
+#include "winnow/curation/judge/record_decision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "winnow/curation/judge/information_gain.h"
+
+#include "winnow/curation/judge/label_verdict.h"
+
+namespace winnow::curation::judge {
+
+namespace {
+
+using nlohmann::json;
+
+// The text of a flat JSON object, written field by field. A decision's
+// details are built once per sample; an nlohmann::json tree (a std::map per
+// object, then dump) was a visible share of an ingest. Numbers are written as the
+// shortest text that reads back the same value, like nlohmann's dump.
+class JsonObjectText {
+ public:
+  JsonObjectText& number(std::string_view key, double value) {
+    open(key);
+    if (std::isfinite(value)) {
+      fmt::format_to(std::back_inserter(text_), "{}", value);
+    } else {
+      text_ += "null";  // as nlohmann writes NaN and infinities
+    }
+    return *this;
+  }
+  JsonObjectText& integer(std::string_view key, std::int64_t value) {
+    open(key);
+    fmt::format_to(std::back_inserter(text_), "{}", value);
+    return *this;
+  }
+  JsonObjectText& string(std::string_view key, const std::string& value) {
+    open(key);
+    text_ += json(value).dump();  // escaped
+    return *this;
+  }
+  JsonObjectText& object(std::string_view key, const JsonObjectText& value) {
+    open(key);
+    text_ += value.str();
+    return *this;
+  }
+  std::string str() const { return text_.empty() ? "{}" : text_ + "}"; }
+
+ private:
+  // Keys are fixed identifiers here: no escaping needed.
+  void open(std::string_view key) {
+    text_ += text_.empty() ? "{\"" : ",\"";
+    text_ += key;
+    text_ += "\":";
+  }
+  std::string text_;
+};
+
+store::Decision rejected(const Candidate& candidate, const std::string& reason) {
+  return {store::SampleStatus::rejected, std::nullopt, reason,
+          json{{"line", candidate.line}, {"key", candidate.key}}.dump()};
+}
+
+JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
+                                      const DecisionRules& rules) {
+  JsonObjectText near;
+  near.number("threshold", m.threshold)
+      .number("min_candidate_similarity", m.min_candidate_similarity)
+      .number("candidate_margin", rules.candidate_margin)
+      .integer("candidates", m.candidates)
+      .integer("candidates_checked", m.candidates_checked)
+      .integer("candidates_ruled_out", m.candidates_ruled_out)
+      .number("best_similarity", m.similarity)
+      .number("best_candidate_similarity", m.candidate_similarity);
+  if (m.found) near.integer("duplicate_of", m.id);
+  return near;
+}
+
+JsonObjectText label_quality_details(const Neighbourhood& n, const DecisionRules& rules) {
+  const labels::LabelQualityResult& q = *n.label_quality;
+  JsonObjectText quality;
+  quality.number("quality", q.quality)
+      .integer("neighbours", static_cast<std::int64_t>(q.neighbours))
+      .integer("k", q.k)
+      .number("flag_below", q.flag_below)
+      .integer("min_neighbours", rules.min_label_neighbours);
+  if (q.suggested_label) quality.string("suggested_label", n.suggested_label);
+  quality.integer("label_support", n.label_support);
+  return quality;
+}
+
+bool is_label_issue(const Neighbourhood& n, const DecisionRules& rules) {
+  return knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
+                         rules.label_k);
+}
+
+}  // namespace
+
+int neighbours_per_record(const CurationConfig& config) {
+  return std::max({config.candidates, config.label_k, kGainNeighbours});
+}
+
+DecisionRules DecisionRules::of(const CurationConfig& config) {
+  return {config.candidate_margin, config.min_label_neighbours, config.label_k};
+}
+
+store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
+                       const DecisionRules& rules) {
+  if (candidate.rejection) return rejected(candidate, *candidate.rejection);
+  if (candidate.annotations_only) {
+    return {store::SampleStatus::accepted, std::nullopt, std::string(kAnnotationsOnlyReason),
+            json{{"annotations_only", true}, {"line", candidate.line}}.dump()};
+  }
+  if (candidate.exact_duplicate_of) {
+    const std::int64_t original = *candidate.exact_duplicate_of;
+    return {store::SampleStatus::duplicate_exact, original,
+            fmt::format("same content hash as sample {}", original),
+            json{{"content_hash", candidate.content_hash}, {"line", candidate.line}}.dump()};
+  }
+  if (candidate.image_issues) return rejected(candidate, *candidate.image_issues);
+  if (candidate.embed_error) return rejected(candidate, "cannot embed: " + *candidate.embed_error);
+
+  JsonObjectText details;
+  details.number("gain", n.gain)
+      .integer("gain_k", kGainNeighbours)
+      .integer("neighbours", static_cast<std::int64_t>(n.neighbours));
+  if (n.near_duplicate) {
+    const dedup::NearDuplicateMatch& m = *n.near_duplicate;
+    details.object("near_duplicate", near_duplicate_details(m, rules));
+    if (m.found) {
+      return {store::SampleStatus::duplicate_near, m.id,
+              fmt::format("similarity {:.4f} to sample {} >= threshold {}", m.similarity, m.id,
+                          m.threshold),
+              details.str()};
+    }
+  }
+  if (n.label_quality) {
+    details.object("label_quality", label_quality_details(n, rules));
+    if (is_label_issue(n, rules)) {
+      const labels::LabelQualityResult& q = *n.label_quality;
+      return {store::SampleStatus::label_issue, std::nullopt,
+              fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})", q.quality,
+                          q.flag_below, q.neighbours, q.suggested_label ? n.suggested_label : "-"),
+              details.str()};
+    }
+  }
+  return {store::SampleStatus::accepted, std::nullopt,
+          fmt::format("accepted (gain {:.4f})", n.gain), details.str()};
+}
+
+}  // namespace winnow::curation::judge

@@ -1,0 +1,170 @@
+// `winnow import-annotations` as a user runs it: the README's three commands
+// (init, import a labelling tool's CSV, report), the summary with its
+// rejection reasons, export's reason column, Label Studio's JSON, and bad
+// files refused with the file and line named and the database untouched.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/curation_test_helpers.h"
+#include "daemon/cli_process.h"
+
+namespace {
+
+using nlohmann::json;
+using winnow::test::CliProcess;
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Run run_cli(const winnow::curation::test::ScratchDir& dir, const std::vector<std::string>& args,
+            const std::string& tag) {
+  CliProcess cli(std::filesystem::path(dir.file("")), args, tag);
+  const std::optional<int> code = cli.wait(60);
+  REQUIRE(code.has_value());
+  return {*code, cli.out(), cli.err()};
+}
+
+json run_json(const winnow::curation::test::ScratchDir& dir, const std::vector<std::string>& args,
+              const std::string& tag) {
+  const Run r = run_cli(dir, args, tag);
+  INFO(tag << " stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("import-annotations CLI: from a labelling tool's CSV to a report in three commands",
+          "[curation][annotations][cli]") {
+  winnow::curation::test::ScratchDir dir;
+  const Run help = run_cli(dir, {"import-annotations", "--help"}, "help");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("Example: winnow import-annotations --db"));
+
+  // The README's recipe, its votes.csv and the lines it shows.
+  {
+    const std::string votes = dir.write("readme-votes.csv",
+                                        "item,annotator,label\n"
+                                        "img1,alice,cat\nimg1,bob,cat\nimg1,carol,dog\n"
+                                        "img2,alice,dog\nimg2,bob,dog\nimg2,carol,dog\n"
+                                        "img3,alice,cat\nimg3,bob,dog\nimg3,carol,dog\n");
+    const std::string labels = dir.file("readme.db");
+    CHECK(run_cli(dir, {"init", "--db", labels}, "readme-init").exit_code == 0);
+    const json imported = run_json(dir, {"import-annotations", "--db", labels, votes}, "readme");
+    CHECK(imported["annotations"] == 9);
+    CHECK(imported["items"] == 3);
+    CHECK(imported["counts"]["accepted"] == 3);
+    const Run md = run_cli(
+        dir, {"report", "--db", labels, "--format", "md", "--out", dir.file("report.md")}, "md1");
+    CHECK(md.exit_code == 0);
+    const std::string text = winnow::test::slurp(dir.file("report.md"));
+    CHECK_THAT(text, Catch::Contains("| carol | annotator | 0 | 3 | 52.0% | 13.4–88.3% | 66.7% |"));
+    CHECK(text.find("| carol |") < text.find("| alice |"));
+  }
+
+  // 4 items by 3 annotators; w3 is wrong twice; one row has no label.
+  const std::string csv = dir.write("votes.csv",
+                                    "item,annotator,label,gold\n"
+                                    "\"a, first\",w1,cat,cat\n"
+                                    "\"a, first\",w2,cat,\n"
+                                    "\"a, first\",w3,dog,\n"
+                                    "b,w1,dog,\n"
+                                    "b,w2,dog,\n"
+                                    "b,w3,dog,\n"
+                                    "c,w1,cat,\n"
+                                    "c,w2,cat,\n"
+                                    "c,w3,dog,\n"
+                                    "d,w1,dog,\n"
+                                    "d,w2,dog,\n"
+                                    "d,w3,dog,\n"
+                                    "e,w1,,\n");
+  const std::string db = dir.file("labels.db");
+  CHECK(run_cli(dir, {"init", "--db", db}, "init").exit_code == 0);
+  const json summary = run_json(dir, {"import-annotations", "--db", db, csv}, "import");
+  CHECK(summary["format"] == "csv");
+  CHECK(summary["items"] == 5);
+  CHECK(summary["annotations"] == 12);
+  CHECK(summary["counts"]["accepted"] == 4);
+  CHECK(summary["counts"]["rejected"] == 1);
+  REQUIRE(summary["rejections"].size() == 1);
+  CHECK(summary["rejections"][0]["reason"] == "line 14: empty label");
+  CHECK(summary["rejections"][0]["example_key"] == "e");
+
+  const json report = run_json(dir, {"report", "--db", db}, "report");
+  CHECK(report["dataset"]["annotations"] == 12);
+  CHECK(report["dataset"]["multiply_annotated_samples"] == 4);
+  CHECK(report["dataset"]["krippendorff_alpha"].is_number());
+  CHECK(report["classes"].size() == 2);
+  std::map<std::string, json> annotators;
+  for (const json& s : report["sources"])
+    if (s["kind"] == "annotator") annotators[s["name"].get<std::string>()] = s;
+  REQUIRE(annotators.size() == 3);
+  CHECK(annotators["w1"]["agreement_with_consensus"] == 1.0);
+  CHECK(annotators["w3"]["agreement_with_consensus"] == 0.5);
+  CHECK(report["sources"][0]["name"] == "w3");  // worst first
+  const Run markdown = run_cli(dir, {"report", "--db", db, "--format", "md"}, "md");
+  CHECK(markdown.exit_code == 0);
+  CHECK_THAT(markdown.out, Catch::Contains("w3"));
+
+  // Export says why each sample is there, and which one was refused.
+  const Run exported = run_cli(dir, {"export", "--db", db, "--format", "csv"}, "export");
+  REQUIRE(exported.exit_code == 0);
+  CHECK_THAT(exported.out, Catch::Contains("annotations only: no content"));
+  CHECK_THAT(exported.out, Catch::Contains("line 14: empty label"));
+
+  // The same file again: the same batch, skipped.
+  const json again = run_json(dir, {"import-annotations", "--db", db, csv}, "again");
+  CHECK(again["skipped"] == true);
+
+  // Bad files: the file and line named on stderr, exit 1, nothing written.
+  const json before = run_json(dir, {"status", "--db", db, "--json"}, "before");
+  const std::string unclosed = dir.write("bad.csv", "item,annotator,label\nx,w1,cat\n\"y,w1,dog\n");
+  const Run bad = run_cli(dir, {"import-annotations", "--db", db, unclosed}, "bad");
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.out.empty());
+  CHECK_THAT(bad.err,
+             Catch::Contains("bad.csv: line 3: a quoted field opened here is never closed"));
+  const std::string no_label = dir.write("cols.csv", "item,annotator,vote\nx,w1,cat\n");
+  const Run columns = run_cli(dir, {"import-annotations", "--db", db, no_label}, "columns");
+  CHECK(columns.exit_code == 1);
+  CHECK_THAT(columns.err, Catch::Contains("cols.csv: line 1: the header has no column 'label'"));
+  std::filesystem::create_symlink(csv, dir.file("link.csv"));
+  const Run link = run_cli(dir, {"import-annotations", "--db", db, dir.file("link.csv")}, "link");
+  CHECK(link.exit_code == 1);
+  CHECK_THAT(link.err, Catch::Contains("link.csv"));
+  const Run huge = run_cli(dir,
+                           {"import-annotations", "--db", db, "--max-mb", "1",
+                            dir.write("huge.csv", std::string(2u << 20, 'x'))},
+                           "huge");
+  CHECK(huge.exit_code == 1);
+  CHECK_THAT(huge.err, Catch::Contains("huge.csv"));
+  const std::string broken = dir.write("broken.json", "[{\"id\": 1,\n\"annotations\": [\n");
+  const Run json_error = run_cli(dir, {"import-annotations", "--db", db, broken}, "broken");
+  CHECK(json_error.exit_code == 1);
+  CHECK_THAT(json_error.err, Catch::Contains("broken.json: line 3: not valid JSON"));
+  CHECK(run_json(dir, {"status", "--db", db, "--json"}, "after")["total"] == before["total"]);
+
+  // Label Studio's JSON export of a choices project.
+  const std::string studio = dir.write("project.json", R"([
+    {"id": 10, "annotations": [
+      {"completed_by": 1, "result": [{"type": "choices", "value": {"choices": ["cat"]}}]},
+      {"completed_by": 2, "result": [{"type": "choices", "value": {"choices": ["cat"]}}]}]},
+    {"id": 11, "annotations": [
+      {"completed_by": 1, "result": [{"type": "choices", "value": {"choices": ["dog"]}}]},
+      {"completed_by": 2, "was_cancelled": true, "result": []}]}])");
+  const json ls =
+      run_json(dir, {"import-annotations", "--db", db, "--source", "studio", studio}, "studio");
+  CHECK(ls["format"] == "label-studio");
+  CHECK(ls["counts"]["accepted"] == 2);
+  CHECK(ls["annotations"] == 3);
+  CHECK(ls["annotations_cancelled"] == 1);
+  const json status = run_json(dir, {"status", "--db", db, "--json"}, "status");
+  CHECK(status["sources"]["studio"]["accepted"] == 2);
+}
