@@ -4,6 +4,9 @@
 // Exit codes (docs/cli.md, "Subcommands"): 0 ok, 1 invalid input (bad arguments or
 // content), 2 internal error, 3 not found, 4 busy (another process holds the
 // database or the daemon lock: try again), 5 I/O error, 6 corrupt state.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -67,6 +70,25 @@ int run(int argc, char** argv) {
   return 1;
 }
 
+// Every command's output is checked. Standard output throws at the first
+// write that fails (a full disk, /dev/full, a vanished file system), so the
+// command stops there and the reason (errno) is still known; whatever is left
+// is flushed at the end and checked the same way. Either is an I/O error,
+// exit 5: what was written is incomplete.
+int output_failed(int error) {
+  std::cerr << "winnow: error: cannot write the output to standard output"
+            << (error != 0 ? std::string(": ") + std::strerror(error) : std::string())
+            << "; what was written is incomplete\n";
+  return 5;
+}
+
+int checked_output(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return output_failed(errno);
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,8 +100,13 @@ int main(int argc, char** argv) {
   // resident and raise the peak memory (docs/benchmarks.md, "Memory").
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
+  std::cout.exceptions(std::ios::badbit);
   try {
-    return run(argc, argv);
+    return checked_output(run(argc, argv));
+  } catch (const std::ios_base::failure&) {
+    const int error = errno;
+    std::cout.clear();
+    return output_failed(error);
   } catch (const winnow::Error& e) {
     std::cerr << "winnow: error: " << e.what() << "\n";
     return exit_code(e.kind());

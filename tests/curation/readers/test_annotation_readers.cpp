@@ -189,6 +189,16 @@ TEST_CASE("Label Studio export: choices per annotator, cancelled, ground truth, 
       Catch::Contains("b.json: line 3: not valid JSON"));
   CHECK_THAT(error_of([] { read_label_studio_json("{\"id\": 1}", "b.json"); }),
              Catch::Contains("b.json: expected a JSON list of tasks"));
+  // A number JSON cannot hold is bad input naming the file, not an internal error.
+  CHECK_THAT(error_of([] { read_label_studio_json("[{\"id\": 1e999}]", "big.json"); }),
+             Catch::Contains("big.json: not valid JSON") && Catch::Contains("1e999"));
+  bool refused_as_input = false;
+  try {
+    read_label_studio_json("[{\"id\": 1e999}]", "big.json");
+  } catch (const winnow::Error& e) {
+    refused_as_input = e.kind() == winnow::ErrorKind::invalid_input;
+  }
+  CHECK(refused_as_input);
 }
 
 TEST_CASE("AnnotationImporter: records without content, rejections, hostile files",

@@ -152,6 +152,8 @@ AnnotationTable read_label_studio_json(std::string_view text, const std::string&
     tasks = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     WINNOW_THROW("{}: line {}: not valid JSON: {}", name, line_of(text, e.byte), e.what());
+  } catch (const json::exception& e) {  // a number out of range (1e999), ...
+    WINNOW_THROW("{}: not valid JSON: {}", name, e.what());
   }
   WINNOW_THROW_IF_NOT(tasks.is_array(),
                       "{}: expected a JSON list of tasks (Label Studio's JSON export), got {}",
