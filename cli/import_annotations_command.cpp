@@ -67,6 +67,7 @@ Command add_import_annotations_command(CLI::App& parent) {
             j["format"] = to_string(importer.format());
             j["items"] = importer.items();
             j["annotations"] = importer.annotations();
+            j["annotations_repeated"] = importer.table().repeated;
             if (importer.format() == curation::readers::AnnotationFormat::label_studio) {
               j["annotations_cancelled"] = importer.table().cancelled;
               j["annotations_without_choice"] = importer.table().without_choice;

@@ -29,6 +29,8 @@ namespace {
 
 using nlohmann::json;
 
+// Written for older versions of winnow, which read the index file's name
+// from it; the index file is always the database's own (index_path_of).
 constexpr const char* kIndexFileKey = "index.file";
 constexpr const char* kIndexTypeKey = "index.type";
 
@@ -108,6 +110,11 @@ readers::ImageReading image_reading(const CurationConfig& config, const embed::E
 
 // --- open ----------------------------------------------------------------------
 
+std::string index_path_of(const std::string& db_path) {
+  const std::filesystem::path db(db_path);
+  return (db.parent_path() / (db.filename().string() + ".index")).string();
+}
+
 void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   config.validate();
   store::MetadataStore store(db_path);  // schema version 2 has curation_vectors
@@ -119,7 +126,7 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
                         db_path, old.to_json(), config.to_json());
   }
   store.set_meta(CurationConfig::kMetaKey, config.to_json());
-  store.set_meta(kIndexFileKey, std::filesystem::path(db_path).filename().string() + ".index");
+  store.set_meta(kIndexFileKey, std::filesystem::path(index_path_of(db_path)).filename().string());
   store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
   store.record_writer(/*creating=*/!existing);
 }
@@ -146,9 +153,7 @@ Dataset::Dataset(const std::string& db_path)
   WINNOW_THROW_IF_NOT(store_->get_meta(CurationConfig::kMetaKey).has_value(),
                       "database '{}' was never initialised (run `winnow init`)", db_path);
   config_ = stored_config(*store_, db_path);
-  auto file = store_->get_meta(kIndexFileKey);
-  std::string name = file ? *file : std::filesystem::path(db_path).filename().string() + ".index";
-  index_path_ = (std::filesystem::path(db_path).parent_path() / name).string();
+  index_path_ = index_path_of(db_path);
   embedder_ = embed::make_embedder(config_.embedder);
   image_verifier_ = make_image_verifier(config_);
   text_verifier_ = make_text_verifier(config_);

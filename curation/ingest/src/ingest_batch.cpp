@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/core/printable_text.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/clock.h"
 #include "winnow/curation/judge/information_gain.h"
@@ -267,7 +268,14 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.content_hash = candidate.content_hash;
   judge::Neighbourhood neighbourhood_facts;
   const float* vector = nullptr;
-  if (batch_keys_.count(rec.key) || stored_key(rec.key)) {
+  if (reserved_key(rec.key)) {
+    candidate.rejection = fmt::format(
+        "key '{}' holds '{}', which winnow keeps for the keys it gives rejected records",
+        printable_text(rec.key, 240), kRejectedKeyMark);
+    set_rejected_key(s, rec.key, rec.line);
+    s.annotations.clear();
+    remember_key(s.external_key);
+  } else if (batch_keys_.count(rec.key) || stored_key(rec.key)) {
     candidate.rejection = fmt::format("key '{}' is already in the dataset", rec.key);
     set_rejected_key(s, rec.key, rec.line);
     s.annotations.clear();
@@ -358,12 +366,23 @@ void IngestBatch::note_rejection(const store::NewSample& sample,
   }
 }
 
+// A rejected record keeps its key when it is free and the user's own; else
+// it gets KEY#rejected-bB-lL, unique to its batch and line. User keys never
+// hold the mark (reserved_key), so only a key stored before that rule could
+// take such a key first: then a counter follows.
 void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& key,
                                    std::size_t line) {
   sample.external_key = key;
-  if (key.empty() || batch_keys_.count(key) || stored_key(key)) {
-    sample.external_key = fmt::format("{}#rejected-b{}-l{}", key, batch_id_, line);
+  if (!key.empty() && !reserved_key(key) && !batch_keys_.count(key) && !stored_key(key)) return;
+  const std::string made = fmt::format("{}{}b{}-l{}", key, kRejectedKeyMark, batch_id_, line);
+  sample.external_key = made;
+  for (int n = 2; batch_keys_.count(sample.external_key) || stored_key(sample.external_key); ++n) {
+    sample.external_key = fmt::format("{}-{}", made, n);
   }
+}
+
+bool IngestBatch::reserved_key(const std::string& key) {
+  return key.find(kRejectedKeyMark) != std::string::npos;
 }
 
 // The first sample with this content hash: stored (earlier batches and

@@ -98,6 +98,10 @@ class IngestBatch {
   void reject_entry(const readers::Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
   void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
+  // The keys winnow makes for rejected records hold this mark; a user key
+  // that holds it is refused, so that no user key can take one first.
+  static constexpr const char* kRejectedKeyMark = "#rejected-";
+  static bool reserved_key(const std::string& key);
   void note_rejection(const store::NewSample& sample, const judge::Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
   index::SearchResults nearest(const ManifestRecord& record, int row, const float* vector);

@@ -172,9 +172,17 @@ struct FdCloser {
   ~FdCloser() { ::close(fd); }
 };
 
+// Opens the index file for reading: never through a link, and without
+// blocking on a FIFO or a device planted at its path; anything but a regular
+// file is refused (the caller rebuilds the index from the store).
 int open_for_reading(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   WINNOW_THROW_IF_NOT(fd >= 0, "cannot open vector index file '{}': {}", path, errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    WINNOW_THROW("vector index file '{}' is not a regular file", path);
+  }
   return fd;
 }
 

@@ -200,3 +200,45 @@ TEST_CASE("a manifest that is not readable text is an error and changes nothing"
   CHECK(p.store().all_batches().size() == batches_before);
   CHECK(keys_of(p, SampleStatus::accepted) == data.first_keys);
 }
+
+TEST_CASE("a user key in the shape of a rejected record's key is refused and fails nothing",
+          "[malformed][keys]") {
+  MalformedFixture data;
+  const winnow::test::TempDir& dir = data.dir;
+  winnow::test::Pipeline p(data.db);
+  // Batch 2 plants the key batch 3's bad first line would get.
+  const std::string planted = write_lines(
+      dir.file("planted.jsonl"), {{text_record("#rejected-b3-l1", "planted", {1, 1, 0, 0}), ""},
+                                  {text_record("x#rejected-b9", "planted too", {1, 0, 1, 0}), ""}});
+  const BatchReport r2 = p.ingest_batch(planted, file_checksum(planted), read_manifest(planted));
+  CHECK(r2.counts[SampleStatus::rejected] == 2);
+  REQUIRE(r2.rejections.size() == 1);
+  CHECK_THAT(r2.rejections[0].reason,
+             Catch::Contains("which winnow keeps for the keys it gives rejected records"));
+  CHECK_FALSE(p.store().find_by_external_key("#rejected-b3-l1"));
+
+  // Batch 3: a bad first line, then good records: the bad line is rejected
+  // under its own key and the good ones are accepted.
+  const std::string victim = write_lines(dir.file("victim.jsonl"),
+                                         {{"{not json", ""},
+                                          {text_record("victim-0", "good one", {0, 1, 1, 0}), ""},
+                                          {text_record("victim-1", "good two", {0, 0, 1, 1}), ""}});
+  const BatchReport r3 = p.ingest_batch(victim, file_checksum(victim), read_manifest(victim));
+  CHECK(r3.batch_id == 3);
+  CHECK(r3.counts[SampleStatus::accepted] == 2);
+  CHECK(r3.counts[SampleStatus::rejected] == 1);
+  CHECK(p.store().find_by_external_key("#rejected-b3-l1"));
+
+  // A key of that shape stored before the rule (written here by hand) makes
+  // the next made key take a counter instead of failing the batch.
+  p.store().database().exec(
+      "UPDATE samples SET external_key = '#rejected-b4-l1' WHERE external_key = 'first-0'");
+  winnow::test::Pipeline reopened(data.db);
+  const std::string later =
+      write_lines(dir.file("later.jsonl"),
+                  {{"{not json either", ""}, {text_record("later-0", "good", {1, 0, 0, 1}), ""}});
+  const BatchReport r4 = reopened.ingest_batch(later, file_checksum(later), read_manifest(later));
+  CHECK(r4.batch_id == 4);
+  CHECK(r4.counts[SampleStatus::accepted] == 1);
+  CHECK(reopened.store().find_by_external_key("#rejected-b4-l1-2"));
+}

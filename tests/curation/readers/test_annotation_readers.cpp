@@ -106,6 +106,21 @@ TEST_CASE("annotation CSV: rows grouped by item, gold and source, crowd-kit's co
   CHECK(img2.annotations.size() == 2);
 }
 
+TEST_CASE("annotation CSV: an annotator votes once per item, the latest row counting",
+          "[curation][annotations][csv]") {
+  std::string csv = "item,annotator,label\nimg1,a2,dog\nimg1,a3,dog\n";
+  for (int i = 0; i < 50; ++i) csv += "img1,a1,cat\n";
+  csv += "img1,a1,bird\nimg2,a1,cat\n";
+  const AnnotationTable table = read_annotation_csv(csv, "stuffed.csv");
+  REQUIRE(table.items().size() == 2);
+  CHECK(table.annotations() == 4);  // a2, a3 and a1 on img1; a1 on img2
+  CHECK(table.repeated == 50);
+  const AnnotatedItem& img1 = table.items()[0];
+  REQUIRE(img1.annotations.size() == 3);
+  CHECK(img1.annotations[2].annotator == "a1");
+  CHECK(img1.annotations[2].label == "bird");  // the latest
+}
+
 TEST_CASE("annotation CSV: a bad row refuses its item with the line; a bad header the file",
           "[curation][annotations][csv]") {
   const AnnotationTable table = read_annotation_csv(

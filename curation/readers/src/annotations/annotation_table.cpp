@@ -42,6 +42,15 @@ void AnnotationTable::add(std::size_t line, const std::string& key, Annotation a
     }
     it.source = source;
   }
+  // One vote per annotator and item: a later row of the same annotator
+  // replaces the earlier one (a corrected label), and is counted as repeated.
+  for (Annotation& earlier : it.annotations) {
+    if (earlier.annotator == annotation.annotator) {
+      earlier = std::move(annotation);
+      ++repeated;
+      return;
+    }
+  }
   it.annotations.push_back(std::move(annotation));
   ++annotations_;
 }

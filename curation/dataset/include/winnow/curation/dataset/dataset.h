@@ -199,6 +199,12 @@ class Dataset {
   std::unique_ptr<store::WalCheckpointer> checkpointer_;
 };
 
+// The index file of the database at `db_path`: beside it, named after it
+// (D.index). Never taken from the store, so that a copied or edited database
+// cannot make a process write another file; a copy gets its own index,
+// rebuilt from its store when it is first opened.
+std::string index_path_of(const std::string& db_path);
+
 // How image files are read for a dataset with `config` and its `embedder`:
 // the embedder's working image size and the config's max_image_pixels
 // (Dataset::image_reading; winnow.dask's workers read the same way).

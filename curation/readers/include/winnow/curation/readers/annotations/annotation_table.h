@@ -33,7 +33,9 @@ struct AnnotatedItem {
 class AnnotationTable {
  public:
   // An annotation of `item` read at `line`. `gold` and `source` may be empty
-  // (not given); one that differs from the item's earlier one refuses it.
+  // (not given); one that differs from the item's earlier one refuses it. An
+  // annotator's later annotation of the same item replaces the earlier one
+  // (each annotator votes once per item; counted in `repeated`).
   void add(std::size_t line, const std::string& item, Annotation annotation,
            const std::string& gold, const std::string& source);
   // Registers `item` (at its first appearance) without an annotation, e.g. a
@@ -46,8 +48,10 @@ class AnnotationTable {
   // Items in order of first appearance.
   const std::vector<AnnotatedItem>& items() const { return items_; }
   std::vector<AnnotatedItem>& items() { return items_; }
-  std::size_t annotations() const { return annotations_; }
+  std::size_t annotations() const { return annotations_; }  // kept: one per annotator and item
 
+  // Annotations replaced by the same annotator's later one for the same item.
+  std::size_t repeated = 0;
   // Annotations not imported (Label Studio): cancelled, or without a choice.
   std::size_t cancelled = 0;
   std::size_t without_choice = 0;
