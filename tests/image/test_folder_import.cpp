@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -246,4 +247,42 @@ TEST_CASE("folder import: names that are not valid UTF-8 or hold control bytes b
   REQUIRE(by_key.count("caf\\xe9/a.jpg") == 1);
   CHECK(pipeline.label_names().name_of(*by_key.at("caf\\xe9/a.jpg").label) == "caf\\xe9");
   CHECK(by_key.count("ok/new\\x0aline.jpg") == 1);
+}
+
+TEST_CASE("folder import: a file gone mid-import is tried again by the next import",
+          "[image][folder][ingest]") {
+  winnow::test::TempDir dir;
+  const fs::path root = dir.path() / "pets";
+  write_tree(root);
+  const std::string db = dir.file("data.db");
+  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline pipeline(db);
+  const FolderImporter::ImportedTest imported = [&](const std::string& key,
+                                                    const std::string& source) {
+    const auto s = pipeline.store().find_by_external_key(key);
+    return s && s->source == source;
+  };
+  FolderImportOptions options;
+  options.image = pipeline.image_reading();
+
+  // The walk lists dogs/b.jpg; it is gone before it is read.
+  std::ifstream in(root / "dogs" / "b.jpg", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!bytes.empty());
+  FolderImporter first(root, options, imported);
+  fs::remove(root / "dogs" / "b.jpg");
+  const BatchReport r1 = pipeline.ingest_batch("pets", first.checksum(),
+                                               [&](ManifestEntry& e) { return first.next(e); });
+  CHECK(r1.counts[SampleStatus::rejected] >= 1);
+  CHECK_FALSE(pipeline.store().find_by_external_key("dogs/b.jpg"));  // the key is left free
+
+  // Back again: the next import takes it (and skips what the first took).
+  std::ofstream(root / "dogs" / "b.jpg", std::ios::binary) << bytes;
+  FolderImporter second(root, options, imported);
+  const BatchReport r2 = pipeline.ingest_batch("pets", second.checksum(),
+                                               [&](ManifestEntry& e) { return second.next(e); });
+  CHECK(r2.counts.total() == 1);
+  const auto b = pipeline.store().find_by_external_key("dogs/b.jpg");
+  REQUIRE(b);
+  CHECK(b->status == SampleStatus::accepted);
 }

@@ -328,7 +328,7 @@ void IngestBatch::reject_entry(const readers::Rejection& rejection) {
   Pending p;
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;
-  set_rejected_key(s, rejection.key, rejection.line);
+  set_rejected_key(s, rejection.key, rejection.line, /*leave_key_free=*/rejection.passing);
   s.source = rejection.source;
   s.content_hash = fmt::format("rejected:b{}:l{}", batch_id_, rejection.line);
   judge::Candidate candidate;
@@ -366,14 +366,18 @@ void IngestBatch::note_rejection(const store::NewSample& sample,
   }
 }
 
-// A rejected record keeps its key when it is free and the user's own; else
-// it gets KEY#rejected-bB-lL, unique to its batch and line. User keys never
+// A rejected record keeps its key when it is free and the user's own and its
+// reason cannot pass; else it gets KEY#rejected-bB-lL, unique to its batch
+// and line. User keys never
 // hold the mark (reserved_key), so only a key stored before that rule could
 // take such a key first: then a counter follows.
 void IngestBatch::set_rejected_key(store::NewSample& sample, const std::string& key,
-                                   std::size_t line) {
+                                   std::size_t line, bool leave_key_free) {
   sample.external_key = key;
-  if (!key.empty() && !reserved_key(key) && !batch_keys_.count(key) && !stored_key(key)) return;
+  if (!leave_key_free && !key.empty() && !reserved_key(key) && !batch_keys_.count(key) &&
+      !stored_key(key)) {
+    return;
+  }
   const std::string made = fmt::format("{}{}b{}-l{}", key, kRejectedKeyMark, batch_id_, line);
   sample.external_key = made;
   for (int n = 2; batch_keys_.count(sample.external_key) || stored_key(sample.external_key); ++n) {

@@ -97,7 +97,10 @@ class IngestBatch {
   void decide_entry(std::size_t e);
   void reject_entry(const readers::Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
-  void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line);
+  // leave_key_free: a rejection that may pass (Rejection::passing) never
+  // takes the key, so that a later import of the same file is not skipped.
+  void set_rejected_key(store::NewSample& sample, const std::string& key, std::size_t line,
+                        bool leave_key_free = false);
   // The keys winnow makes for rejected records hold this mark; a user key
   // that holds it is refused, so that no user key can take one first.
   static constexpr const char* kRejectedKeyMark = "#rejected-";

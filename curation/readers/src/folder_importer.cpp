@@ -104,6 +104,7 @@ bool FolderImporter::next_deferred(ManifestEntry& entry) {
   if (!file.unreadable.empty()) {
     rejection.reason =
         fmt::format("'{}' cannot be read: {}", printable_text(file.relative, 240), file.unreadable);
+    rejection.passing = true;
     entry.rejection = std::move(rejection);
     return true;
   }
@@ -123,6 +124,7 @@ bool FolderImporter::next_deferred(ManifestEntry& entry) {
       }
     } catch (const Error& err) {                      // a link, a FIFO, a device, too large, gone
       rejection.reason = printable_text(err.what());  // it quotes the path as on disk
+      rejection.passing = err.kind() == ErrorKind::io || err.kind() == ErrorKind::not_found;
     }
     if (!rejection.reason.empty()) {
       e.rejection = std::move(rejection);

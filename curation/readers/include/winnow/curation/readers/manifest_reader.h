@@ -30,6 +30,10 @@ struct Rejection {
   std::string key;       // empty when the key could not be read
   std::string reason;
   std::string source;  // the rejected sample's source, when known (import-folder); else empty
+  // The reason may pass: the file could not be opened or read, or was gone
+  // (an I/O error, permissions, removed mid-import). The rejected sample
+  // then leaves the key free, so that a later import tries the file again.
+  bool passing = false;
 };
 
 struct ManifestReaderOptions {
