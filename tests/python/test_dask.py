@@ -249,3 +249,42 @@ def test_a_torchscript_embedder_runs_on_the_workers(tmp_path, client, manifests)
     ours, theirs = decisions(db), decisions(reference_db)
     assert len({s["status"] for s in ours[0]}) >= 3
     assert_close(ours, theirs)
+
+
+def run_command(db, *manifests):
+    """`python3 -m winnow.dask` on one local worker: (exit code, stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "winnow.dask", "--local-workers", "1", "--db", db, *manifests],
+        capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stderr
+
+
+def test_the_command_refuses_a_manifest_that_is_no_file_with_the_cli_exit_codes(tmp_path,
+                                                                               manifests):
+    db = str(tmp_path / "refused.db")
+    run_cli("init", "--db", db)
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for path, code, words in [(str(folder), 1, "is a folder"),
+                              (str(fifo), 1, "is not a regular file"),
+                              (str(tmp_path / "missing.jsonl"), 3, "does not exist")]:
+        rc, err = run_command(db, manifests[0], path)
+        assert rc == code, err
+        assert words in err and path in err and "Traceback" not in err
+    assert json.loads(run_cli("status", "--db", db, "--json"))["total"] == 0  # nothing ingested
+
+
+def test_the_command_on_a_locked_database_exits_busy(tmp_path, manifests):
+    db = str(tmp_path / "locked.db")
+    run_cli("init", "--db", db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+    try:
+        rc, err = run_command(db, manifests[0])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert rc == 4, err
+    assert "Traceback" not in err and "error:" in err

@@ -469,6 +469,32 @@ def curate(
     }
 
 
+# The exit codes of the `winnow` program, by winnow.Error's kind (docs/cli.md).
+EXIT_CODES = {"invalid_input": 1, "internal": 2, "not_found": 3, "busy": 4, "io": 5, "corrupt": 6}
+
+
+def check_manifest(path: str) -> None:
+    """Raises winnow.Error (not_found or invalid_input) unless `path` names a
+    regular file: a folder or a FIFO is refused before anything opens it."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise _error(f"manifest '{path}' does not exist", "not_found") from None
+    except OSError as e:
+        raise _error(f"manifest '{path}' cannot be read: {e.strerror}", "io") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise _error(f"manifest '{path}' is {what}; a manifest is a JSON Lines file",
+                     "invalid_input")
+
+
+def _error(message: str, kind: str) -> Exception:
+    from . import Error  # winnow.Error: a ValueError with a kind
+    e = Error(message)
+    e.kind = kind
+    return e
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m winnow.dask",
@@ -493,6 +519,20 @@ def main(argv=None) -> int:
                         help="nearest clusters each vector is searched from (default %(default)s)")
     parser.add_argument("manifests", nargs="+", help="JSON Lines manifests every worker can read")
     args = parser.parse_args(argv)
+    try:
+        for path in args.manifests:
+            check_manifest(path)
+        report = _run(args)
+    except ValueError as e:  # winnow.Error (a ValueError with a kind) and bad arguments
+        print(f"python3 -m winnow.dask: error: {e}", file=sys.stderr)
+        return EXIT_CODES.get(getattr(e, "kind", "invalid_input"), 1)
+    for batch in report["batches"]:
+        print(json.dumps(batch))
+    print(json.dumps({k: v for k, v in report.items() if k != "batches"}))
+    return 0
+
+
+def _run(args) -> dict:
     cluster = None
     if args.local_workers is not None:
         cluster = LocalCluster(n_workers=args.local_workers, threads_per_worker=1, processes=True,
@@ -505,10 +545,7 @@ def main(argv=None) -> int:
     finally:
         if cluster is not None:
             cluster.close()
-    for batch in report["batches"]:
-        print(json.dumps(batch))
-    print(json.dumps({k: v for k, v in report.items() if k != "batches"}))
-    return 0
+    return report
 
 
 if __name__ == "__main__":
