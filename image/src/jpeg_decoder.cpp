@@ -1,7 +1,9 @@
 // JPEG through libjpeg-turbo's TurboJPEG API: scaled decoding in the DCT
 // domain (1/2, 1/4, 1/8) when the caller needs fewer pixels, and warnings
 // (a truncated file, corrupt data) stop the decode instead of leaving grey
-// rows (TJFLAG_STOPONWARNING).
+// rows (TJFLAG_STOPONWARNING). A progressive JPEG of more than 500 scans is
+// refused (TJFLAG_LIMITSCANS): each scan is a pass over the whole image, so
+// a small file of thousands of scans would hold a decoder for minutes.
 #include <turbojpeg.h>
 
 #include <memory>
@@ -82,7 +84,7 @@ Image decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOption
   std::vector<std::uint8_t> buffer(image.width * image.height * channels);
   if (tjDecompress2(handle.get(), data, static_cast<unsigned long>(size), buffer.data(),
                     static_cast<int>(image.width), 0, static_cast<int>(image.height),
-                    cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+                    cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
     WINNOW_THROW_KIND(invalid_input, "corrupt or truncated JPEG: {}", tjGetErrorStr2(handle.get()));
   }
   if (!cmyk) {

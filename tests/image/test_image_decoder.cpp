@@ -3,6 +3,7 @@
 #include <string>
 
 #include "image_test_files.h"
+#include "progressive_jpeg.h"
 #include "winnow/error.h"
 #include "winnow/image/image_decoder.h"
 #include "winnow/image/image_resize.h"
@@ -151,4 +152,18 @@ TEST_CASE("area resampling averages and keeps flat images flat", "[image]") {
     CHECK(grey.size() == static_cast<std::size_t>(w * h));
     CHECK(std::all_of(grey.begin(), grey.end(), [](std::uint8_t v) { return v == 77; }));
   }
+}
+
+TEST_CASE("a progressive JPEG of more than 500 scans is refused, an ordinary one decodes",
+          "[image]") {
+  const std::vector<std::uint8_t> ordinary = progressive_jpeg(64, false);
+  CHECK(jpeg_scans(ordinary) < 20);
+  const Image image = decode_image(ordinary.data(), ordinary.size());
+  CHECK(image.width == 64);
+  // Each scan is a pass over the image: thousands of them in a small file
+  // would hold the decoder for minutes.
+  const std::vector<std::uint8_t> bomb = progressive_jpeg(64, true);
+  CHECK(jpeg_scans(bomb) > 500);
+  CHECK_THROWS_WITH(decode_image(bomb.data(), bomb.size()),
+                    Catch::Contains("JPEG") && Catch::Contains("500 scans"));
 }
