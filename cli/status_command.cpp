@@ -1,7 +1,8 @@
-// winnow status --db D [--json]
+// winnow status --db D [--json] [--check]
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli_json.h"
 #include "command.h"
@@ -13,18 +14,29 @@ Command add_status_command(CLI::App& parent) {
   struct Options {
     std::string db;
     bool json = false;
+    bool check = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("status", "counts per status and source, index, last batch");
   cmd->footer("Example: winnow status --db data.db --json");
   cmd->add_option("--db", o->db, "database file")->required();
   cmd->add_flag("--json", o->json, "print JSON");
+  cmd->add_flag("--check", o->check,
+                "also run SQLite's quick_check on the database file; exit 6 when it finds "
+                "damage");
   return {cmd, [o] {
             curation::Dataset dataset(o->db);
-            const nlohmann::json j = status_json(dataset);
+            nlohmann::json j = status_json(dataset);
+            std::vector<std::string> problems;
+            if (o->check) {
+              problems = dataset.store().quick_check();
+              j["check"] = {{"quick_check",
+                             problems.empty() ? nlohmann::json("ok") : nlohmann::json(problems)}};
+            }
+            const int code = problems.empty() ? 0 : 6;  // corrupt (docs/cli.md)
             if (o->json) {
               std::cout << json_text(j, 2) << "\n";
-              return 0;
+              return code;
             }
             std::cout << o->db << ": " << j["total"] << " samples\n";
             for (store::SampleStatus s : store::kAllSampleStatuses) {
@@ -53,7 +65,16 @@ Command add_status_command(CLI::App& parent) {
             };
             std::cout << "winnow: created by " << recorded(w["database_created_by"])
                       << ", last written by " << recorded(w["database_written_by"]) << "\n";
-            return 0;
+            if (o->check) {
+              std::cout << "check: "
+                        << (problems.empty()
+                                ? std::string("ok (SQLite quick_check)")
+                                : std::to_string(problems.size()) +
+                                      (problems.size() == 1 ? " problem" : " problems") +
+                                      " found by SQLite's quick_check, first: " + problems.front())
+                        << "\n";
+            }
+            return code;
           }};
 }
 

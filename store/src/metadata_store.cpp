@@ -1,5 +1,6 @@
 #include "winnow/store/metadata_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -428,6 +429,25 @@ StatusCounts MetadataStore::count_by_status() {
     counts[parse_sample_status(query->column_text(0))] = query->column_int64(1);
   }
   return counts;
+}
+
+std::vector<std::string> MetadataStore::quick_check(int max_problems) {
+  Statement query(db_, fmt::format("PRAGMA quick_check({})", std::max(1, max_problems)));
+  std::vector<std::string> problems;
+  while (query.step()) {
+    // A row may hold several problems, one a line, after a heading line.
+    std::string text = query.column_text(0);
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      std::string line = text.substr(start, end - start);
+      if (!line.empty() && line != "ok" && line.rfind("*** in database", 0) != 0) {
+        problems.push_back(std::move(line));
+      }
+      start = end + 1;
+    }
+  }
+  return problems;
 }
 
 bool MetadataStore::has_samples() {

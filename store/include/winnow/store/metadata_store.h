@@ -59,6 +59,9 @@ class MetadataStore {
 
   // --- reports -------------------------------------------------------------
   StatusCounts count_by_status();
+  // SQLite's PRAGMA quick_check: what it found wrong (at most `max_problems`
+  // messages), empty when the database file is sound.
+  std::vector<std::string> quick_check(int max_problems = 100);
   bool has_samples();                                     // any sample at all, whatever its status
   std::map<std::string, StatusCounts> count_by_source();  // "" = unknown source
   std::vector<AcceptedSample> accepted_samples();         // ordered by id
