@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "winnow/curation/core/printable_text.h"
 #include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/dataset/dataset.h"
@@ -43,14 +44,16 @@ bool is_plain_number(const std::string& s) {
   return i == s.size();
 }
 
-// One CSV cell of user-supplied text (key, label, source). A cell starting
-// with = + - @ tab or CR would run as a formula when the file is opened in a
+// One CSV cell of user-supplied text (key, label, source). Control
+// characters, bidirectional overrides and zero-width characters are written
+// escaped (visible_text), a leading tab or CR among them. A cell starting
+// with = + - @ would run as a formula when the file is opened in a
 // spreadsheet (CSV injection, OWASP), so it gets a leading ' unless it is a
 // plain number; then RFC 4180 quoting.
 std::string csv_field(const std::string& s) {
-  std::string cell = s;
-  if (!s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos &&
-      !is_plain_number(s)) {
+  std::string cell = curation::visible_text(s);  // a tab or CR is \x09 or \x0d now
+  if (!cell.empty() && std::string_view("=+-@").find(cell[0]) != std::string_view::npos &&
+      !is_plain_number(cell)) {
     cell.insert(0, 1, '\'');
   }
   if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "winnow/curation/core/printable_text.h"
 #include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/dataset/dataset.h"
@@ -38,13 +39,14 @@ Command add_status_command(CLI::App& parent) {
               std::cout << json_text(j, 2) << "\n";
               return code;
             }
-            std::cout << o->db << ": " << j["total"] << " samples\n";
+            std::cout << curation::visible_text(o->db) << ": " << j["total"] << " samples\n";
             for (store::SampleStatus s : store::kAllSampleStatuses) {
               std::cout << "  " << to_string(s) << ": " << j[std::string(to_string(s))] << "\n";
             }
             const auto& index = j["index"];
             std::cout << "index: " << index["config"].get<std::string>() << ", " << index["vectors"]
-                      << " vectors, " << index["file"].get<std::string>() << "\n";
+                      << " vectors, " << curation::visible_text(index["file"].get<std::string>())
+                      << "\n";
             const auto& images = j["image_issues"];
             if (images["images"].get<std::int64_t>() > 0) {
               std::cout << "image files: " << images["images"] << ", " << images["with_issues"]
@@ -56,7 +58,8 @@ Command add_status_command(CLI::App& parent) {
             }
             if (!j["last_batch"].is_null()) {
               const auto& b = j["last_batch"];
-              std::cout << "last batch: #" << b["id"] << " " << b["file"].get<std::string>() << " ("
+              std::cout << "last batch: #" << b["id"] << " "
+                        << curation::visible_text(b["file"].get<std::string>()) << " ("
                         << b["state"].get<std::string>() << ")\n";
             }
             const auto& w = j["winnow"];

@@ -78,6 +78,7 @@ TEST_CASE(
       {"plain, with \"quotes\"", "dog", "vendor, inc"},
       {"-1", "-0x1", "vendor"},
       {"'already-quoted", "+", "vendor"},
+      {"rtl\u202Eevil", "cat", "ann\u200B"},  // a right-to-left override, a zero-width space
   };
   std::map<std::string, std::pair<std::string, std::string>> expected = {
       // key as exported -> {label, source} as exported
@@ -85,11 +86,13 @@ TEST_CASE(
       {"'+SUM(1,2)", {"'=1+1", "vendor"}},
       {"'-2+3+cmd|' /C calc'!A0", {"-1", "'=cmd|' /C calc'!A0"}},
       {"'@SUM(A1:A9)", {"+1", "'@vendor"}},
-      {"'\tTAB-led", {"-1.5e3", "vendor"}},
-      {"'\rCR-led", {"'-", "vendor"}},
+      // A leading tab or CR is shown escaped, so it cannot start a formula.
+      {"\\x09TAB-led", {"-1.5e3", "vendor"}},
+      {"\\x0dCR-led", {"'-", "vendor"}},
       {"plain, with \"quotes\"", {"dog", "vendor, inc"}},
       {"-1", {"'-0x1", "vendor"}},
       {"'already-quoted", {"'+", "vendor"}},
+      {"rtl\\u{202E}evil", {"cat", "ann\\u{200B}"}},
   };
   {
     std::ofstream m(dir.file("m.jsonl"));

@@ -1,5 +1,7 @@
 #include "winnow/curation/core/printable_text.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace winnow::curation {
@@ -41,7 +43,46 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return len;
 }
 
+// Code points that change how text around them is shown without showing
+// themselves: C1 controls, bidirectional marks, overrides and isolates,
+// zero-width characters, line and paragraph separators, the BOM.
+bool invisible(char32_t c) {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || (c >= 0x200B && c <= 0x200F) ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) || c == 0xFEFF;
+}
+
+// The code point of the valid UTF-8 sequence of `len` bytes at `s`.
+char32_t code_point(const char* s, std::size_t len) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (len == 1) return b(0);
+  if (len == 2) return (char32_t{b(0)} & 0x1F) << 6 | (b(1) & 0x3F);
+  if (len == 3) return (char32_t{b(0)} & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+  return (char32_t{b(0)} & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+}
+
 }  // namespace
+
+std::string visible_text(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t len = utf8_sequence_length(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (len == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    const char32_t point = code_point(text.data() + i, len);
+    if (invisible(point)) {
+      out += fmt::format("\\u{{{:04X}}}", static_cast<std::uint32_t>(point));
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
 
 std::string printable_text(std::string_view text, std::size_t max_bytes) {
   std::string out;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/core/printable_text.h"
 #include "report_tables.h"
 #include "report_view.h"
 #include "winnow/curation/report/report_render.h"
@@ -34,7 +35,10 @@ constexpr const char* kIntervalColour = "#264653";
 constexpr int kHeatRed = 0x7b, kHeatGreen = 0x32, kHeatBlue = 0x94;
 constexpr const char* kDiagonalColour = "#e6e8eb";
 
-std::string escape(const std::string& text) {
+// HTML-escaped, with control, bidirectional and zero-width characters shown
+// escaped first (visible_text).
+std::string escape(const std::string& raw) {
+  const std::string text = visible_text(raw);
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {

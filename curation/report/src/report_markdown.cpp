@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/core/printable_text.h"
 #include "report_tables.h"
 #include "report_view.h"
 #include "winnow/curation/report/report_render.h"
@@ -17,9 +18,11 @@ using report::Cell;
 using report::Table;
 
 // Backslash-escapes the ASCII punctuation that Markdown or a table would
-// interpret (CommonMark allows escaping any of it) and flattens line breaks.
-std::string escape(const std::string& text) {
+// interpret (CommonMark allows escaping any of it), after control,
+// bidirectional and zero-width characters are shown escaped (visible_text).
+std::string escape(const std::string& raw) {
   static const std::string kSpecial = "\\`*_[]<>|&#!~";
+  const std::string text = visible_text(raw);
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {

@@ -12,4 +12,11 @@ namespace winnow::curation {
 // is kept as is); at most max_bytes of output, then "...".
 std::string printable_text(std::string_view text, std::size_t max_bytes = std::string_view::npos);
 
+// `text` as a person should see it in an output meant for reading (CSV,
+// HTML, Markdown, a terminal): printable_text, and besides the C1 controls,
+// the bidirectional overrides and isolates and the zero-width characters
+// written as \u{XXXX}, so that no string can hide, reorder or imitate
+// another (two annotators named "ann" and "ann<U+200B>" look different).
+std::string visible_text(std::string_view text);
+
 }  // namespace winnow::curation
