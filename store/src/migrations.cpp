@@ -204,49 +204,32 @@ class SchemaWrites {
   int defensive_ = 0;
 };
 
-// Version 5: the CHECK constraints that test a column against a list of
-// more than two values (samples.status, events.decision,
-// ingest_batches.state) written as chains of "=" instead. The rule is the
-// same, but for such an IN list SQLite 3.40 builds a temporary b-tree each
-// time a statement runs, a real share of each sample's insert with its
-// event (docs/store.md, "Migration policy"). A CHECK constraint lives only in the text
-// of its table's CREATE statement and nothing on disk depends on it, so the
-// text is changed in place by SQLite's own procedure for CHECK changes
-// (https://sqlite.org/lang_altertable.html, section 7: writable_schema, a
-// new schema_version). Every stored row satisfies the new text, which
-// states the same rule. A table whose text lacks the list (not created by
-// winnow) is left as it is.
-void check_lists_as_comparisons(Database& db) {
-  struct Rewrite {
-    const char* table;
-    const char* in_list;      // as create_initial_schema wrote it
-    const char* comparisons;  // the same rule
-  };
-  static const Rewrite rewrites[] = {
-      {"samples",
-       "status IN ('accepted', 'duplicate_exact',"
-       "                'duplicate_near', 'label_issue', 'rejected')",
-       "status = 'accepted' OR status = 'duplicate_exact' OR status = 'duplicate_near'"
-       " OR status = 'label_issue' OR status = 'rejected'"},
-      {"events",
-       "decision IN ('accepted',"
-       "             'duplicate_exact', 'duplicate_near', 'label_issue', 'rejected')",
-       "decision = 'accepted' OR decision = 'duplicate_exact' OR decision = 'duplicate_near'"
-       " OR decision = 'label_issue' OR decision = 'rejected'"},
-      {"ingest_batches", "state IN ('pending', 'running', 'done', 'failed')",
-       "state = 'pending' OR state = 'running' OR state = 'done' OR state = 'failed'"},
-  };
+// A CHECK rewrite: the text `from` in table `table`'s CREATE statement
+// becomes `to`, a rule every stored row already satisfies.
+struct CheckRewrite {
+  const char* table;
+  const char* from;
+  const char* to;
+};
+
+// Changes CHECK constraints in place by SQLite's own procedure for CHECK
+// changes (https://sqlite.org/lang_altertable.html, section 7:
+// writable_schema, a new schema_version). A CHECK constraint lives only in
+// the text of its table's CREATE statement and nothing on disk depends on
+// it. A table whose text lacks `from` (not created by winnow) is left as it
+// is.
+void rewrite_checks(Database& db, const std::vector<CheckRewrite>& rewrites) {
   std::vector<std::pair<std::string, std::string>> changed;  // table, new text
   {
     Statement read(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1");
-    for (const Rewrite& rewrite : rewrites) {
+    for (const CheckRewrite& rewrite : rewrites) {
       read.bind_all(std::string_view(rewrite.table));
       WINNOW_THROW_IF_NOT(read.step(), "table {} is missing", rewrite.table);
       std::string sql = read.column_text(0);
       read.reset();
-      const std::size_t at = sql.find(rewrite.in_list);
+      const std::size_t at = sql.find(rewrite.from);
       if (at == std::string::npos) continue;
-      sql.replace(at, std::string_view(rewrite.in_list).size(), rewrite.comparisons);
+      sql.replace(at, std::string_view(rewrite.from).size(), rewrite.to);
       changed.emplace_back(rewrite.table, std::move(sql));
     }
   }
@@ -274,8 +257,33 @@ void check_lists_as_comparisons(Database& db) {
   // SQLite cannot read fails here, and the migration's transaction rolls
   // the old one back. (The procedure's integrity check would read every
   // page of a store of millions of samples; the pages did not change.)
-  Statement parsed(db, "SELECT 1 FROM samples, events, ingest_batches LIMIT 0");
-  static_cast<void>(parsed.step());
+  for (const auto& [table, sql] : changed) {
+    Statement parsed(db, fmt::format("SELECT 1 FROM {} LIMIT 0", table));
+    static_cast<void>(parsed.step());
+  }
+}
+
+// Version 5: the CHECK constraints that test a column against a list of
+// more than two values (samples.status, events.decision,
+// ingest_batches.state) written as chains of "=" instead. The rule is the
+// same, but for such an IN list SQLite 3.40 builds a temporary b-tree each
+// time a statement runs, a real share of each sample's insert with its
+// event (docs/store.md, "Migration policy"). Every stored row satisfies the
+// new text, which states the same rule.
+void check_lists_as_comparisons(Database& db) {
+  rewrite_checks(
+      db, {{"samples",
+            "status IN ('accepted', 'duplicate_exact',"
+            "                'duplicate_near', 'label_issue', 'rejected')",
+            "status = 'accepted' OR status = 'duplicate_exact' OR status = 'duplicate_near'"
+            " OR status = 'label_issue' OR status = 'rejected'"},
+           {"events",
+            "decision IN ('accepted',"
+            "             'duplicate_exact', 'duplicate_near', 'label_issue', 'rejected')",
+            "decision = 'accepted' OR decision = 'duplicate_exact' OR decision = 'duplicate_near'"
+            " OR decision = 'label_issue' OR decision = 'rejected'"},
+           {"ingest_batches", "state IN ('pending', 'running', 'done', 'failed')",
+            "state = 'pending' OR state = 'running' OR state = 'done' OR state = 'failed'"}});
 }
 
 // Version 6: the sketches of stored texts' shingle sets (TextSketchTable),
@@ -289,6 +297,14 @@ void create_text_sketches(Database& db) {
       " id INTEGER PRIMARY KEY,"
       " shingle INTEGER NOT NULL CHECK (shingle > 0),"
       " sketches BLOB NOT NULL CHECK (length(sketches) % 28 = 0))");
+}
+
+// Version 7: a text_sketches row may end with its checksum
+// (text_sketch_table.cpp): 8 bytes after its whole sketches. The rows stored
+// before keep whole sketches only, which the new rule allows too.
+void checksummed_text_sketches(Database& db) {
+  rewrite_checks(db, {{"text_sketches", "CHECK (length(sketches) % 28 = 0)",
+                       "CHECK (length(sketches) % 28 = 0 OR length(sketches) % 28 = 8)"}});
 }
 
 }  // namespace
@@ -308,6 +324,7 @@ const std::vector<Migration>& schema_migrations() {
       {5, "CHECK constraints with lists of values written as comparisons",
        &check_lists_as_comparisons},
       {6, "text_sketches: sketches of stored texts' shingle sets", &create_text_sketches},
+      {7, "text_sketches rows may end with their checksum", &checksummed_text_sketches},
   };
   return migrations;
 }

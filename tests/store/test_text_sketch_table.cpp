@@ -88,10 +88,12 @@ TEST_CASE("bad text sketches are refused, and a damaged row is named when read",
   MetadataStore store(dir.file("s.db"));
   TextSketchTable table(store.database());
   CHECK_THROWS_WITH(table.add(0, {{9, 1, {}}}), Catch::Contains("sample 9"));
-  CHECK_THROWS_WITH(table.add(5, {{1, 1, {}}, {9, -1, {}}}),
+  CHECK_THROWS_WITH(table.add(5, {{1, 1, {1, 0}}, {9, -1, {}}}),
                     Catch::Contains("sample 9") && Catch::Contains("size -1"));
   CHECK_THROWS_WITH(table.add(5, {{9, 4294967295LL, {}}}), Catch::Contains("sample 9"));
   CHECK_THROWS_WITH(table.add(5, {{0, 1, {}}}), Catch::Contains("sample 0"));
+  CHECK_THROWS_WITH(table.add(5, {{9, 4, {0, 0}}}),
+                    Catch::Contains("sample 9") && Catch::Contains("empty filter"));
   CHECK(sketches_of(table, 5).empty());
 
   // Bytes that are not whole sketches, written behind the table's back, are
@@ -106,9 +108,49 @@ TEST_CASE("bad text sketches are refused, and a damaged row is named when read",
   CHECK_THROWS_WITH(sketches_of(table, 5),
                     Catch::Contains("text_sketches row 1") && Catch::Contains("sample id 0"));
   // An id past the last stored sample's (a reader would size its tables by it).
-  table.add(5, {{1, 1, {}}});  // names sample 1, not stored yet
+  table.add(5, {{1, 1, {1, 0}}});  // names sample 1, not stored yet
   store.database().exec("DELETE FROM text_sketches WHERE id = 1");
   CHECK_THROWS_WITH(sketches_of(table, 5), Catch::Contains("sample id 1,"));
   store.insert_sample(test::make_sample(1));
   CHECK(sketches_of(table, 5).size() == 1);
+}
+
+TEST_CASE("a text_sketches row ends with its checksum; zeroed filters are refused when read",
+          "[store][text_sketches]") {
+  TempDir dir;
+  MetadataStore store(dir.file("s.db"));
+  TextSketchTable table(store.database());
+  for (int i = 1; i <= 3; ++i) store.insert_sample(test::make_sample(i));
+  table.add(5, {{1, 12, {0x40, 0x1}}, {2, 3, {0x8, 0}}});
+  {
+    Statement length(store.database(), "SELECT length(sketches) FROM text_sketches");
+    REQUIRE(length.step());
+    CHECK(length.column_int64(0) == 2 * 28 + 8);
+  }
+  REQUIRE(sketches_of(table, 5).size() == 2);
+
+  // The first sketch's filter bits zeroed in place (bytes 13-28), the
+  // checksum left: a filter that rules every candidate out unread.
+  store.database().exec(
+      "UPDATE text_sketches SET sketches = substr(sketches, 1, 12) || zeroblob(16) || "
+      "substr(sketches, 29)");
+  try {
+    sketches_of(table, 5);
+    FAIL("a row that does not match its checksum was read");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::corrupt);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("text_sketches row 1") &&
+                                          Catch::Contains("checksum") &&
+                                          Catch::Contains("DELETE FROM text_sketches"));
+  }
+  store.database().exec("DELETE FROM text_sketches");
+
+  // A row from before the checksum (whole sketches only) is read, but an
+  // empty filter for a set of shingles in it is refused all the same.
+  store.database().exec(
+      "INSERT INTO text_sketches (shingle, sketches) VALUES (5, "
+      "x'030000000000000005000000"
+      "00000000000000000000000000000000')");
+  CHECK_THROWS_WITH(sketches_of(table, 5),
+                    Catch::Contains("empty filter") && Catch::Contains("sample 3"));
 }

@@ -40,13 +40,15 @@ class TextSketchTable {
 
   // Adds one row holding `sketches`, made with shingles of `shingle`
   // codepoints (nothing for none). Throws (naming the sample) for a sample id
-  // below 1, a size that is negative or does not fit 32 bits, or a
-  // non-positive shingle; through Database::fail when the row cannot be
+  // below 1, a size that is negative or does not fit 32 bits, an empty filter
+  // for a set of shingles, or a non-positive shingle; through Database::fail when the row cannot be
   // written.
   void add(std::int64_t shingle, const std::vector<StoredTextSketch>& sketches);
   // Every sketch made with `shingle`, row by row in the order they were
   // added, from one query; throws naming the row for one whose bytes are not
-  // whole sketches or name no stored sample (an id below 1 or past the last).
+  // whole sketches or name no stored sample (an id below 1 or past the last),
+  // and (kind corrupt) for one that does not match its checksum or holds an
+  // empty filter for a set of shingles. A row ends with its checksum.
   void for_each(std::int64_t shingle, const std::function<void(const StoredTextSketch&)>& visit);
 
   // The bytes of one packed sketch: the sample id (8), the size (4), the bits (16).
