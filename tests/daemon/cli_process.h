@@ -67,15 +67,21 @@ class CliProcess {
   CliProcess(const CliProcess&) = delete;
   CliProcess& operator=(const CliProcess&) = delete;
 
-  void signal(int sig) { ::kill(pid_, sig); }
-  // The exit code (128 + signal when killed), or nullopt after `seconds`.
+  // Signals the process while it runs (never pid -1: every process of the user).
+  void signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  // The exit code (128 + signal when killed), or nullopt after `seconds`;
+  // the same code again once the process has ended.
   std::optional<int> wait(double seconds = 300.0) {
+    if (pid_ <= 0) return exit_code_;
     int status = 0;
     if (!poll_until([&] { return ::wait4(pid_, &status, WNOHANG, &usage_) == pid_; }, seconds)) {
       return std::nullopt;
     }
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
   }
   // Peak resident memory of the finished process, in KiB.
   long max_rss_kib() const { return usage_.ru_maxrss; }
@@ -84,6 +90,7 @@ class CliProcess {
 
  private:
   pid_t pid_ = -1;
+  std::optional<int> exit_code_;  // once it has ended
   struct rusage usage_ {};
   std::filesystem::path out_, err_;
 };

@@ -7,15 +7,18 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,10 +40,11 @@ void init_text_dataset(const fs::path& dir, const std::string& db) {
   REQUIRE(init.wait() == 0);
 }
 
-// A daemon on an empty text dataset with its endpoint on a free loopback port.
+// A daemon on an empty text dataset with its endpoint on a free loopback port;
+// with max_files, started with that limit on its open descriptors.
 class Daemon {
  public:
-  explicit Daemon(std::vector<std::string> http_args = {}) {
+  explicit Daemon(std::vector<std::string> http_args = {}, rlim_t max_files = 0) {
     const fs::path inbox = dir_.path() / "inbox";
     fs::create_directories(inbox);
     const std::string db = dir_.file("text.db");
@@ -48,7 +52,15 @@ class Daemon {
     std::vector<std::string> args = {"serve",       "--db", db,          "--inbox", inbox.string(),
                                      "--http-port", "0",    "--poll-ms", "100"};
     args.insert(args.end(), http_args.begin(), http_args.end());
+    rlimit before{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+    if (max_files > 0) {  // the child inherits the limit; this process gets its own back
+      rlimit low = before;
+      low.rlim_cur = max_files;
+      REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    }
     process_ = std::make_unique<CliProcess>(dir_.path(), args, "serve");
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &before) == 0);
     REQUIRE(poll_until([&] {
       const json h = json::parse(winnow::test::slurp(db + ".serve.json"), nullptr, false);
       if (h.is_discarded() || !h.contains("http")) return false;
@@ -62,6 +74,8 @@ class Daemon {
     process_->wait(30);
   }
   int port() const { return port_; }
+  fs::path inbox() const { return dir_.path() / "inbox"; }
+  bool running() { return !process_->wait(0.0).has_value(); }
   const json& heartbeat() const { return heartbeat_; }
   std::string host_port() const { return "127.0.0.1:" + std::to_string(port_); }
 
@@ -312,4 +326,37 @@ TEST_CASE("http: a port another daemon listens on is refused (no shared port)", 
   REQUIRE(rc);
   CHECK(*rc == 5);  // io: the address is in use
   CHECK_THAT(second.err(), Catch::Contains("cannot bind the status endpoint"));
+}
+
+TEST_CASE("http: clients that take every descriptor do not stop the daemon", "[daemon][http]") {
+  // 48 descriptors: the database, index, heartbeat and listening socket, and
+  // room for few clients; the flood below takes the rest again and again.
+  Daemon daemon({}, 48);
+  // An idle client: a connection begun and never written to (non-blocking,
+  // so that a full accept queue does not hold the test).
+  const auto idle_client = [&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(daemon.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);  // EINPROGRESS is fine
+    return fd;
+  };
+  const auto flood_until = Clock::now() + std::chrono::seconds(3);
+  std::vector<int> idle;
+  while (Clock::now() < flood_until) {
+    while (idle.size() < 80) idle.push_back(idle_client());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int i = 0; i < 20; ++i) ::close(idle[static_cast<std::size_t>(i)]);  // some go,
+    idle.erase(idle.begin(), idle.begin() + 20);                              // and come back
+    REQUIRE(daemon.running());
+  }
+  for (int fd : idle) ::close(fd);
+  // The inbox is listed again once descriptors are free: a manifest goes in.
+  std::ofstream(daemon.inbox() / "after.jsonl")
+      << "{\"key\": \"a\", \"text\": \"after the flood\"}\n";
+  CHECK(poll_until([&] { return fs::exists(daemon.inbox() / "processed" / "after.jsonl"); }, 30));
+  CHECK(daemon.running());
 }

@@ -229,7 +229,20 @@ std::size_t MaintenanceDaemon::run() {
     status_.set_state("idle");
     while (!stop_.load()) {
       bool any = false;
-      for (const fs::path& waiting : inbox_.settled(options_.poll)) {
+      std::vector<fs::path> settled;
+      try {
+        settled = inbox_.settled(options_.poll);
+        status_.set_extra("inbox_error", nullptr);
+      } catch (const Error& e) {
+        // A passing failure to list the inbox (too many open files while
+        // clients hold the status port, an I/O error): said in the
+        // heartbeat and tried again after a poll interval, never an exit.
+        if (e.kind() != ErrorKind::io && e.kind() != ErrorKind::busy) throw;
+        status_.set_extra("inbox_error", e.what());
+        sleep_unless(stop_, options_.poll);
+        continue;
+      }
+      for (const fs::path& waiting : settled) {
         if (stop_.load()) break;
         if (waiting_for_retry(waiting)) continue;
         if (auto claimed = inbox_.claim(waiting)) {
