@@ -53,6 +53,7 @@ Command add_import_annotations_command(CLI::App& parent) {
             options.source = o->source;
             options.choice_control = o->choice_control;
             options.file.max_bytes = o->max_mb << 20;
+            options.file.follow_links = true;  // the user's own file, as every tool reads it
             // The file is read before the database is opened: a file that
             // cannot be read leaves the database untouched.
             curation::readers::AnnotationImporter importer(o->file, options);

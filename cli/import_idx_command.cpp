@@ -52,9 +52,9 @@ Command add_import_idx_command(CLI::App& parent) {
             std::vector<curation::ManifestRecord> records =
                 curation::readers::import_idx(o->images, o->labels, o->prefix);
             if (o->limit > 0 && o->limit < records.size()) records.resize(o->limit);
-            const std::string checksum =
-                fmt::format("idx:{}:{}:{}:{}", curation::readers::file_checksum(o->images),
-                            curation::readers::file_checksum(o->labels), o->prefix, records.size());
+            const std::string checksum = fmt::format(
+                "idx:{}:{}:{}:{}", curation::readers::file_checksum(o->images, true),
+                curation::readers::file_checksum(o->labels, true), o->prefix, records.size());
             std::vector<curation::readers::ManifestEntry> entries(records.size());
             for (std::size_t i = 0; i < records.size(); ++i) {
               records[i].line = i + 1;

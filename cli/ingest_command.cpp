@@ -164,11 +164,14 @@ Command add_ingest_command(CLI::App& parent) {
         dataset.set_threads(o->threads);
         curation::readers::ManifestReaderOptions reading;
         reading.image = dataset.image_reading();
+        // The user's own files: symbolic links are followed, as every tool does.
+        reading.follow_manifest_link = true;
+        reading.content.follow_links = true;
         if (o->pred_probs.empty()) {
           for (const std::string& m : o->manifests) {
             // Streamed: memory does not grow with the manifest.
             curation::readers::ManifestReader reader(m, reading);
-            const std::string checksum = curation::readers::file_checksum(m);
+            const std::string checksum = curation::readers::file_checksum(m, true);
             std::error_code size_error;
             const auto size = std::filesystem::file_size(m, size_error);
             ProgressLine progress(size_error ? 0 : size, "records", o->quiet,
@@ -198,9 +201,9 @@ Command add_ingest_command(CLI::App& parent) {
         check_pred_probs(probs, o->pred_probs, dataset, manifests);
         for (std::size_t i = 0; i < o->manifests.size(); ++i) {
           const std::string& m = o->manifests[i];
-          const curation::ingest::BatchReport report =
-              ingester.ingest_batch(curation::printable_text(m),
-                                    curation::readers::file_checksum(m), std::move(manifests[i]));
+          const curation::ingest::BatchReport report = ingester.ingest_batch(
+              curation::printable_text(m), curation::readers::file_checksum(m, true),
+              std::move(manifests[i]));
           print_report(report);
           const curation::review::LabelRevisionReport rev =
               curation::review::revise_label_issues(dataset, probs.table, cl, report.batch_id);

@@ -135,10 +135,11 @@ TEST_CASE("import-annotations CLI: from a labelling tool's CSV to a report in th
   const Run columns = run_cli(dir, {"import-annotations", "--db", db, no_label}, "columns");
   CHECK(columns.exit_code == 1);
   CHECK_THAT(columns.err, Catch::Contains("cols.csv: line 1: the header has no column 'label'"));
+  // The user's own file behind a symbolic link is read, as every tool reads it
+  // (its rows are the same file's: nothing new, already imported).
   std::filesystem::create_symlink(csv, dir.file("link.csv"));
   const Run link = run_cli(dir, {"import-annotations", "--db", db, dir.file("link.csv")}, "link");
-  CHECK(link.exit_code == 1);
-  CHECK_THAT(link.err, Catch::Contains("link.csv"));
+  CHECK(link.exit_code == 0);
   const Run huge = run_cli(dir,
                            {"import-annotations", "--db", db, "--max-mb", "1",
                             dir.write("huge.csv", std::string(2u << 20, 'x'))},

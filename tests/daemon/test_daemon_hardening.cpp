@@ -250,6 +250,35 @@ TEST_CASE("row 4: inbox links are refused and paths outside the roots reveal not
   CHECK(d.status()["total"] == 4);  // nothing from elsewhere.jsonl
 }
 
+TEST_CASE("a path record's link is followed while it stays beneath the content root",
+          "[daemon][hardening]") {
+  Dataset d;
+  const fs::path secret = d.dir.path() / "secret.txt";
+  std::ofstream(secret) << "root:x:0:0";
+  fs::create_directories(d.inbox / "files");
+  std::ofstream(d.inbox / "files" / "notes.txt") << "a note kept beneath the root";
+  fs::create_symlink("notes.txt", d.inbox / "files" / "inside.txt");     // stays beneath
+  fs::create_symlink(secret, d.inbox / "files" / "outside.txt");         // leads out
+  fs::create_symlink("../../secret.txt", d.inbox / "files" / "up.txt");  // leads out too
+  d.drop("links.jsonl", path_line("inside", (d.inbox / "files" / "inside.txt").string()) +
+                            path_line("outside", (d.inbox / "files" / "outside.txt").string()) +
+                            path_line("up", (d.inbox / "files" / "up.txt").string()));
+  REQUIRE(d.run(d.serve_once()) == 0);
+  const auto reasons = rejections(d);
+  // Read through the link: this text dataset then cannot embed a file, but
+  // nothing says the file could not be reached.
+  REQUIRE(reasons.count("inside") == 1);
+  CHECK_THAT(reasons.at("inside"), Catch::Contains("cannot embed") &&
+                                       !Catch::Contains("content root") &&
+                                       !Catch::Contains("symbolic link"));
+  REQUIRE(reasons.count("outside") == 1);
+  REQUIRE(reasons.count("up") == 1);
+  for (const std::string key : {"outside", "up"}) {
+    CHECK_THAT(reasons.at(key), !Catch::Contains("root:x") && Catch::Contains("content root"));
+  }
+  CHECK(d.status()["total"] == 3);
+}
+
 TEST_CASE("row 5: a manifest written in place is taken only once it holds still",
           "[daemon][hardening]") {
   Dataset d;

@@ -18,7 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kOpenFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+constexpr int kOpenFlags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+
+int open_flags(const FileLimits& limits) {
+  return limits.follow_links ? kOpenFlags : kOpenFlags | O_NOFOLLOW;
+}
 
 [[noreturn]] void throw_open_error(int error, const std::string& path, const char* what) {
   if (error == ENOENT || error == ENOTDIR) {
@@ -64,11 +68,11 @@ bool find_root(const fs::path& path, const std::vector<fs::path>& roots, fs::pat
 
 // openat2 beneath `root`: the kernel refuses any step (a "..", an absolute
 // symbolic link, a link pointing outside) that leaves the root, atomically.
-int open_beneath(const fs::path& root, const fs::path& relative) {
+int open_beneath(const fs::path& root, const fs::path& relative, int flags) {
   const int dir = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return -1;
   open_how how{};
-  how.flags = static_cast<std::uint64_t>(kOpenFlags);
+  how.flags = static_cast<std::uint64_t>(flags);
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
   const int fd = static_cast<int>(::syscall(SYS_openat2, dir, relative.c_str(), &how, sizeof how));
   const int error = errno;
@@ -82,13 +86,13 @@ int open_beneath(const fs::path& root, const fs::path& relative) {
 RegularFile::RegularFile(const std::string& path, const FileLimits& limits, const char* what)
     : path_(path), what_(what), max_bytes_(limits.max_bytes) {
   if (limits.roots.empty()) {
-    fd_ = ::open(path.c_str(), kOpenFlags);
+    fd_ = ::open(path.c_str(), open_flags(limits));
   } else {
     fs::path root, relative;
     if (!find_root(path, limits.roots, root, relative)) {
       WINNOW_THROW_KIND(invalid_input, "{} '{}' is outside the content roots", what, path);
     }
-    fd_ = open_beneath(root, relative);
+    fd_ = open_beneath(root, relative, open_flags(limits));
   }
   if (fd_ < 0) throw_open_error(errno, path, what);
   struct stat st {};

@@ -166,7 +166,9 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     readers::ManifestReaderOptions reading;
-    reading.content = {options_.max_content_bytes, options_.content_roots};
+    // A `path` record's file may be a link whose whole resolution stays
+    // beneath a content root; the manifest itself is never read through one.
+    reading.content = {options_.max_content_bytes, options_.content_roots, true};
     reading.image = dataset_.image_reading();
     readers::ManifestReader reader(claimed.string(), reading);  // refuses links and special files
     const std::string checksum = readers::file_checksum(claimed.string());

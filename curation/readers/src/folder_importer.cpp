@@ -38,7 +38,11 @@ FolderImporter::FolderImporter(const fs::path& root, FolderImportOptions options
   WINNOW_THROW_IF_NOT(fs::is_directory(root_, ec), "'{}' is not a folder",
                       printable_text(root.string()));
   if (options_.source.empty()) options_.source = printable_text(root_.filename().string());
-  options_.content.roots = {root_};
+  // The user's own folder, read with the user's rights: a file behind a
+  // symbolic link is read wherever the link leads (git-annex, DVC, Debian's
+  // packages keep files so), as every tool does.
+  options_.content.roots = {};
+  options_.content.follow_links = true;
   walk(root_, "", std::nullopt);
   // Set aside what an earlier import of this folder already brought in.
   auto imported = [&](const FolderFile& f) { return already_imported(key_of(f), options_.source); };
@@ -77,7 +81,21 @@ void FolderImporter::walk(const fs::path& folder, const std::string& relative,
       files_.push_back({rel, label, 0, 0, std::strerror(errno)});  // vanished meanwhile
       continue;
     }
-    if (S_ISDIR(st.st_mode)) {  // lstat: a link to a folder is not one
+    if (S_ISLNK(st.st_mode)) {
+      struct stat target {};
+      if (::stat(path.c_str(), &target) != 0) {
+        files_.push_back({rel, label, 0, 0,
+                          "a symbolic link whose target cannot be reached: " +
+                              std::string(std::strerror(errno))});
+        continue;
+      }
+      if (S_ISDIR(target.st_mode)) {  // a link to a folder is not entered: no cycles
+        files_.push_back(
+            {rel, label, 0, 0, "a symbolic link to a folder; such links are not entered", false});
+        continue;
+      }
+      st = target;  // a link to a file: the file's size and time
+    } else if (S_ISDIR(st.st_mode)) {
       const bool class_folder = relative.empty() && options_.labelled;
       walk(path, rel, class_folder ? std::optional<std::string>(printable_text(name)) : label);
       continue;
@@ -104,7 +122,7 @@ bool FolderImporter::next_deferred(ManifestEntry& entry) {
   if (!file.unreadable.empty()) {
     rejection.reason =
         fmt::format("'{}' cannot be read: {}", printable_text(file.relative, 240), file.unreadable);
-    rejection.passing = true;
+    rejection.passing = file.passing;
     entry.rejection = std::move(rejection);
     return true;
   }

@@ -409,7 +409,8 @@ ManifestEntry parse_manifest_line(std::string_view line, std::size_t line_number
 }
 
 ManifestReader::ManifestReader(const std::string& path, ManifestReaderOptions options)
-    : owned_buf_(std::make_unique<RegularFileStreamBuf>(RegularFile(path, {}, "manifest"))),
+    : owned_buf_(std::make_unique<RegularFileStreamBuf>(
+          RegularFile(path, FileLimits{UINT64_MAX, {}, options.follow_manifest_link}, "manifest"))),
       owned_(std::make_unique<std::istream>(owned_buf_.get())),
       name_(path),
       options_(std::move(options)) {
@@ -508,8 +509,8 @@ bool ManifestReader::next_deferred(ManifestEntry& entry) {
   }
 }
 
-std::string file_checksum(const std::string& path) {
-  return dedup::file_content_hash(path);
+std::string file_checksum(const std::string& path, bool follow_link) {
+  return dedup::file_content_hash(path, FileLimits{UINT64_MAX, {}, follow_link});
 }
 
 std::vector<ManifestEntry> read_manifest(const std::string& path,

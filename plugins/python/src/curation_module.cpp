@@ -827,7 +827,7 @@ PYBIND11_MODULE(_curation, m) {
   bind_writer(m);
   m.def(
       "file_checksum",
-      [](const std::string& path) { return winnow::curation::readers::file_checksum(path); },
+      [](const std::string& path) { return winnow::curation::readers::file_checksum(path, true); },
       py::arg("path"), "A manifest's checksum: its batch identity (as `winnow ingest` takes it).");
   m.def(
       "batch_name", [](const std::string& path) { return winnow::curation::printable_text(path); },

@@ -254,6 +254,7 @@ ManifestPartition Curator::read(std::string text, const std::string& name,
   options.image = curation::image_reading(config_, *embedder_);
   options.base_dir = base_dir;
   options.check_binary = starts_manifest;
+  options.content.follow_links = true;  // a user's job: links followed, as `winnow ingest` does
   std::istringstream in(std::move(text));
   curation::readers::ManifestReader reader(in, name, options);
   ManifestPartition partition;

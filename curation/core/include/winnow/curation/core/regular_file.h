@@ -3,9 +3,10 @@
 //
 // Only regular files are read (a FIFO, a device or a directory is refused
 // without blocking: O_NONBLOCK, then fstat), a symbolic link as the last
-// component is never followed (O_NOFOLLOW), the size is capped, and with
-// content roots the file must lie beneath one of them with no symbolic link
-// or ".." leading out (openat2 with RESOLVE_BENEATH). docs/security.md.
+// component is followed only when the caller says so (a user's own files;
+// never an inbox writer's manifest), the size is capped, and with content
+// roots the file must lie beneath one of them with no symbolic link or ".."
+// leading out (openat2 with RESOLVE_BENEATH). docs/security.md.
 #pragma once
 
 #include <cstddef>
@@ -21,13 +22,18 @@ struct FileLimits {
   std::uint64_t max_bytes = UINT64_MAX;
   // Folders a file must lie beneath; empty: anywhere the process may read.
   std::vector<std::filesystem::path> roots;
+  // Follow a symbolic link as the last component (git-annex and DVC caches,
+  // Debian's packages keep files behind links). With roots, only a link
+  // whose whole resolution stays beneath its root is followed.
+  bool follow_links = false;
 };
 
 class RegularFile {
  public:
   // Opens `path` for reading under `limits`. Throws winnow::Error naming the
   // path and `what` it is: kind not_found (missing), invalid_input (not a
-  // regular file, a symbolic link, too large, outside the roots) or io.
+  // regular file, a symbolic link not followed, too large, outside the roots)
+  // or io.
   RegularFile(const std::string& path, const FileLimits& limits, const char* what = "file");
   ~RegularFile();
   RegularFile(RegularFile&& other) noexcept;

@@ -12,10 +12,12 @@
 //     order never depends on readdir;
 //   - names starting with '.' (files and folders: .git, .DS_Store) are
 //     skipped and counted;
-//   - folders reached through a symbolic link are not entered; every other
-//     entry (a symbolic link, a FIFO, a socket, a device) becomes a record
-//     whose file is read as a RegularFile beneath the root, which refuses it
-//     without blocking: it is rejected with the reason, never followed;
+//   - a file behind a symbolic link is read wherever the link leads (the
+//     user's own folder, as every tool reads it); a folder reached through a
+//     link is not entered (no cycles) and a dangling link is rejected with
+//     the reason; every other entry (a FIFO, a socket, a device) becomes a
+//     record whose file is read as a RegularFile, which refuses it without
+//     blocking: it is rejected with the reason;
 //   - a file counts as already imported when the dataset has its key from the
 //     same source: it is skipped and counted, not rejected as a key clash.
 // Only names, sizes and times are held for the whole tree; contents are read
@@ -49,9 +51,10 @@ struct FolderImportOptions {
 struct FolderFile {
   std::string relative;  // path under the root, '/'-separated, as on disk
   std::optional<std::string> label;
-  std::uint64_t size = 0;     // from lstat
-  std::int64_t mtime_ns = 0;  // from lstat
-  std::string unreadable;     // a folder that could not be listed: why
+  std::uint64_t size = 0;     // from stat (a link's target's)
+  std::int64_t mtime_ns = 0;  // from stat (a link's target's)
+  std::string unreadable;     // why it cannot be imported (a folder not listed, a link to a folder)
+  bool passing = true;        // the reason may pass: a later import tries it again
 };
 
 class FolderImporter {

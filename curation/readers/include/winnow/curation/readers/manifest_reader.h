@@ -58,6 +58,9 @@ struct ManifestReaderOptions {
   // (kBinarySniffBytes). Off for a part of a manifest that does not start it
   // (winnow.dask's partitions): the sniff belongs to the file's start.
   bool check_binary = true;
+  // Open the manifest itself through a symbolic link (a user's own manifest,
+  // `winnow ingest`); the daemon's inbox manifests never are.
+  bool follow_manifest_link = false;
   static constexpr std::uint64_t kDefaultMaxContentBytes = std::uint64_t{256} << 20;  // 256 MiB
 };
 
@@ -128,8 +131,9 @@ class ManifestReader {
   static constexpr std::size_t kBinarySniffBytes = 4096;
 };
 
-// Hex checksum of a file (the manifest's batch identity).
-std::string file_checksum(const std::string& path);
+// Hex checksum of a file (the manifest's batch identity); through a symbolic
+// link when follow_link (a user's own manifest, not an inbox's).
+std::string file_checksum(const std::string& path, bool follow_link = false);
 
 // Reads a whole manifest (records and rejections); throws winnow::Error if the
 // file cannot be read.
