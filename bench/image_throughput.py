@@ -15,6 +15,7 @@ import argparse, json, os, random, resource, statistics, subprocess, tempfile, t
 from PIL import Image
 
 from clip_art import distinct_clip_art, longer_side_to, on_white
+from machine import machine
 
 Image.MAX_IMAGE_PIXELS = None
 
@@ -89,6 +90,7 @@ def main():
         "images_per_cpu_second": round(n / min(cpus), 1),
         "counts": summary["counts"],
         "load_average": os.getloadavg(),
+        "machine": machine(),
     }))
 
 
