@@ -129,3 +129,28 @@ def test_one_cycle_lr_per_epoch_sized_with_len():
             opt.step()
             sched.step()
     assert len(set(lengths)) > 1  # the length really changed between epochs
+
+
+def test_an_epoch_served_without_update_is_said_once():
+    """A training loop that never calls update() prunes nothing: the sampler says
+    so when the next epoch is planned, once, and says nothing when losses come."""
+    import warnings
+
+    import torch
+
+    quiet = winnow.Sampler(200, 4, policy="infobatch", seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails this half
+        for _ in range(3):
+            ids = list(quiet)
+            for start in range(0, len(ids), 50):
+                batch = ids[start:start + 50]
+                quiet.update(batch, torch.rand(len(batch)))
+
+    silent = winnow.Sampler(200, 4, policy="infobatch", seed=3)
+    list(silent)  # epoch 0 served, no update()
+    with pytest.warns(RuntimeWarning, match=r"epoch 0 was served but update\(\) was never called"):
+        list(silent)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        list(silent)  # said once

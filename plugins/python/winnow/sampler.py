@@ -92,6 +92,7 @@ class Sampler(torch.utils.data.Sampler):
         self._device_tables = device_tables
         self._setup()
         self._warned_single = explicit_ranks  # asked for on purpose: no warning
+        self._warned_no_update = False
 
     def _setup(self):
         self._tables = None      # DeviceTables once a device loss was seen
@@ -99,6 +100,7 @@ class Sampler(torch.utils.data.Sampler):
         self._position = 0       # ids of the current plan handed out
         self._generation = self._core.plan_generation
         self._resume = None      # restored mid-epoch: position to continue from
+        self._updates = 0        # update() calls since the current plan was built
 
     # --- the core -------------------------------------------------------------
     @property
@@ -124,9 +126,22 @@ class Sampler(torch.utils.data.Sampler):
         """Builds (or keeps) the coming epoch's plan; returns this rank's share."""
         self._core.begin_epoch()
         if self._core.plan_generation != self._generation:
+            self._warn_if_no_update()
             self._generation = self._core.plan_generation
             self._position = 0
+            self._updates = 0
         return self._core.shard_size()
+
+    def _warn_if_no_update(self):
+        """Said once: an epoch was served and no loss came back before the next plan."""
+        if self._warned_no_update or self._updates > 0 or self._position == 0:
+            return
+        self._warned_no_update = True
+        warnings.warn(f"winnow.Sampler: epoch {self._core.epoch - 1} was served but update() was "
+                      f"never called: the pruner has seen no losses, so it prunes nothing. Call "
+                      f"loss = sampler.update(ids, per_sample_loss) each step (the per-sample "
+                      f"losses, reduction='none'), or update_batch_loss() for a batch loss",
+                      RuntimeWarning, stacklevel=3)
 
     # --- torch Sampler ------------------------------------------------------
     def __len__(self):
@@ -237,6 +252,7 @@ class Sampler(torch.utils.data.Sampler):
         """Records the raw per-sample losses of `ids` as scores and returns the
         weighted mean loss, mean(w_i * l_i), with the current plan's weights."""
         ids = check_inputs(per_sample_loss, ids)
+        self._updates += 1
         tables = self._tables_for(per_sample_loss.device)
         if self._sync is None:
             if tables is None:
@@ -262,6 +278,7 @@ class Sampler(torch.utils.data.Sampler):
             raise ValueError("update_batch_loss: batch_loss must be a scalar tensor "
                              "(the mean loss of the batch)")
         host = host_ids(ids)
+        self._updates += 1
         value = float(batch_loss.detach())
         if self._sync is None:
             all_ids, all_losses = host, np.full(len(host), value, dtype=np.float32)
