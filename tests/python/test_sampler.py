@@ -154,3 +154,15 @@ def test_an_epoch_served_without_update_is_said_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         list(silent)  # said once
+
+
+def test_the_sampler_takes_the_dataset_itself():
+    """Given the dataset, the sampler counts its samples: the count cannot
+    disagree with what the loader serves."""
+    ds = SquareDataset(137)
+    sampler = winnow.Sampler(ds, 3, policy="infobatch", seed=1)
+    assert sampler.num_samples == 137
+    assert sorted(list(sampler)) == list(range(137))  # the first epoch serves every sample
+    assert winnow.Sampler(137, 3).num_samples == 137
+    with pytest.raises(TypeError, match="the dataset or its number of samples"):
+        winnow.Sampler(object(), 3)

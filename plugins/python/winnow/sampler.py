@@ -35,7 +35,7 @@ def policy_spec(policy="infobatch", prune_ratio=0.5, delta=0.875):
 class Sampler(torch.utils.data.Sampler):
     """Serves one pruned training run, epoch by epoch, to a DataLoader.
 
-        sampler = winnow.Sampler(len(ds), num_epochs, policy="infobatch")
+        sampler = winnow.Sampler(ds, num_epochs, policy="infobatch")  # or len(ds)
         loader = DataLoader(winnow.IndexedDataset(ds), batch_size=128, sampler=sampler)
         for epoch in range(num_epochs):
             for ids, (x, y) in loader:
@@ -80,6 +80,7 @@ class Sampler(torch.utils.data.Sampler):
                  shard=True, verify_plan=False, device_tables=None,
                  allow_negative_losses=False):
         # torch's Sampler.__init__ only wants a data_source it ignores.
+        num_samples = _sample_count(num_samples)
         explicit_ranks = world_size is not None
         world_size, rank = resolve_ranks(world_size, rank, process_group)
         self._core = DynamicPruner(int(num_samples), int(num_epochs),
@@ -415,6 +416,20 @@ class Sampler(torch.utils.data.Sampler):
         ranks = "" if self._sync is None else f", rank {self.rank} of {self.world_size}"
         return (f"winnow.Sampler({self.num_samples} samples, {self.num_epochs} epochs, "
                 f"policy {self.policy_spec!r}, next epoch {self.epoch}{ranks})")
+
+
+def _sample_count(data):
+    """The samples of a run: an int, or the dataset itself (anything with a
+    length), so that the count cannot disagree with the data loaded."""
+    if isinstance(data, (int, np.integer)):
+        return int(data)
+    if hasattr(data, "__len__"):
+        return len(data)
+    try:
+        return int(data)
+    except (TypeError, ValueError):
+        raise TypeError(f"winnow.Sampler: the first argument is the dataset or its number of "
+                        f"samples, got {type(data).__name__}") from None
 
 
 def _positive(value, what):
