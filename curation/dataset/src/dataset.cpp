@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "winnow/clock.h"
 #include "winnow/curation/core/thread_pool.h"
@@ -96,6 +97,21 @@ std::string foreign_snapshot(const index::VectorIndex& index, store::VectorTable
                      missing, probes.size(), first_missing);
 }
 
+// 'candidates: 10 here, 5 asked; embedder: "a" here, "b" asked': the fields
+// of two configs that differ, by name.
+std::string config_changes(const CurationConfig& stored, const CurationConfig& asked) {
+  const nlohmann::json a = nlohmann::json::parse(stored.to_json());
+  const nlohmann::json b = nlohmann::json::parse(asked.to_json());
+  std::string out;
+  for (const auto& [key, value] : a.items()) {
+    if (b.contains(key) && b.at(key) == value) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{}: {} here, {} asked", key, value.dump(),
+                       b.contains(key) ? b.at(key).dump() : std::string("nothing"));
+  }
+  return out;
+}
+
 }  // namespace
 
 readers::ImageReading Dataset::image_reading() const {
@@ -122,8 +138,9 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   if (existing && store.count_by_status().total() > 0) {
     CurationConfig old = CurationConfig::from_json(*existing);
     WINNOW_THROW_IF_NOT(old.to_json() == config.to_json(),
-                        "{}: already holds samples curated with config {}; it cannot change to {}",
-                        db_path, old.to_json(), config.to_json());
+                        "{}: already holds samples curated with another config ({}); a dataset's "
+                        "config cannot change once it holds samples (use a new database)",
+                        db_path, config_changes(old, config));
   }
   store.set_meta(CurationConfig::kMetaKey, config.to_json());
   store.set_meta(kIndexFileKey, std::filesystem::path(index_path_of(db_path)).filename().string());
