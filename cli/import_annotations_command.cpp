@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "batch_outcome.h"
 #include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/readers/annotations/annotation_importer.h"
@@ -77,7 +78,7 @@ Command add_import_annotations_command(CLI::App& parent) {
             if (r.skipped)
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
-            return 0;
+            return say_batch_outcome(r, dataset.embedder().spec());
           }};
 }
 

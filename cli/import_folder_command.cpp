@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "batch_outcome.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -85,7 +86,7 @@ Command add_import_folder_command(CLI::App& parent) {
             if (r.skipped)
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
-            return 0;
+            return say_batch_outcome(r, dataset.embedder().spec());
           }};
 }
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "batch_outcome.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -76,7 +77,7 @@ Command add_import_idx_command(CLI::App& parent) {
             if (r.skipped)
               std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
-            return 0;
+            return say_batch_outcome(r, dataset.embedder().spec());
           }};
 }
 

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch_outcome.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -41,10 +42,27 @@ namespace {
 
 // Each summary line is flushed as its batch ends, so a reader of a pipe (a
 // script following a long ingest) sees every batch when it is done.
-void print_report(const curation::ingest::BatchReport& r) {
+// The exit code of a command of several batches: 1 when one rejected every
+// record and none took any (batch_outcome.h), else 0.
+class CommandOutcome {
+ public:
+  void add(const curation::ingest::BatchReport& r, int batch_code) {
+    if (batch_code != 0) refused_all_ = true;
+    if (!r.skipped && r.counts.total() > r.counts[store::SampleStatus::rejected]) took_ = true;
+  }
+  int code() const { return refused_all_ && !took_ ? 1 : 0; }
+
+ private:
+  bool refused_all_ = false;
+  bool took_ = false;
+};
+
+void print_report(const curation::ingest::BatchReport& r, const std::string& embedder,
+                  CommandOutcome& outcome) {
   std::cout << json_text(curation::ingest::to_json(r)) << std::endl;
   if (r.skipped)
     std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
+  outcome.add(r, say_batch_outcome(r, embedder));
 }
 
 // Before anything is written: every row's key is a sample (stored, or a
@@ -168,6 +186,7 @@ Command add_ingest_command(CLI::App& parent) {
         reading.follow_manifest_link = true;
         reading.content.follow_links = true;
         if (o->pred_probs.empty()) {
+          CommandOutcome outcome;
           for (const std::string& m : o->manifests) {
             // Streamed: memory does not grow with the manifest.
             curation::readers::ManifestReader reader(m, reading);
@@ -186,10 +205,10 @@ Command add_ingest_command(CLI::App& parent) {
                                         return more;
                                       });
             progress.finish();
-            print_report(report);
+            print_report(report, dataset.embedder().spec(), outcome);
           }
           save_index_at_end(dataset);
-          return 0;
+          return outcome.code();
         }
         // With pred-probs every manifest is read first: the rows are
         // checked against the store and all manifests before any write.
@@ -199,18 +218,19 @@ Command add_ingest_command(CLI::App& parent) {
         for (const std::string& m : o->manifests)
           manifests.push_back(curation::readers::read_manifest(m, reading));
         check_pred_probs(probs, o->pred_probs, dataset, manifests);
+        CommandOutcome outcome;
         for (std::size_t i = 0; i < o->manifests.size(); ++i) {
           const std::string& m = o->manifests[i];
           const curation::ingest::BatchReport report = ingester.ingest_batch(
               curation::printable_text(m), curation::readers::file_checksum(m, true),
               std::move(manifests[i]));
-          print_report(report);
+          print_report(report, dataset.embedder().spec(), outcome);
           const curation::review::LabelRevisionReport rev =
               curation::review::revise_label_issues(dataset, probs.table, cl, report.batch_id);
           std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;
         }
         save_index_at_end(dataset);
-        return 0;
+        return outcome.code();
       }};
 }
 

@@ -3,6 +3,8 @@
 // only the JSON summary.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -15,14 +17,16 @@ namespace {
 const std::string kFashionMnist = "/usr/share/datasets/fashion-mnist/";
 
 // Runs `winnow ARGS` under `script`, which gives it a terminal; everything it
-// printed (stdout and stderr share the terminal), or REQUIREs success.
+// printed (stdout and stderr share the terminal); REQUIREs the exit code.
 std::string run_on_terminal(const winnow::curation::test::ScratchDir& dir, const std::string& args,
-                            const std::string& tag) {
+                            const std::string& tag, int expected_exit = 0) {
   const std::string out = dir.file(tag + ".txt");
   const std::string command = "timeout 120 script -qec '" + std::string(WINNOW_CLI_PATH) + " " +
                               args + "' /dev/null > " + out + " 2>&1";
   INFO(command);
-  REQUIRE(std::system(command.c_str()) == 0);
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == expected_exit);
   return winnow::test::slurp(out);
 }
 
@@ -46,7 +50,8 @@ TEST_CASE(
   std::ofstream(dir.file("m.jsonl")) << "{\"key\": \"a\", \"text\": \"one\", \"label\": \"x\"}\n"
                                      << "{\"key\": \"b\", \"text\": \"two\", \"label\": \"y\"}\n";
   const std::string ingest =
-      run_on_terminal(dir, "ingest --db " + db + " " + dir.file("m.jsonl"), "ingest");
+      // Text into this pixels dataset: both rejected, so the command exits 1.
+      run_on_terminal(dir, "ingest --db " + db + " " + dir.file("m.jsonl"), "ingest", 1);
   CHECK_THAT(ingest, Catch::Contains("100% of 0.0 MB") && Catch::Contains("2 records") &&
                          Catch::Contains("\"batch\":2"));
 

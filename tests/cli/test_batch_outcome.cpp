@@ -1,0 +1,54 @@
+// A batch mostly refused says so on stderr with its most common reason and
+// what would help; a batch whose every record was rejected exits 1.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/curation_test_helpers.h"
+
+namespace {
+
+int run_cli(const std::string& args, const std::string& out, const std::string& err) {
+  const std::string command =
+      "timeout 120 " + std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2> " + err;
+  INFO(command);
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+TEST_CASE("text into a pixels dataset: refused with the reason and the fix, exit 1",
+          "[cli][outcome]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string out = dir.file("out.txt"), err = dir.file("err.txt");
+  {
+    std::ofstream(dir.file("text.jsonl"))
+        << R"({"key": "a", "text": "one paragraph of a man page"})"
+        << "\n"
+        << R"({"key": "b", "text": "and another, quite different"})"
+        << "\n"
+        << R"({"key": "c", "text": "a third one to make it three"})"
+        << "\n";
+  }
+  const std::string pixels = dir.file("pixels.db");
+  REQUIRE(run_cli("init --db " + pixels, out, err) == 0);
+  CHECK(run_cli("ingest -q --db " + pixels + " " + dir.file("text.jsonl"), out, err) == 1);
+  const std::string said = winnow::test::slurp(err);
+  CHECK_THAT(said, Catch::Contains("3 of 3 records were rejected") &&
+                       Catch::Contains("the pixels embedder needs an image") &&
+                       Catch::Contains("--embedder 'hashed-ngrams(n=3,dim=256)'"));
+  CHECK(winnow::test::slurp(out).find("\"rejected\":3") != std::string::npos);  // JSON as before
+
+  // The same file into a text dataset: accepted, nothing said, exit 0.
+  const std::string text = dir.file("text.db");
+  REQUIRE(run_cli("init --db " + text + " --embedder 'hashed-ngrams(n=3,dim=256)'", out, err) == 0);
+  CHECK(run_cli("ingest -q --db " + text + " " + dir.file("text.jsonl"), out, err) == 0);
+  CHECK(winnow::test::slurp(err).empty());
+}
