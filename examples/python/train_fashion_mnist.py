@@ -144,6 +144,8 @@ def main():
     print(f"mlp {sampler.policy_spec} seed {args.seed} ranks {world_size} {device}: test accuracy "
           f"{accuracy:.4f}, forward samples {totals['forward_samples']} of {totals['full_forward_samples']} (saved "
           f"{100.0 * totals['saved_fraction']:.1f}%), train {wall:.1f}s")
+    if sampler.saving_note():
+        print(sampler.saving_note())
 
 
 if __name__ == "__main__":

@@ -166,3 +166,22 @@ def test_the_sampler_takes_the_dataset_itself():
     assert winnow.Sampler(137, 3).num_samples == 137
     with pytest.raises(TypeError, match="the dataset or its number of samples"):
         winnow.Sampler(object(), 3)
+
+
+def test_a_run_that_saved_nothing_says_why():
+    """Two epochs of InfoBatch are a warm-up and an annealing epoch: nothing is
+    saved, and saving_note() says why; a longer run saves and says nothing."""
+    short = winnow.Sampler(300, 2, policy="infobatch", seed=2)
+    for _ in range(2):
+        ids = list(short)
+        short.update(ids, torch.rand(len(ids)))
+    note = short.saving_note()
+    assert "epoch 0 warm-up" in note and "epoch 1 annealing" in note and "more epochs" in note
+    assert "infobatch(" in note and "bound method" not in note
+
+    long = winnow.Sampler(300, 8, policy="infobatch", seed=2)
+    for _ in range(4):
+        ids = list(long)
+        long.update(ids, torch.rand(len(ids)))
+    assert long.totals()["saved_fraction"] > 0
+    assert long.saving_note() == ""

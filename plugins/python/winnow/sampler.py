@@ -345,6 +345,21 @@ class Sampler(torch.utils.data.Sampler):
         """Run totals: epochs, forward_samples, full_forward_samples, saved_fraction."""
         return self._core.totals()
 
+    def saving_note(self):
+        """Why nothing was saved so far, from the finished epochs' kinds, or ""
+        when some epoch saved samples: a short run can be all warm-up (the
+        policy has no losses yet) and annealing (the run's last epochs train on
+        every sample), and so save nothing."""
+        history = self._core.history()
+        if not history or any(h["saved_fraction"] > 0 for h in history):
+            return ""
+        why = {"warmup": "warm-up: a full pass, the policy has no losses yet",
+               "annealing": "annealing: the run's last epochs train on every sample"}
+        epochs = "; ".join(f"epoch {h['epoch']} {why.get(h['kind'], h['kind'])}" for h in history)
+        return (f"no samples saved yet ({epochs}); {self.policy_spec} prunes only the "
+                f"epochs between its warm-up and its annealing, so a run needs more epochs "
+                f"than these {len(history)} to save any")
+
     # --- checkpoints ----------------------------------------------------------------
     def state_dict(self, consumed=None):
         """The whole sampler state: the core's bytes and the position in the epoch.
