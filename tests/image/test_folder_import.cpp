@@ -291,3 +291,16 @@ TEST_CASE("folder import: a file gone mid-import is tried again by the next impo
   REQUIRE(b);
   CHECK(b->status == SampleStatus::accepted);
 }
+
+TEST_CASE("folder import: two names that print alike get different keys", "[image][folder]") {
+  winnow::test::TempDir dir;
+  const fs::path root = dir.path() / "set";
+  write_picture(root, "a/caf\\xe9.jpg", 1);  // typed: a backslash, then "xe9"
+  write_picture(root, "a/caf\xe9.jpg", 2);   // the byte 0xE9: not UTF-8
+  FolderImporter importer(root, reading_28x28(), kNothingImported);
+  const Walked w = walk_all(importer);
+  REQUIRE(w.records.size() == 2);
+  CHECK(w.records[0].first != w.records[1].first);
+  CHECK((w.records[0].first == "a/caf\\\\xe9.jpg" || w.records[1].first == "a/caf\\\\xe9.jpg"));
+  CHECK((w.records[0].first == "a/caf\\xe9.jpg" || w.records[1].first == "a/caf\\xe9.jpg"));
+}

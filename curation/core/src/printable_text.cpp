@@ -62,6 +62,18 @@ char32_t code_point(const char* s, std::size_t len) {
 
 }  // namespace
 
+std::string printable_key(std::string_view text) {
+  std::string out;
+  std::size_t start = 0;
+  for (std::size_t at = text.find('\\'); at != std::string_view::npos;
+       start = at + 1, at = text.find('\\', start)) {
+    out += printable_text(text.substr(start, at - start));
+    out += "\\\\";
+  }
+  out += printable_text(text.substr(start));
+  return out;
+}
+
 std::string visible_text(std::string_view text) {
   std::string out;
   std::size_t i = 0;

@@ -97,7 +97,7 @@ void FolderImporter::walk(const fs::path& folder, const std::string& relative,
       st = target;  // a link to a file: the file's size and time
     } else if (S_ISDIR(st.st_mode)) {
       const bool class_folder = relative.empty() && options_.labelled;
-      walk(path, rel, class_folder ? std::optional<std::string>(printable_text(name)) : label);
+      walk(path, rel, class_folder ? std::optional<std::string>(printable_key(name)) : label);
       continue;
     }
     files_.push_back({rel,
@@ -156,7 +156,7 @@ bool FolderImporter::next_deferred(ManifestEntry& entry) {
 // Keys and labels are text (stored in SQLite, printed as JSON): a name's
 // control bytes and invalid UTF-8 are written as \xNN.
 std::string FolderImporter::key_of(const FolderFile& file) const {
-  return options_.key_prefix + printable_text(file.relative);
+  return options_.key_prefix + printable_key(file.relative);
 }
 
 std::string FolderImporter::checksum() const {

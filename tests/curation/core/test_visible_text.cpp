@@ -6,6 +6,7 @@
 
 #include "winnow/curation/core/printable_text.h"
 
+using winnow::curation::printable_key;
 using winnow::curation::printable_text;
 using winnow::curation::visible_text;
 
@@ -23,4 +24,15 @@ TEST_CASE("visible_text escapes controls, bidirectional and zero-width character
   CHECK(visible_text("ann") != visible_text("ann\u200B"));
   // printable_text (stored names) keeps valid UTF-8 as it is.
   CHECK(printable_text("ann\u200B") == "ann\u200B");
+}
+
+TEST_CASE("printable_key never gives two byte strings the same key", "[curation][core]") {
+  const std::string typed = "caf\\xe9.png";  // a backslash, then "xe9"
+  const std::string latin1 = "caf\xe9.png";  // the byte 0xE9: not UTF-8
+  CHECK(printable_key(typed) == "caf\\\\xe9.png");
+  CHECK(printable_key(latin1) == "caf\\xe9.png");
+  CHECK(printable_key(typed) != printable_key(latin1));
+  CHECK(printable_key("a\nb") != printable_key("a\\x0ab"));
+  CHECK(printable_key("plain/key-1.png") == "plain/key-1.png");  // most keys are unchanged
+  CHECK(printable_key("\\") == "\\\\");
 }

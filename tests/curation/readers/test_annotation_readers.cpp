@@ -121,6 +121,15 @@ TEST_CASE("annotation CSV: an annotator votes once per item, the latest row coun
   CHECK(img1.annotations[2].label == "bird");  // the latest
 }
 
+TEST_CASE("annotation CSV: items that print alike stay apart", "[curation][annotations][csv]") {
+  // "a<LF>b" (quoted, a newline inside) and a\x0ab (typed): two items.
+  const AnnotationTable table =
+      read_annotation_csv("item,annotator,label\n\"a\nb\",w1,cat\na\\x0ab,w1,dog\n", "alike.csv");
+  REQUIRE(table.items().size() == 2);
+  CHECK(table.items()[0].key == "a\\x0ab");
+  CHECK(table.items()[1].key == "a\\\\x0ab");
+}
+
 TEST_CASE("annotation CSV: a bad row refuses its item with the line; a bad header the file",
           "[curation][annotations][csv]") {
   const AnnotationTable table = read_annotation_csv(

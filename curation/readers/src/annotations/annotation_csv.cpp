@@ -64,10 +64,11 @@ AnnotationTable read_annotation_csv(std::string_view text, const std::string& na
   while (csv.next(fields)) {
     const std::size_t line = csv.line();
     // Keys, names and labels are stored and printed as UTF-8 text: control
-    // bytes and invalid UTF-8 are written as \xNN (as import-folder does).
+    // bytes and invalid UTF-8 are written as \xNN and a backslash as \\ (as
+    // import-folder does), so that two different fields never read alike.
     const auto field = [&](Column c) {
       const std::optional<std::size_t> p = at[static_cast<std::size_t>(c)];
-      return p && *p < fields.size() ? printable_text(fields[*p]) : std::string();
+      return p && *p < fields.size() ? printable_key(fields[*p]) : std::string();
     };
     const std::string item = field(kItem);
     if (fields.size() != columns) {

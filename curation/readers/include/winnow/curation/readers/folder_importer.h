@@ -6,8 +6,9 @@
 // Unlabelled: every file, at any depth, without a label. Either way:
 //   - the key is the file's path relative to the root ('/'-separated, after
 //     an optional prefix), so importing the same folder again finds the same
-//     keys; in keys, labels and the default source, control bytes and
-//     invalid UTF-8 of a name are written as \xNN (printable_text.h);
+//     keys; in keys and labels, control bytes and invalid UTF-8 of a name are
+//     written as \xNN and a backslash as \\ (printable_key, printable_text.h),
+//     so two names never share a key;
 //   - the walk is sorted (byte order of names, folder by folder), so the
 //     order never depends on readdir;
 //   - names starting with '.' (files and folders: .git, .DS_Store) are
