@@ -78,17 +78,24 @@ PolicySpec InfoBatchPolicy::spec() const {
   return PolicySpec{"infobatch", {{"r", format_number(r_)}}};
 }
 
+namespace {
+
+// Each candidate is kept with probability about 1 - r (the paper's Eq. 3): a
+// 32-bit draw below the returned bound (2^32 when r = 0 keeps every
+// candidate; one generator step gives two draws). Its weight is the inverse
+// of that exact probability, 2^32 / bound, so rounding 1 - r to 32 bits
+// leaves the weighted sum unbiased.
+std::uint64_t keep_draws_below(double r) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(1.0 - r, 32)));
+}
+
+}  // namespace
+
 void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   const std::uint64_t n = scores.size();
   const float* s = scores.data();
   const float mean = candidate_threshold(scores);
-  // Each candidate is kept with probability about 1 - r (the paper's Eq. 3):
-  // a 32-bit draw below keep_below (2^32 when r = 0 keeps every candidate;
-  // one generator step gives two draws). Its weight is the inverse of that
-  // exact probability, 2^32 / keep_below, so rounding 1 - r to 32 bits
-  // leaves the weighted sum unbiased.
-  const auto keep_below =
-      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(1.0 - r_, 32)));
+  const std::uint64_t keep_below = keep_draws_below(r_);
   const double keep = std::ldexp(static_cast<double>(keep_below), -32);
 
   std::uint64_t candidates = 0;
