@@ -560,3 +560,41 @@ TEST_CASE("quality report: end to end through the ingest pipeline and `winnow re
   CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
   CHECK(run_cli(dir, "report --db " + db + " --format pdf").rc == 1);
 }
+
+TEST_CASE("quality report: past 30 classes no annotator's matrix is written, a note instead",
+          "[quality_report]") {
+  winnow::test::TempDir dir;
+  const std::string db = dir.file("many.db");
+  REQUIRE(run_cli(dir, "init --db " + db).rc == 0);
+  // 40 classes, 3 annotators, 200 items: two agree with the truth, one is off by one.
+  {
+    std::ofstream csv(dir.file("votes.csv"));
+    csv << "item,annotator,label\n";
+    for (int i = 0; i < 200; ++i) {
+      const int truth = i % 40;
+      csv << "i" << i << ",a,"
+          << "c" << truth << "\n"
+          << "i" << i << ",b,"
+          << "c" << truth << "\n"
+          << "i" << i << ",c,"
+          << "c" << (truth + 1) % 40 << "\n";
+    }
+  }
+  REQUIRE(run_cli(dir, "import-annotations --db " + db + " " + dir.file("votes.csv")).rc == 0);
+  const Run report = run_cli(dir, "report --db " + db);
+  REQUIRE(report.rc == 0);
+  const json j = json::parse(report.out);
+  std::size_t annotators = 0;
+  for (const json& source : j["sources"]) {
+    if (source["kind"] == "source") continue;
+    ++annotators;
+    CHECK(source["confusion"].is_null());
+    CHECK_THAT(source["confusion_note"].get<std::string>(),
+               Catch::Contains("40 classes") && Catch::Contains("up to 30"));
+    CHECK(source["estimated_accuracy"].is_number());
+  }
+  CHECK(annotators == 3);
+  const Run html = run_cli(dir, "report --db " + db + " --format html");
+  REQUIRE(html.rc == 0);
+  CHECK(html.out.size() < 2'000'000);  // one 40x40 class table, no 40x40 per annotator
+}

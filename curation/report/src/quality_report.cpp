@@ -29,6 +29,10 @@ namespace winnow::curation::report {
 
 namespace {
 
+// The most classes an annotator's Dawid-Skene confusion matrix is reported
+// for (K² numbers per annotator).
+constexpr std::size_t kMaxConfusionClasses = 30;
+
 using nlohmann::json;
 
 constexpr const char* kUnknownName = "(unknown)";
@@ -500,13 +504,22 @@ class ReportBuilder {
         const auto [low, high] = wilson_interval(accuracy, static_cast<double>(p.labels));
         j["accuracy_interval"] = {low, high};
         const std::size_t K = class_labels_.size();
-        json confusion = json::array();
-        for (std::size_t c = 0; c < K; ++c) {
-          json row = json::array();
-          for (std::size_t k = 0; k < K; ++k) row.push_back(ds_->confusion_at(w, c, k));
-          confusion.push_back(row);
+        if (K > kMaxConfusionClasses) {
+          // K² cells for every annotator: unreadable, and what made reports of
+          // hundreds of classes and annotators gigabytes.
+          put(j, "confusion", std::nullopt,
+              fmt::format("{} classes: a matrix per annotator is given up to {} classes; "
+                          "estimated_accuracy sums it up",
+                          K, kMaxConfusionClasses));
+        } else {
+          json confusion = json::array();
+          for (std::size_t c = 0; c < K; ++c) {
+            json row = json::array();
+            for (std::size_t k = 0; k < K; ++k) row.push_back(ds_->confusion_at(w, c, k));
+            confusion.push_back(row);
+          }
+          j["confusion"] = confusion;
         }
-        j["confusion"] = confusion;
       } else {
         put(j, "estimated_accuracy", std::nullopt, accuracy_note_);
         put(j, "accuracy_interval", std::nullopt, accuracy_note_);
