@@ -60,6 +60,35 @@ char32_t code_point(const char* s, std::size_t len) {
   return (char32_t{b(0)} & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
 }
 
+// The one escaping loop: control bytes and invalid UTF-8 as \xNN, and with
+// show_invisible the invisible code points as \u{XXXX}; at most max_bytes of
+// output, then "...".
+std::string escaped(std::string_view text, std::size_t max_bytes, bool show_invisible) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const std::size_t len = utf8_sequence_length(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (len == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    const char32_t point = show_invisible ? code_point(text.data() + i, len) : 0;
+    if (show_invisible && invisible(point)) {
+      out += fmt::format("\\u{{{:04X}}}", static_cast<std::uint32_t>(point));
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string printable_key(std::string_view text) {
@@ -75,46 +104,11 @@ std::string printable_key(std::string_view text) {
 }
 
 std::string visible_text(std::string_view text) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t len = utf8_sequence_length(text, i);
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (len == 0 || c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-      continue;
-    }
-    const char32_t point = code_point(text.data() + i, len);
-    if (invisible(point)) {
-      out += fmt::format("\\u{{{:04X}}}", static_cast<std::uint32_t>(point));
-    } else {
-      out.append(text.substr(i, len));
-    }
-    i += len;
-  }
-  return out;
+  return escaped(text, std::string_view::npos, true);
 }
 
 std::string printable_text(std::string_view text, std::size_t max_bytes) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (out.size() >= max_bytes) {
-      out += "...";
-      break;
-    }
-    const std::size_t len = utf8_sequence_length(text, i);
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (len == 0 || c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
+  return escaped(text, max_bytes, false);
 }
 
 }  // namespace winnow::curation
