@@ -2,27 +2,15 @@
 // what would help; a batch whose every record was rejected exits 1.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "cli_run.h"
 #include "daemon/cli_process.h"  // winnow::test::slurp
 #include "support/curation_test_helpers.h"
 
-namespace {
-
-int run_cli(const std::string& args, const std::string& out, const std::string& err) {
-  const std::string command =
-      "timeout 120 " + std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2> " + err;
-  INFO(command);
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return WEXITSTATUS(status);
-}
-
-}  // namespace
+using winnow::test::run_cli;
 
 TEST_CASE("text into a pixels dataset: refused with the reason and the fix, exit 1",
           "[cli][outcome]") {

@@ -3,8 +3,6 @@
 // manifest that is a link, and `path` records naming links, relative or not.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,23 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "daemon/cli_process.h"  // winnow::test::slurp
 #include "support/curation_test_helpers.h"
 
-namespace {
+using winnow::test::run_cli;
 
 namespace fs = std::filesystem;
-
-int run_cli(const std::string& args, const std::string& out) {
-  const std::string command =
-      "timeout 120 " + std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2>&1";
-  INFO(command);
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return WEXITSTATUS(status);
-}
-
-}  // namespace
 
 TEST_CASE("ingest follows a user's symbolic links: the manifest and its files", "[cli][links]") {
   winnow::curation::test::ScratchDir dir;

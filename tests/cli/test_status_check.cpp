@@ -3,29 +3,19 @@
 // with exit 0, but --check names the damage and exits 6 (corrupt).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "daemon/cli_process.h"  // winnow::test::slurp
 #include "support/curation_test_helpers.h"
 
+using winnow::test::run_cli;
+
 namespace {
-
-const std::string kFashionMnist = "/usr/share/datasets/fashion-mnist/";
-
-int run_cli(const std::string& args, const std::string& out) {
-  const std::string command =
-      "timeout 120 " + std::string(WINNOW_CLI_PATH) + " " + args + " > " + out + " 2>&1";
-  INFO(command);
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return WEXITSTATUS(status);
-}
 
 // The root page of the samples' key index, by asking sqlite3 (Debian's CLI).
 long key_index_root(const winnow::curation::test::ScratchDir& dir, const std::string& db) {
@@ -45,8 +35,7 @@ TEST_CASE("status --check finds a damaged index page that plain status does not"
   const std::string db = dir.file("data.db");
   const std::string out = dir.file("out.txt");
   REQUIRE(run_cli("init --db " + db, out) == 0);
-  REQUIRE(run_cli("import-idx -q --db " + db + " --limit 300 " + kFashionMnist +
-                      "t10k-images-idx3-ubyte.gz " + kFashionMnist + "t10k-labels-idx1-ubyte.gz",
+  REQUIRE(run_cli("import-idx -q --db " + db + " --limit 300 " + winnow::test::kFashionTestIdx,
                   out) == 0);
   REQUIRE(run_cli("status --check --json --db " + db, out) == 0);
   CHECK(nlohmann::json::parse(winnow::test::slurp(out))["check"]["quick_check"] == "ok");
