@@ -24,7 +24,8 @@ shuffled (a copy may then come before its original, and the pair counts as
 found when the later of the two is flagged as a duplicate of the earlier).
 
 Through the CLI: `winnow init --db D --embedder 'hashed-ngrams(n=3,dim=256)'`
-(plus any --init-arg), `winnow ingest --db D manifest.jsonl`, `winnow export`.
+(plus any --init-arg; `--embedder auto`: init without one, so the text chooses),
+`winnow ingest --db D manifest.jsonl`, `winnow export`.
 
 Measured:
 * recall of the edited copies and of the verbatim copies (the copy flagged as
@@ -275,8 +276,9 @@ def winnow_flags(records, options, run):
     db = run / "text.db"
     for stale in run.glob("text.db*"):
         stale.unlink()
-    init = json.loads(run_winnow(options.winnow, "init", "--db", db, "--embedder", options.embedder,
-                                 *options.init_arg))
+    # --embedder auto: `init` without one, as a new user runs it (the first content chooses).
+    embedder = [] if options.embedder == "auto" else ["--embedder", options.embedder]
+    init = json.loads(run_winnow(options.winnow, "init", "--db", db, *embedder, *options.init_arg))
     start, cpu = time.perf_counter(), children_cpu_seconds()
     run_winnow(options.winnow, "ingest", "--db", db, manifest)
     seconds = {"ingest_wall": round(time.perf_counter() - start, 2),
@@ -286,7 +288,11 @@ def winnow_flags(records, options, run):
     key_of_id = {s["id"]: s["key"] for s in exported}
     flagged = {s["key"]: key_of_id[s["duplicate_of"]] for s in exported
                if s["status"] in ("duplicate_near", "duplicate_exact") and s.get("duplicate_of")}
-    return flagged, init["config"], seconds
+    config = dict(init["config"])
+    status = json.loads(run_winnow(options.winnow, "status", "--db", db, "--json"))
+    config["embedder_used"] = status["embedder"]
+    config["rejected"] = status["rejected"]
+    return flagged, config, seconds
 
 
 # --- MinHash-LSH (the comparison) ---------------------------------------------------

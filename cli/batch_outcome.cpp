@@ -1,12 +1,32 @@
 #include "batch_outcome.h"
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "winnow/curation/core/printable_text.h"
 
 namespace winnow::cli {
 
+namespace {
+
+// The label check's line when it spared records of this batch, or earlier
+// samples judged again after it, that its vote would have flagged.
+void say_label_check(const curation::ingest::BatchReport& r) {
+  if (r.skipped || r.label_check.is_null()) return;
+  const std::int64_t arrived = r.label_check.value("would_have_flagged", std::int64_t{0});
+  const auto rejudged = static_cast<std::int64_t>(r.labels_rejudged.abstained);
+  if (arrived + rejudged == 0) return;
+  std::cerr << curation::visible_text(r.name) << ": "
+            << curation::visible_text(r.label_check["line"].get<std::string>())
+            << " (its vote would have flagged " << arrived << " of this batch's records and "
+            << rejudged << " samples judged again after it)\n";
+}
+
+}  // namespace
+
 int say_batch_outcome(const curation::ingest::BatchReport& r, const std::string& embedder) {
+  say_label_check(r);
   const std::int64_t total = r.counts.total();
   const std::int64_t rejected = r.counts[store::SampleStatus::rejected];
   if (r.skipped || total == 0 || r.rejections.empty()) return 0;
@@ -23,6 +43,18 @@ int say_batch_outcome(const curation::ingest::BatchReport& r, const std::string&
     }
   }
   return rejected == total ? 1 : 0;
+}
+
+void choose_embedder_for(const std::string& db, const curation::BatchContent& content, bool quiet) {
+  const std::optional<std::string> chosen = curation::choose_embedder(db, content);
+  if (chosen && !quiet && ::isatty(STDERR_FILENO) == 1) {
+    std::cerr << "winnow chose the embedder " << *chosen << " for this dataset's "
+              << (content.embedding_dim > 0                     ? "given embeddings"
+                  : content.kind == curation::ContentKind::text ? "text"
+                  : content.kind == curation::ContentKind::path ? "image files"
+                                                                : "pixel arrays")
+              << " (init without --embedder: docs/curation.md, \"Embedders\")\n";
+  }
 }
 
 }  // namespace winnow::cli

@@ -1,17 +1,25 @@
 // What a batch's summary says besides its JSON: a batch mostly refused says
-// so, on stderr, with its most common reason and what would help; a command
-// whose batches rejected every record fails (exit 1, docs/cli.md).
+// so, on stderr, with its most common reason and what would help; so does a
+// batch whose label check abstained on records it would have flagged; a
+// command whose batches rejected every record fails (exit 1, docs/cli.md).
 #pragma once
 
 #include <string>
 
+#include "winnow/curation/dataset/embedder_choice.h"
 #include "winnow/curation/ingest/batch_report.h"
 
 namespace winnow::cli {
 
 // Says on stderr when more than half of the batch's records were rejected,
 // with the most common reason (and the dataset's `embedder` when that is the
-// reason); returns 1 when the batch ran and rejected every record, else 0.
+// reason), and the label check's line when it abstained on records of the
+// batch; returns 1 when the batch ran and rejected every record, else 0.
 int say_batch_outcome(const curation::ingest::BatchReport& report, const std::string& embedder);
+
+// Before a batch of `content` into `db`: lets winnow choose the dataset's
+// embedder (curation::choose_embedder) and says which it chose on stderr
+// when that is a terminal and not `quiet` (`status` shows it always).
+void choose_embedder_for(const std::string& db, const curation::BatchContent& content, bool quiet);
 
 }  // namespace winnow::cli

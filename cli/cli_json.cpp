@@ -1,5 +1,6 @@
 #include "cli_json.h"
 
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/store/image_quality_table.h"
 #include "winnow/version.h"
 
@@ -58,6 +59,11 @@ json status_json(curation::Dataset& dataset) {
                                        {"removed", info.caught_up.removed}};
   }
   j["embedder"] = dataset.embedder().spec();
+  const curation::labels::LabelEvidence evidence =
+      curation::stored_label_evidence(store, dataset.config());
+  j["label_check"] = evidence.samples() > 0
+                         ? curation::label_check_json(evidence, dataset.label_names())
+                         : json(nullptr);
   j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
   j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());

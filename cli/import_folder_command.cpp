@@ -48,6 +48,7 @@ Command add_import_folder_command(CLI::App& parent) {
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
+            choose_embedder_for(o->db, {curation::ContentKind::path, 0}, o->quiet);
             curation::Dataset dataset(o->db);
             curation::ingest::Ingester ingester(dataset);
             dataset.set_threads(o->threads);

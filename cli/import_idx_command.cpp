@@ -46,6 +46,7 @@ Command add_import_idx_command(CLI::App& parent) {
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
+            choose_embedder_for(o->db, {curation::ContentKind::pixels, 0}, o->quiet);
             curation::Dataset dataset(o->db);
             curation::ingest::Ingester ingester(dataset);
             dataset.set_threads(o->threads);

@@ -177,6 +177,14 @@ Command add_ingest_command(CLI::App& parent) {
         cl.min_examples_per_class = o->min_examples_per_class;
         WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
                             "--min-examples-per-class={} must be >= 0", cl.min_examples_per_class);
+        if (o->pred_probs.empty()) {
+          for (const std::string& m : o->manifests) {
+            if (const auto content = curation::manifest_content(m)) {
+              choose_embedder_for(o->db, *content, o->quiet);
+              break;
+            }
+          }
+        }
         curation::Dataset dataset(o->db);
         curation::ingest::Ingester ingester(dataset);
         dataset.set_threads(o->threads);

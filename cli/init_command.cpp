@@ -50,16 +50,20 @@ Command add_init_command(CLI::App& parent) {
     curation::CurationConfig config;
     std::string image_issues = "flag";
     std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
+    std::string embedder;                             // empty: chosen by winnow
   };
   auto o = std::make_shared<Options>();
   curation::CurationConfig& config = o->config;
   auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
   cmd->footer("Example: winnow init --db data.db --embedder 'hashed-ngrams(n=3,dim=256)'");
   cmd->add_option("--db", o->db, "database file")->required();
-  cmd->add_option(
-         "--embedder", config.embedder,
-         "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), torchscript:PATH")
-      ->capture_default_str();
+  cmd->add_option("--embedder", o->embedder,
+                  "embedder spec: provided(dim=D), pixels(...), hashed-ngrams(...), "
+                  "torchscript:PATH (default: chosen by the first content given: "
+                  "pixels(width=28,height=28,fourier=6) for pixel arrays, "
+                  "pixels(width=32,height=32,fourier=6,colour=1) for image files, "
+                  "hashed-ngrams(n=3,dim=256) for text, provided(dim=D) for records that "
+                  "bring a D-long embedding)");
   cmd->add_option("--index", config.index,
                   "index config: auto (flat, then ivf from switchAt vectors), flat, hnsw(M=..,...) "
                   "or ivf(nprobe=..)")
@@ -94,6 +98,12 @@ Command add_init_command(CLI::App& parent) {
   cmd->add_option("--min-label-neighbours", config.min_label_neighbours,
                   "labelled neighbours needed to flag a label issue")
       ->capture_default_str();
+  cmd->add_option("--label-min-lift", config.label_min_lift,
+                  "the label check abstains on a class whose neighbours agree with its labels "
+                  "by less than this lift over chance, and on every class when the dataset's "
+                  "lift is below it (0 to 1; docs/curation.md, \"When the label check "
+                  "abstains\")")
+      ->capture_default_str();
   cmd->add_option("--label-rejudge-growth", config.label_rejudge_growth,
                   "after a batch, re-judge the doubtful labels (quality < 0.5) judged when the "
                   "labelled samples were fewer than today's / (1 + this), the unsure ones "
@@ -117,6 +127,8 @@ Command add_init_command(CLI::App& parent) {
   return {
       cmd, [o] {
         set_image_issues(o->config.image_issues, o->image_issues, o->image_issue_thresholds);
+        o->config.embedder_auto = o->embedder.empty();
+        if (!o->embedder.empty()) o->config.embedder = o->embedder;
         curation::Dataset::init(o->db, o->config);
         curation::Dataset dataset(o->db);
         std::cout << nlohmann::json{{"db", o->db},

@@ -47,6 +47,10 @@ Command add_status_command(CLI::App& parent) {
             std::cout << "index: " << index["config"].get<std::string>() << ", " << index["vectors"]
                       << " vectors, " << curation::visible_text(index["file"].get<std::string>())
                       << "\n";
+            if (!j["label_check"].is_null()) {
+              std::cout << curation::visible_text(j["label_check"]["line"].get<std::string>())
+                        << "\n";
+            }
             const auto& images = j["image_issues"];
             if (images["images"].get<std::int64_t>() > 0) {
               std::cout << "image files: " << images["images"] << ", " << images["with_issues"]

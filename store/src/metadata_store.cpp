@@ -431,6 +431,19 @@ StatusCounts MetadataStore::count_by_status() {
   return counts;
 }
 
+std::vector<MetadataStore::LabelQualitySum> MetadataStore::label_quality_by_label() {
+  StatementScope query(
+      db_.cached("SELECT label, count(*), total(label_quality) FROM samples "
+                 "WHERE status IN ('accepted', 'label_issue') AND label IS NOT NULL "
+                 "AND label_quality IS NOT NULL GROUP BY label ORDER BY label"));
+  query->bind_all();
+  std::vector<LabelQualitySum> sums;
+  while (query->step()) {
+    sums.push_back({query->column_int64(0), query->column_int64(1), query->column_double(2)});
+  }
+  return sums;
+}
+
 std::vector<std::string> MetadataStore::quick_check(int max_problems) {
   Statement query(db_, fmt::format("PRAGMA quick_check({})", std::max(1, max_problems)));
   std::vector<std::string> problems;

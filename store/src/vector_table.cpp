@@ -181,4 +181,12 @@ std::int64_t VectorTable::count_label_issues_without_row() {
   return query->column_int64(0);
 }
 
+bool VectorTable::any_row() {
+  StatementScope query(db_.cached("SELECT EXISTS (SELECT 1 FROM curation_vectors)"));
+  query->bind_all();
+  WINNOW_THROW_IF_NOT(query->step(), "{}: looking for a stored embedding returned no row",
+                      db_.path());
+  return query->column_int64(0) != 0;
+}
+
 }  // namespace winnow::store

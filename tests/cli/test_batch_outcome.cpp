@@ -26,7 +26,8 @@ TEST_CASE("text into a pixels dataset: refused with the reason and the fix, exit
         << "\n";
   }
   const std::string pixels = dir.file("pixels.db");
-  REQUIRE(run_cli("init --db " + pixels, out, err) == 0);
+  REQUIRE(run_cli("init --db " + pixels + " --embedder 'pixels(width=28,height=28,fourier=6)'", out,
+                  err) == 0);
   CHECK(run_cli("ingest -q --db " + pixels + " " + dir.file("text.jsonl"), out, err) == 1);
   const std::string said = winnow::test::slurp(err);
   CHECK_THAT(said, Catch::Contains("3 of 3 records were rejected") &&
@@ -39,4 +40,40 @@ TEST_CASE("text into a pixels dataset: refused with the reason and the fix, exit
   REQUIRE(run_cli("init --db " + text + " --embedder 'hashed-ngrams(n=3,dim=256)'", out, err) == 0);
   CHECK(run_cli("ingest -q --db " + text + " " + dir.file("text.jsonl"), out, err) == 0);
   CHECK(winnow::test::slurp(err).empty());
+}
+
+TEST_CASE("a dataset made without --embedder takes the first content's embedder",
+          "[cli][outcome]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string out = dir.file("out.txt"), err = dir.file("err.txt");
+  std::ofstream(dir.file("text.jsonl")) << R"({"key": "a", "text": "one paragraph of a man page"})"
+                                        << "\n"
+                                        << R"({"key": "b", "text": "and another, quite different"})"
+                                        << "\n";
+  const std::string db = dir.file("auto.db");
+  REQUIRE(run_cli("init --db " + db, out, err) == 0);
+  CHECK(winnow::test::slurp(out).find("\"embedder_auto\":true") != std::string::npos);
+  CHECK(run_cli("ingest -q --db " + db + " " + dir.file("text.jsonl"), out, err) == 0);
+  CHECK(winnow::test::slurp(out).find("\"accepted\":2") != std::string::npos);
+  // Said on a terminal only (this stderr is a file); status shows it.
+  CHECK(winnow::test::slurp(err).empty());
+  REQUIRE(run_cli("status --json --db " + db, out, err) == 0);
+  CHECK(winnow::test::slurp(out).find("\"embedder\": \"hashed-ngrams(n=3,dim=256") !=
+        std::string::npos);
+  // init again without --embedder keeps the choice.
+  CHECK(run_cli("init --db " + db, out, err) == 0);
+
+  // Once a sample holds an embedding, the choice stays: images are refused.
+  CHECK(run_cli("import-idx -q --limit 5 --db " + db + " " + winnow::test::kFashionTestIdx, out,
+                err) == 1);
+  CHECK_THAT(winnow::test::slurp(err), !Catch::Contains("chose the embedder"));
+
+  // Pixel arrays first: the pixels default.
+  const std::string images = dir.file("images.db");
+  REQUIRE(run_cli("init --db " + images, out, err) == 0);
+  CHECK(run_cli("import-idx -q --limit 50 --db " + images + " " + winnow::test::kFashionTestIdx,
+                out, err) == 0);
+  REQUIRE(run_cli("status --json --db " + images, out, err) == 0);
+  CHECK(winnow::test::slurp(out).find("\"embedder\": \"pixels(width=28,height=28,") !=
+        std::string::npos);
 }

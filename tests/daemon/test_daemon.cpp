@@ -18,6 +18,7 @@
 
 #include "cli_process.h"
 #include "support/temp_dir.h"
+#include "winnow/curation/config/dataset_config.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/curation/readers/idx_importer.h"
 #include "winnow/store/metadata_store.h"
@@ -333,4 +334,29 @@ TEST_CASE("the status endpoint listens on loopback and serves JSON and Prometheu
 
   daemon.signal(SIGTERM);
   CHECK(daemon.wait() == 0);
+}
+
+TEST_CASE("serve on a dataset made without --embedder takes the first manifest's embedder",
+          "[daemon][embedder_choice]") {
+  winnow::test::TempDir dir;
+  const fs::path inbox = dir.path() / "inbox";
+  fs::create_directories(inbox);
+  const std::string db = dir.file("data.db");
+  REQUIRE(run_cli(dir.path(), {"init", "--db", db}) == 0);
+  // Text first: the daemon opened the dataset with the pixel default, and
+  // reopens it with the text embedder before reading the manifest.
+  drop(inbox, "text.jsonl",
+       "{\"key\": \"a\", \"text\": \"the first paragraph of a manual page\"}\n"
+       "{\"key\": \"b\", \"text\": \"a second paragraph, about something else\"}\n");
+  Winnow daemon(
+      dir.path(),
+      {"serve", "--db", db, "--inbox", inbox.string(), "--no-http", "--poll-ms", "100", "--once"},
+      "serve");
+  REQUIRE(daemon.wait() == 0);
+  winnow::store::MetadataStore store(db);
+  CHECK(store.count_by_status()[winnow::store::SampleStatus::accepted] == 2);
+  const auto config = winnow::curation::CurationConfig::from_json(
+      *store.get_meta(winnow::curation::CurationConfig::kMetaKey));
+  CHECK(config.embedder == "hashed-ngrams(n=3,dim=256)");
+  CHECK(config.embedder_auto);
 }

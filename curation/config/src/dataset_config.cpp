@@ -33,6 +33,7 @@ std::unique_ptr<dedup::TextNearDuplicateVerifier> make_text_verifier(const Curat
 
 std::string CurationConfig::to_json() const {
   json j = {{"embedder", embedder},
+            {"embedder_auto", embedder_auto},
             {"index", index},
             {"candidates", candidates},
             {"min_candidate_similarity", min_candidate_similarity},
@@ -48,6 +49,7 @@ std::string CurationConfig::to_json() const {
             {"label_k", label_k},
             {"label_flag_below", label_flag_below},
             {"min_label_neighbours", min_label_neighbours},
+            {"label_min_lift", label_min_lift},
             {"label_rejudge_growth", label_rejudge_growth},
             {"micro_batch", micro_batch},
             {"max_image_pixels", max_image_pixels},
@@ -68,6 +70,7 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
     }
   };
   get("embedder", c.embedder);
+  get("embedder_auto", c.embedder_auto);
   get("index", c.index);
   get("candidates", c.candidates);
   get("min_candidate_similarity", c.min_candidate_similarity);
@@ -86,6 +89,8 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("label_k", c.label_k);
   get("label_flag_below", c.label_flag_below);
   get("min_label_neighbours", c.min_label_neighbours);
+  c.label_min_lift = 0.0;
+  get("label_min_lift", c.label_min_lift);
   c.label_rejudge_growth = 0.0;
   get("label_rejudge_growth", c.label_rejudge_growth);
   get("micro_batch", c.micro_batch);
@@ -117,6 +122,9 @@ void CurationConfig::validate() const {
       "label_flag_below={} must be in [0, 1]", label_flag_below);
   WINNOW_THROW_IF_NOT(min_label_neighbours >= 0, "min_label_neighbours={} must be >= 0",
                       min_label_neighbours);
+  WINNOW_THROW_IF_NOT(
+      std::isfinite(label_min_lift) && label_min_lift >= 0.0 && label_min_lift <= 1.0,
+      "label_min_lift={} must be in [0, 1]", label_min_lift);
   WINNOW_THROW_IF_NOT(std::isfinite(label_rejudge_growth) && label_rejudge_growth >= 0.0 &&
                           label_rejudge_growth <= 1000.0,
                       "label_rejudge_growth={} must be in [0, 1000] (0: never re-judge)",

@@ -15,6 +15,7 @@
 #include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/store/sample_status.h"
+#include "winnow/curation/dataset/embedder_choice.h"
 
 namespace winnow::curation::daemon {
 
@@ -48,14 +49,12 @@ MaintenanceDaemon::MaintenanceDaemon(MaintenanceDaemonOptions options, DaemonSta
       status_(status),
       describe_(describe ? std::move(describe) : Describe(default_description)),
       lock_(options_.db),
-      inbox_(options_.inbox),
-      dataset_(options_.db),
-      ingester_(dataset_) {
+      inbox_(options_.inbox) {
+  open_dataset();
   WINNOW_THROW_IF_NOT(options_.poll.count() > 0, "poll interval must be positive, got {} ms",
                       options_.poll.count());
   WINNOW_THROW_IF_NOT(options_.max_interruptions >= 1, "max interruptions must be >= 1, got {}",
                       options_.max_interruptions);
-  dataset_.set_threads(options_.threads);
   if (options_.heartbeat_file.empty()) options_.heartbeat_file = options_.db + ".serve.json";
   if (options_.content_roots.empty()) options_.content_roots.push_back(options_.inbox);
   json roots = json::array();
@@ -79,7 +78,7 @@ MaintenanceDaemon::~MaintenanceDaemon() = default;
 // next manifest or when the daemon stops.
 void MaintenanceDaemon::save_index_when_behind() {
   try {
-    dataset_.save_index_if_behind();
+    dataset_->save_index_if_behind();
     if (index_save_failed_) status_.set_extra("index_save_error", nullptr);
     index_save_failed_ = false;
   } catch (const std::exception& e) {
@@ -90,7 +89,26 @@ void MaintenanceDaemon::save_index_when_behind() {
 }
 
 void MaintenanceDaemon::publish_dataset() {
-  status_.set_dataset(describe_(dataset_));
+  status_.set_dataset(describe_(*dataset_));
+}
+
+void MaintenanceDaemon::open_dataset() {
+  ingester_.reset();
+  dataset_.reset();
+  dataset_ = std::make_unique<Dataset>(options_.db);
+  dataset_->set_threads(options_.threads);
+  ingester_ = std::make_unique<ingest::Ingester>(*dataset_);
+}
+
+// A dataset whose embedder winnow chooses, and which holds no embedding yet,
+// takes the default for the manifest's content (embedder_choice.h) before
+// the manifest is read with it.
+void MaintenanceDaemon::choose_embedder_for(const fs::path& manifest) {
+  if (!dataset_->config().embedder_auto) return;
+  const std::optional<BatchContent> content = manifest_content(manifest.string(), false);
+  if (!content || !choose_embedder(options_.db, *content)) return;
+  open_dataset();
+  publish_dataset();
 }
 
 void MaintenanceDaemon::write_heartbeat() noexcept {
@@ -112,11 +130,12 @@ void MaintenanceDaemon::write_heartbeat() noexcept {
 
 std::string MaintenanceDaemon::quarantine_reason(const std::string& checksum,
                                                  const std::string& name) {
-  const std::optional<store::BatchRecord> batch = dataset_.store().find_batch_by_checksum(checksum);
+  const std::optional<store::BatchRecord> batch =
+      dataset_->store().find_batch_by_checksum(checksum);
   // Only a batch still `running` was cut off by the process dying; a stop
   // request or a handled error marks it failed first.
   if (!batch || batch->state != store::BatchState::running) return "";
-  const std::int64_t times = dataset_.store().record_batch_interrupted(
+  const std::int64_t times = dataset_->store().record_batch_interrupted(
       batch->id, fmt::format("the daemon ended while ingesting '{}'", name));
   if (times < options_.max_interruptions) return "";
   return fmt::format(
@@ -165,11 +184,12 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
   write_heartbeat();
   const auto t0 = std::chrono::steady_clock::now();
   try {
+    choose_embedder_for(claimed);
     readers::ManifestReaderOptions reading;
     // A `path` record's file may be a link whose whole resolution stays
     // beneath a content root; the manifest itself is never read through one.
     reading.content = {options_.max_content_bytes, options_.content_roots, true};
-    reading.image = dataset_.image_reading();
+    reading.image = dataset_->image_reading();
     readers::ManifestReader reader(claimed.string(), reading);  // refuses links and special files
     const std::string checksum = readers::file_checksum(claimed.string());
     if (interrupted) {
@@ -178,7 +198,7 @@ void MaintenanceDaemon::handle(const fs::path& claimed, bool interrupted) {
         return;
       }
     }
-    const ingest::BatchReport report = ingester_.ingest_batch(name, checksum, reader, &stop_);
+    const ingest::BatchReport report = ingester_->ingest_batch(name, checksum, reader, &stop_);
     idle_save_due_ = true;
     inbox_.mark_processed(claimed);
     retries_.erase(claimed.filename());

@@ -135,14 +135,20 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   config.validate();
   store::MetadataStore store(db_path);  // schema version 2 has curation_vectors
   auto existing = store.get_meta(CurationConfig::kMetaKey);
+  CurationConfig recorded = config;
   if (existing && store.count_by_status().total() > 0) {
     CurationConfig old = CurationConfig::from_json(*existing);
-    WINNOW_THROW_IF_NOT(old.to_json() == config.to_json(),
+    // An init that leaves the embedder to winnow keeps the dataset's.
+    if (recorded.embedder_auto) {
+      recorded.embedder = old.embedder;
+      recorded.embedder_auto = old.embedder_auto;
+    }
+    WINNOW_THROW_IF_NOT(old.to_json() == recorded.to_json(),
                         "{}: already holds samples curated with another config ({}); a dataset's "
                         "config cannot change once it holds samples (use a new database)",
-                        db_path, config_changes(old, config));
+                        db_path, config_changes(old, recorded));
   }
-  store.set_meta(CurationConfig::kMetaKey, config.to_json());
+  store.set_meta(CurationConfig::kMetaKey, recorded.to_json());
   store.set_meta(kIndexFileKey, std::filesystem::path(index_path_of(db_path)).filename().string());
   store.set_meta(kIndexTypeKey, index::canonical_vector_index_config(config.index));
   store.record_writer(/*creating=*/!existing);

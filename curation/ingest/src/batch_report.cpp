@@ -17,7 +17,9 @@ nlohmann::json to_json(const BatchReport& r) {
   if (!r.skipped) {
     j["labels_rejudged"] = {{"rejudged", r.labels_rejudged.rejudged},
                             {"newly_flagged", r.labels_rejudged.newly_flagged},
-                            {"cleared", r.labels_rejudged.cleared}};
+                            {"cleared", r.labels_rejudged.cleared},
+                            {"abstained", r.labels_rejudged.abstained}};
+    if (!r.label_check.is_null()) j["label_check"] = r.label_check;
     const BatchPhaseSeconds& p = r.phases;
     j["seconds_by_phase"] = {{"read", p.read},
                              {"prepare_first_block", p.prepare_first_block},

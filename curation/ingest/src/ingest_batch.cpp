@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "winnow/curation/core/printable_text.h"
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/clock.h"
 #include "winnow/curation/judge/information_gain.h"
@@ -55,6 +56,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       neighbours_k_(judge::neighbours_per_record(context.config)),
       rules_(judge::DecisionRules::of(context.config)),
       label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
+      label_evidence_(stored_label_evidence(context.store, context.config)),
       image_verifier_(context.image_verifier),
       text_verifier_(context.text_verifier),
       image_finder_(context.index, image_verifier_,
@@ -307,6 +309,9 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.decision = judge::decide(candidate, neighbourhood_facts, rules_);
   note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
+  if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
+    add_label_evidence(s, neighbourhood_facts);
+  }
   // Only embedded records have a vector and content to keep (not annotations only).
   if (vector != nullptr &&
       (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
@@ -527,10 +532,24 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
       label_quality_.score(labelled, 0, static_cast<int>(*sample.label), label_lookup);
   sample.label_quality = n.label_quality->quality;
   n.label_support = context_.accepted_labels.counts[*sample.label];
+  const labels::ClassEvidence evidence = label_evidence_.of(*sample.label);
+  n.label_judged = evidence.judged;
+  n.label_lift = evidence.lift;
+  n.label_min_lift = label_evidence_.options().min_lift;
   if (n.label_quality->suggested_label) {
     n.suggested_label = context_.label_names.name_of(*n.label_quality->suggested_label);
   }
   return n;
+}
+
+// A judged labelled sample's quality joins the evidence of where the vote
+// can judge, as stored_label_evidence reads it from the store for the next
+// batch.
+void IngestBatch::add_label_evidence(const store::NewSample& sample,
+                                     const judge::Neighbourhood& n) {
+  if (!sample.label || !n.label_quality) return;
+  if (judge::abstained(n, rules_)) ++label_abstentions_;
+  label_evidence_.add(*sample.label, n.label_quality->quality);
 }
 
 // Whether neighbour `id` (stored, or a pending item of this chunk) is a

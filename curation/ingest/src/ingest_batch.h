@@ -29,6 +29,7 @@
 #include "winnow/curation/ingest/ingester.h"
 #include "winnow/curation/judge/near_duplicate_check.h"
 #include "winnow/curation/dataset/label_names.h"
+#include "winnow/curation/labels/label_evidence.h"
 #include "winnow/curation/core/thread_pool.h"
 #include "winnow/curation/judge/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
@@ -70,6 +71,9 @@ class IngestBatch {
   // Records whose neighbours came from their prior lists (a bulk job), and
   // those of them the index was searched for after all.
   const JobNeighbourCounts& job_neighbours() const { return job_neighbours_; }
+  // Records whose label the vote would have flagged where it abstains
+  // (labels::LabelEvidence).
+  std::int64_t label_abstentions() const { return label_abstentions_; }
 
  private:
   struct Pending;
@@ -114,6 +118,7 @@ class IngestBatch {
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
+  void add_label_evidence(const store::NewSample& sample, const judge::Neighbourhood& n);
   judge::Neighbourhood neighbourhood(const ManifestRecord& record,
                                      const index::SearchResults& labelled,
                                      store::NewSample& sample);
@@ -148,6 +153,10 @@ class IngestBatch {
   judge::DecisionRules rules_;
   RejectionSummary rejections_;
   labels::LabelQuality label_quality_;
+  // Where the vote judges: the store's evidence at the batch's start, with
+  // each of this batch's labels added as it is judged.
+  labels::LabelEvidence label_evidence_;
+  std::int64_t label_abstentions_ = 0;  // records the vote would have flagged
   // The context's verifiers, with the chunk's similarities to stored
   // candidates computed beforehand (precompute_verifications); the finders
   // use these.

@@ -7,6 +7,7 @@
 
 #include "winnow/clock.h"
 #include "winnow/curation/bulk/job_positions.h"
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/curation/dataset/lookup/stored_sample_filter.h"
 #include "winnow/curation/review/stale_labels.h"
 #include "winnow/store/metadata_store.h"
@@ -98,6 +99,12 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
     report.labels_rejudged =
         review::rejudge_stale_labels(dataset_, batch.id, ingest.judged_ranges());
     report.phases.rejudge_labels = seconds_since(phase_start);
+    const labels::LabelEvidence evidence =
+        stored_label_evidence(dataset_.store(), dataset_.config());
+    if (evidence.samples() > 0) {
+      report.label_check = label_check_json(evidence, dataset_.label_names());
+      report.label_check["would_have_flagged"] = ingest.label_abstentions();
+    }
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
     report.job_neighbours = ingest.job_neighbours();

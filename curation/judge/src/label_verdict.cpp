@@ -12,7 +12,10 @@ nlohmann::json label_quality_details(const labels::LabelQualityResult& q, std::i
                             {"flag_below", q.flag_below},
                             {"min_neighbours", min_label_neighbours},
                             {"label_support", support}};
-  if (q.suggested_label) details["suggested_label"] = suggested;
+  if (q.suggested_label) {
+    details["suggested_label"] = suggested;
+    details["suggested_share"] = q.suggested_share;
+  }
   return details;
 }
 

@@ -38,6 +38,11 @@ class JsonObjectText {
     fmt::format_to(std::back_inserter(text_), "{}", value);
     return *this;
   }
+  JsonObjectText& boolean(std::string_view key, bool value) {
+    open(key);
+    text_ += value ? "true" : "false";
+    return *this;
+  }
   JsonObjectText& string(std::string_view key, const std::string& value) {
     open(key);
     text_ += json(value).dump();  // escaped
@@ -80,6 +85,16 @@ JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
   return near;
 }
 
+}  // namespace
+
+bool abstained(const Neighbourhood& n, const DecisionRules& rules) {
+  return n.label_quality && !n.label_judged &&
+         knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
+                         rules.label_k, true);
+}
+
+namespace {
+
 JsonObjectText label_quality_details(const Neighbourhood& n, const DecisionRules& rules) {
   const labels::LabelQualityResult& q = *n.label_quality;
   JsonObjectText quality;
@@ -88,14 +103,20 @@ JsonObjectText label_quality_details(const Neighbourhood& n, const DecisionRules
       .integer("k", q.k)
       .number("flag_below", q.flag_below)
       .integer("min_neighbours", rules.min_label_neighbours);
-  if (q.suggested_label) quality.string("suggested_label", n.suggested_label);
-  quality.integer("label_support", n.label_support);
+  if (q.suggested_label) {
+    quality.string("suggested_label", n.suggested_label)
+        .number("suggested_share", q.suggested_share);
+  }
+  quality.integer("label_support", n.label_support)
+      .number("class_lift", n.label_lift)
+      .number("min_lift", n.label_min_lift);
+  if (abstained(n, rules)) quality.boolean("abstained", true);
   return quality;
 }
 
 bool is_label_issue(const Neighbourhood& n, const DecisionRules& rules) {
   return knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
-                         rules.label_k);
+                         rules.label_k, n.label_judged);
 }
 
 }  // namespace
@@ -147,6 +168,14 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
                           q.flag_below, q.neighbours, q.suggested_label ? n.suggested_label : "-"),
               details.str()};
     }
+  }
+  if (abstained(n, rules)) {
+    return {store::SampleStatus::accepted, std::nullopt,
+            fmt::format("accepted (gain {:.4f}); the label check abstains on this class (lift "
+                        "{:.3f} < {}), where label quality {:.3f} < {} would have flagged it",
+                        n.gain, n.label_lift, n.label_min_lift, n.label_quality->quality,
+                        n.label_quality->flag_below),
+            details.str()};
   }
   return {store::SampleStatus::accepted, std::nullopt,
           fmt::format("accepted (gain {:.4f})", n.gain), details.str()};

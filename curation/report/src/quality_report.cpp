@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/curation/dataset/label_names.h"
 #include "winnow/curation/core/status_counts_json.h"
 #include "winnow/curation/labels/agreement.h"
@@ -144,6 +145,7 @@ class ReportBuilder {
       step("reading annotations", 1);
       read_annotations();
       image_quality_ = image_quality_json(store_, label_names_);
+      read_label_check();
     }
     order_classes();
     step("Dawid-Skene and agreement", 2);
@@ -434,6 +436,16 @@ class ReportBuilder {
 
   const std::string& class_name(int c) const { return class_names_[static_cast<std::size_t>(c)]; }
 
+  // Where the label vote judges, with the dataset's own thresholds; null
+  // without a labelled judged sample or a recorded config.
+  void read_label_check() {
+    const std::optional<std::string> config_text = store_.get_meta(CurationConfig::kMetaKey);
+    if (!config_text) return;
+    const labels::LabelEvidence evidence =
+        stored_label_evidence(store_, CurationConfig::from_json(*config_text));
+    if (evidence.samples() > 0) label_check_ = label_check_json(evidence, label_names_);
+  }
+
   json dataset_json() const {
     const std::int64_t samples = static_cast<std::int64_t>(ids_.size());
     const std::int64_t rejected = status_counts_[store::SampleStatus::rejected];
@@ -456,6 +468,10 @@ class ReportBuilder {
     d["class_distribution"] = distribution;
     d["class_confusion"] = {{"class_names", class_names_}, {"counts", matrix_json(health_.counts)}};
     put(d, "health_score", health_.health_score, health_.health_score_note);
+    d["label_check"] = label_check_;
+    if (label_check_.is_null()) {
+      d["label_check_note"] = "no labelled sample judged by the kNN vote yet";
+    }
     put(d, "krippendorff_alpha", alpha_.value, alpha_.note);
     d["krippendorff_alpha_samples"] = static_cast<std::int64_t>(alpha_.units);
     put(d, "fleiss_kappa", fleiss_.value, fleiss_.note);
@@ -694,6 +710,7 @@ class ReportBuilder {
   labels::AgreementResult fleiss_;
   std::optional<std::int64_t> fleiss_raters_;
   labels::LabelHealth health_;
+  json label_check_;    // null: none
   json image_quality_;  // image_quality_section.h
 };
 

@@ -135,6 +135,12 @@ Table dataset_table(const ReportView& report) {
   add("Health score", coefficient_cell(d.health_score),
       "cleanlab's overall label health score: share of judged labelled samples whose given label "
       "equals the estimated true label (trace of the joint)");
+  if (!d.label_check.empty()) {
+    add("Label check", text_cell(d.label_check),
+        "where the kNN label vote judges and where it abstains: a class whose neighbours agree "
+        "with its labels by less than the dataset's min_lift over chance gets no label issue "
+        "from it (docs/curation.md)");
+  }
   add("Labelled samples", count_cell(d.labelled_samples),
       "samples with a label, excluding rejected and duplicates");
   add("Annotations", count_cell(d.annotations), "(sample, annotator, label) rows in the store");

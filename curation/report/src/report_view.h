@@ -86,6 +86,9 @@ struct DatasetView {
   std::optional<DawidSkeneRun> dawid_skene;
   std::string dawid_skene_note;  // why dawid_skene is null
   Statistic consensus_vs_majority;
+  // Where the kNN label vote judges and abstains (label_check.line); empty
+  // in a report without it.
+  std::string label_check;
 };
 
 struct SourceView {

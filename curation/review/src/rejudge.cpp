@@ -33,7 +33,9 @@
 #include "winnow/store/transaction.h"
 #include "winnow/store/vector_table.h"
 
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/curation/dataset/lookup/accepted_labels.h"
+#include "winnow/curation/labels/label_evidence.h"
 #include "confident_learning_reason.h"
 #include "winnow/curation/judge/label_verdict.h"
 #include "winnow/curation/dataset/lookup/stored_record.h"
@@ -290,8 +292,9 @@ struct JudgementRules {
   int label_k = 0;               // accepted samples of the label needed to flag it, as at ingest
   int min_label_neighbours = 0;  // fewer labelled neighbours: kNN never flags
   double flag_below = 0.0;       // label quality
-  double consensus_flag_below = 0.0;  // consensus posterior, for annotated samples
-  std::string embedder;               // named in every reason and details
+  double consensus_flag_below = 0.0;      // consensus posterior, for annotated samples
+  std::string embedder;                   // named in every reason and details
+  labels::LabelEvidenceOptions evidence;  // where the kNN vote abstains
 };
 
 // The rules of `options` over the dataset's `config`; throws for a threshold
@@ -305,7 +308,8 @@ JudgementRules judgement_rules(const RejudgeOptions& options, const CurationConf
   WINNOW_THROW_IF_NOT(std::isfinite(consensus_flag_below) && consensus_flag_below >= 0.0 &&
                           consensus_flag_below <= 1.0,
                       "regain: consensus_flag_below={} must be in [0, 1]", consensus_flag_below);
-  return {config.label_k, config.min_label_neighbours, flag_below, consensus_flag_below, embedder};
+  return {config.label_k, config.min_label_neighbours,   flag_below, consensus_flag_below,
+          embedder,       label_evidence_options(config)};
 }
 
 // Positions in `samples` of those whose label is re-judged: every labelled
@@ -425,11 +429,18 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
                              const JudgedScore& score, const LabelsAfterRelabels& labels,
                              const review::ConsensusLabels& consensus, const JudgementRules& rules,
                              const LabelNames& label_names) {
+  // Where the vote can judge: the evidence of today's qualities.
+  std::vector<labels::LabelQualityResult> qualities;
+  labels::LabelEvidence evidence(rules.evidence);
+  for (std::size_t j = 0; j < judged.size(); ++j) {
+    qualities.push_back(score(j));
+    evidence.add(*stored.samples[judged[j]].label, qualities.back().quality);
+  }
   LabelJudgements out;
   for (std::size_t j = 0; j < judged.size(); ++j) {
     const std::size_t n = judged[j];
     const StoredSample& s = stored.samples[n];
-    const labels::LabelQualityResult q = score(j);
+    const labels::LabelQualityResult& q = qualities[j];
     // Support: accepted samples of the label other than this one, as at ingest.
     std::int64_t support = 0;
     if (auto it = labels.counts.find(*s.label); it != labels.counts.end()) support = it->second;
@@ -437,9 +448,9 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     const auto found = consensus.by_sample.find(s.id);
     const review::SampleConsensus* agreed =
         found != consensus.by_sample.end() ? &found->second : nullptr;
-    const bool flagged =
-        agreed ? agreed->posterior < rules.consensus_flag_below
-               : judge::knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k);
+    const bool flagged = agreed ? agreed->posterior < rules.consensus_flag_below
+                                : judge::knn_flags_label(q, support, rules.min_label_neighbours,
+                                                         rules.label_k, evidence.judges(*s.label));
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
     const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";

@@ -7,9 +7,10 @@
 // The judgement is ingest's: label quality over the label_k nearest labelled
 // samples (accepted and label_issue, itself excluded), flagged below
 // label_flag_below with min_label_neighbours neighbours and label_k other
-// accepted samples of the label. Labels only: gains are not touched, and a
-// label issue confident learning decided stays one (as in `rejudge`). It runs
-// inside the batch's transaction, so a failure rolls the batch back with it.
+// accepted samples of the label, where the dataset's evidence lets the vote
+// judge the label's class (LabelEvidence, read from the store). Labels only: gains are not touched,
+// and a label issue confident learning decided stays one (as in `rejudge`). It runs inside the
+// batch's transaction, so a failure rolls the batch back with it.
 #include <algorithm>
 #include <optional>
 
@@ -22,6 +23,7 @@
 #include "winnow/curation/labels/label_quality.h"
 #include "winnow/store/vector_table.h"
 
+#include "winnow/curation/dataset/label_check.h"
 #include "winnow/curation/dataset/lookup/accepted_labels.h"
 #include "confident_learning_reason.h"
 #include "winnow/curation/judge/label_verdict.h"
@@ -93,6 +95,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   // all are made, so none depends on another's.
   const std::size_t dim = dataset.embedder().dim();
   const labels::LabelQuality quality({config.label_k, 1.0, config.label_flag_below});
+  const labels::LabelEvidence evidence = stored_label_evidence(store, config);
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
   const labels::LabelLookup label_of = [&accepted](std::int64_t id) {
     return accepted.voter_label(id);
@@ -115,8 +118,10 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
                                                ? quality.score(found, row, s.label, label_of, s.id)
                                                : labels::LabelQualityResult{};
       const std::int64_t support = accepted.counts[s.label] - (s.accepted ? 1 : 0);
-      const bool flag =
-          judge::knn_flags_label(q, support, config.min_label_neighbours, config.label_k);
+      const bool vote =
+          judge::knn_flags_label(q, support, config.min_label_neighbours, config.label_k, true);
+      const bool flag = vote && evidence.judges(s.label);
+      if (vote && !flag) ++counts.abstained;
       qualities.push_back({s.id, q.quality});
       if (flag == !s.accepted) continue;  // verdict unchanged
       if (!s.accepted && decided_by_confident_learning(store, s.id)) continue;

@@ -108,6 +108,9 @@ Report report_of(const std::string& db) {
 // and times, and the label quality that only kNN (content) computes.
 json comparable(json r) {
   for (const char* key : {"database", "generated_at", "batches"}) r.erase(key);
+  // The kNN label vote judges content only.
+  r["dataset"].erase("label_check");
+  r["dataset"].erase("label_check_note");
   for (json& c : r["classes"]) {
     c.erase("mean_label_quality");
     c.erase("mean_label_quality_note");

@@ -158,7 +158,8 @@ TEST_CASE("a label its neighbours disagree with is a label issue", "[decide]") {
   CHECK(d.details_json ==
         R"({"gain":0.25,"gain_k":4,"neighbours":5,"label_quality":{"quality":0.05,)"
         R"("neighbours":3,"k":15,"flag_below":0.1,"min_neighbours":3,)"
-        R"("suggested_label":"cat","label_support":4}})");
+        R"("suggested_label":"cat","suggested_share":0.9,"label_support":4,)"
+        R"("class_lift":0,"min_lift":0}})");
 }
 
 TEST_CASE("too few labelled neighbours never flag a label", "[decide]") {

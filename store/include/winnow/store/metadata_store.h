@@ -59,6 +59,14 @@ class MetadataStore {
 
   // --- reports -------------------------------------------------------------
   StatusCounts count_by_status();
+  // Per label, the accepted and label_issue samples with a label quality and
+  // the sum of their qualities: what labels::LabelEvidence is read from.
+  struct LabelQualitySum {
+    std::int64_t label = 0;
+    std::int64_t samples = 0;
+    double quality_sum = 0.0;
+  };
+  std::vector<LabelQualitySum> label_quality_by_label();  // ordered by label
   // SQLite's PRAGMA quick_check: what it found wrong (at most `max_problems`
   // messages), empty when the database file is sound.
   std::vector<std::string> quick_check(int max_problems = 100);

@@ -98,6 +98,8 @@ class VectorTable {
                                    std::optional<double> accepted_quality_below = std::nullopt);
   // label_issue samples without a row (stored before label issues kept theirs).
   std::int64_t count_label_issues_without_row();
+  // Whether any sample holds an embedding.
+  bool any_row();
 
  private:
   Database& db_;

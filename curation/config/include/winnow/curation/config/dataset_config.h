@@ -24,6 +24,10 @@ struct CurationConfig {
   static constexpr const char* kMetaKey = "curation.config";  // its key in the store's meta
 
   std::string embedder = "pixels(width=28,height=28,fourier=6)";
+  // Chosen by winnow (init without --embedder): the first content given picks
+  // the default for its kind while no sample holds an embedding
+  // (embedder_choice.h). A stored config without it keeps its embedder.
+  bool embedder_auto = false;
   // Exact search until 65,536 vectors, then IVF (index/auto_vector_index.h).
   std::string index = "auto";
   int candidates = 10;                     // near-dup candidates from the index
@@ -65,6 +69,11 @@ struct CurationConfig {
   int label_k = 30;
   double label_flag_below = 0.08;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
+  // The vote judges a class only where its neighbours beat chance by this
+  // lift, and the dataset's by as much (labels::LabelEvidence); elsewhere it
+  // abstains. A stored config without it gets 0: it abstains only on classes
+  // whose neighbours agree less often than chance.
+  double label_min_lift = 0.25;
   // After each batch, the doubtful labels judged when the dataset had fewer
   // than labelled / (1 + label_rejudge_growth) labelled samples are judged
   // again against today's, the unsure ones judged below labelled / (1 +

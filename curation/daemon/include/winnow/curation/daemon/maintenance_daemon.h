@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,8 @@ class MaintenanceDaemon {
                    const std::string& reason, double seconds);
   bool waiting_for_retry(const std::filesystem::path& manifest) const;
   void publish_dataset();
+  void open_dataset();
+  void choose_embedder_for(const std::filesystem::path& manifest);
   void save_index_when_behind();
   void write_heartbeat() noexcept;
 
@@ -87,8 +90,10 @@ class MaintenanceDaemon {
   Describe describe_;
   DatabaseLock lock_;  // before the dataset: a second daemon stops here
   Inbox inbox_;
-  Dataset dataset_;
-  ingest::Ingester ingester_;
+  // Reopened when winnow chooses the embedder by a manifest's content
+  // (embedder_choice.h).
+  std::unique_ptr<Dataset> dataset_;
+  std::unique_ptr<ingest::Ingester> ingester_;
   std::map<std::filesystem::path, Retry> retries_;  // by path in the inbox
   bool index_save_failed_ = false;                  // the status shows index_save_error
   bool idle_save_due_ = true;                       // a batch since the last idle save

@@ -60,6 +60,11 @@ struct BatchReport {
   std::string index_save_error;
   // Earlier samples whose labels were judged again after the batch.
   review::LabelRejudgeCounts labels_rejudged;
+  // Where the label check judges and abstains once the batch is in
+  // (label_check_json), with "would_have_flagged": this batch's records the
+  // vote would have flagged where it abstains. Null for a dataset without a
+  // judged label.
+  nlohmann::json label_check;
   JobNeighbourCounts job_neighbours;  // 0 outside a bulk job
   BatchPhaseSeconds phases;
 };

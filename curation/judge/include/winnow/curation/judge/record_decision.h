@@ -14,7 +14,10 @@
 //   5. near dedup     a verified candidate at or above the verifier threshold
 //   6. label quality  flagged, over at least min_label_neighbours labelled
 //                     neighbours, and the label has at least label_k accepted
-//                     samples already (a class arriving late can still get in)
+//                     samples already (a class arriving late can still get in),
+//                     where the vote judges the label's class (it abstains
+//                     where the neighbours barely beat chance: accepted, the
+//                     abstention in the details)
 //   otherwise accepted, with its gain.
 // Every decision carries a reason and a details_json object with the
 // thresholds, similarities and neighbour counts used.
@@ -59,6 +62,11 @@ struct Neighbourhood {
   std::optional<labels::LabelQualityResult> label_quality;
   std::int64_t label_support = 0;  // accepted samples of the record's label
   std::string suggested_label;     // the name of label_quality->suggested_label
+  // Whether the vote judges the label's class on this dataset, and how far
+  // that class's neighbours beat chance (labels::LabelEvidence).
+  bool label_judged = true;
+  double label_lift = 0.0;
+  double label_min_lift = 0.0;
 };
 
 // The thresholds of decide() that the facts do not already carry.
@@ -76,6 +84,9 @@ inline constexpr const char* kAnnotationsOnlyReason =
     "annotations only: no content, so no duplicate, neighbour or label-quality checks";
 
 // `neighbourhood` is read only when the record got past steps 1 to 4.
+// Whether the vote would flag the record's label but abstains on its class.
+bool abstained(const Neighbourhood& n, const DecisionRules& rules);
+
 store::Decision decide(const Candidate& candidate, const Neighbourhood& neighbourhood,
                        const DecisionRules& rules);
 

@@ -17,6 +17,9 @@ struct LabelRejudgeCounts {
   std::size_t rejudged = 0;       // labelled samples judged again
   std::size_t newly_flagged = 0;  // accepted -> label_issue
   std::size_t cleared = 0;        // label_issue -> accepted
+  // Judged again, and the vote would have flagged them, but it abstains on
+  // their class (labels::LabelEvidence): accepted, or their flag cleared.
+  std::size_t abstained = 0;
 };
 
 // After the samples of batch `batch_id` (judged in `batch`), inside its
