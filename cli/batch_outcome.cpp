@@ -37,9 +37,10 @@ int say_batch_outcome(const curation::ingest::BatchReport& r, const std::string&
               << "): " << curation::visible_text(top.reason) << "\n";
     if (top.reason.find(" embedder needs ") != std::string::npos) {
       std::cerr << "  the dataset's embedder is " << embedder
-                << ", chosen by `winnow init` for one kind of content; this content needs "
-                   "another dataset: `winnow init --db NEW.db --embedder "
-                   "'hashed-ngrams(n=3,dim=256)'` for text, the default for images\n";
+                << ", for one kind of content; this content needs another: while no sample "
+                   "holds an embedding, `winnow init --db DB --embedder "
+                   "'hashed-ngrams(n=3,dim=256)'` (for text; images: leave --embedder out) and "
+                   "this command again with --redo; otherwise a new database\n";
     }
   }
   return rejected == total ? 1 : 0;

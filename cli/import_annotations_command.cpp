@@ -15,6 +15,7 @@
 #include <string>
 
 #include "batch_outcome.h"
+#include "batch_summary.h"
 #include "cli_json.h"
 #include "command.h"
 #include "winnow/curation/readers/annotations/annotation_importer.h"
@@ -28,6 +29,7 @@ Command add_import_annotations_command(CLI::App& parent) {
   struct Options {
     std::string db, file, format, source, choice_control;
     std::uint64_t max_mb = curation::readers::AnnotationImportOptions::kDefaultMaxBytes >> 20;
+    SummaryStyle style;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -45,6 +47,7 @@ Command add_import_annotations_command(CLI::App& parent) {
   cmd->add_option("--max-mb", o->max_mb, "refuse a larger file (it is read whole)")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  add_summary_options(*cmd, o->style);
   cmd->add_option("file", o->file, "the export (FILE)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
@@ -74,8 +77,8 @@ Command add_import_annotations_command(CLI::App& parent) {
               j["annotations_cancelled"] = importer.table().cancelled;
               j["annotations_without_choice"] = importer.table().without_choice;
             }
-            std::cout << json_text(j) << "\n";
-            if (r.skipped)
+            print_batch_summary(j, o->style, o->db);
+            if (r.skipped && summary_as_json(o->style))
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
             return say_batch_outcome(r, dataset.embedder().spec());

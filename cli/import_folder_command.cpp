@@ -13,6 +13,7 @@
 #include <string>
 
 #include "batch_outcome.h"
+#include "batch_summary.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -30,6 +31,8 @@ Command add_import_folder_command(CLI::App& parent) {
     bool unlabelled = false;
     int threads = 0;
     bool quiet = false;
+    SummaryStyle style;
+    bool redo = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -43,6 +46,11 @@ Command add_import_folder_command(CLI::App& parent) {
   cmd->add_option("--key-prefix", o->key_prefix,
                   "put before every key (keys are paths under DIR), e.g. to import train/ and "
                   "val/ folders of the same layout into one database");
+  cmd->add_flag(
+      "--redo", o->redo,
+      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
+      "that refused its records; docs/cli.md)");
+  add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
@@ -70,21 +78,23 @@ Command add_import_folder_command(CLI::App& parent) {
                   return sample && sample->source == source;
                 });
             ProgressLine progress(importer.total(), "files", o->quiet);
-            curation::ingest::BatchReport r =
-                ingester.ingest_batch(curation::printable_text(o->dir), importer.checksum(),
-                                      [&](curation::readers::ManifestEntry& entry) {
-                                        const bool more = importer.next_deferred(entry);
-                                        progress.update(importer.done());
-                                        return more;
-                                      });
+            curation::ingest::BatchReport r = ingester.ingest_batch(
+                curation::printable_text(o->dir),
+                o->redo ? curation::ingest::redo_checksum(dataset.store(), importer.checksum())
+                        : importer.checksum(),
+                [&](curation::readers::ManifestEntry& entry) {
+                  const bool more = importer.next_deferred(entry);
+                  progress.update(importer.done());
+                  return more;
+                });
             progress.finish();
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             nlohmann::json j = curation::ingest::to_json(r);
             j["already_imported"] = importer.already_imported();
             j["hidden_skipped"] = importer.hidden();
-            std::cout << json_text(j) << "\n";
-            if (r.skipped)
+            print_batch_summary(j, o->style, o->db);
+            if (r.skipped && summary_as_json(o->style))
               std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
             return say_batch_outcome(r, dataset.embedder().spec());

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "batch_outcome.h"
+#include "batch_summary.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -30,6 +31,8 @@ Command add_import_idx_command(CLI::App& parent) {
     std::size_t limit = 0;
     int threads = 0;
     bool quiet = false;
+    SummaryStyle style;
+    bool redo = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd =
@@ -43,6 +46,11 @@ Command add_import_idx_command(CLI::App& parent) {
   cmd->add_option("labels", o->labels, "IDX labels file (.gz or plain)")->required();
   cmd->add_option("--limit", o->limit, "only the first N images (0: all)");
   cmd->add_option("--prefix", o->prefix, "key prefix")->capture_default_str();
+  cmd->add_flag(
+      "--redo", o->redo,
+      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
+      "that refused its records; docs/cli.md)");
+  add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
@@ -54,9 +62,10 @@ Command add_import_idx_command(CLI::App& parent) {
             std::vector<curation::ManifestRecord> records =
                 curation::readers::import_idx(o->images, o->labels, o->prefix);
             if (o->limit > 0 && o->limit < records.size()) records.resize(o->limit);
-            const std::string checksum = fmt::format(
+            std::string checksum = fmt::format(
                 "idx:{}:{}:{}:{}", curation::readers::file_checksum(o->images, true),
                 curation::readers::file_checksum(o->labels, true), o->prefix, records.size());
+            if (o->redo) checksum = curation::ingest::redo_checksum(dataset.store(), checksum);
             std::vector<curation::readers::ManifestEntry> entries(records.size());
             for (std::size_t i = 0; i < records.size(); ++i) {
               records[i].line = i + 1;
@@ -74,8 +83,8 @@ Command add_import_idx_command(CLI::App& parent) {
             progress.finish();
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            std::cout << json_text(curation::ingest::to_json(r)) << std::endl;
-            if (r.skipped)
+            print_batch_summary(curation::ingest::to_json(r), o->style, o->db);
+            if (r.skipped && summary_as_json(o->style))
               std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
             save_index_at_end(dataset);
             return say_batch_outcome(r, dataset.embedder().spec());

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_outcome.h"
+#include "batch_summary.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -58,9 +59,9 @@ class CommandOutcome {
 };
 
 void print_report(const curation::ingest::BatchReport& r, const std::string& embedder,
-                  CommandOutcome& outcome) {
-  std::cout << json_text(curation::ingest::to_json(r)) << std::endl;
-  if (r.skipped)
+                  const SummaryStyle& style, const std::string& db, CommandOutcome& outcome) {
+  print_batch_summary(curation::ingest::to_json(r), style, db);
+  if (r.skipped && summary_as_json(style))
     std::cerr << r.name << ": already ingested as batch " << r.batch_id << ", skipped\n";
   outcome.add(r, say_batch_outcome(r, embedder));
 }
@@ -146,6 +147,8 @@ Command add_ingest_command(CLI::App& parent) {
     int min_examples_per_class = 1;
     int threads = 0;
     bool quiet = false;
+    bool redo = false;
+    SummaryStyle style;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("ingest", "ingest JSON Lines manifests, one batch each");
@@ -162,6 +165,11 @@ Command add_ingest_command(CLI::App& parent) {
   cmd->add_option("--min-examples-per-class", o->min_examples_per_class,
                   "samples of each given class confident learning never flags")
       ->capture_default_str();
+  cmd->add_flag(
+      "--redo", o->redo,
+      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
+      "that refused its records; docs/cli.md)");
+  add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   cmd->add_option("manifests", o->manifests, "manifest files")->required();
@@ -198,7 +206,9 @@ Command add_ingest_command(CLI::App& parent) {
           for (const std::string& m : o->manifests) {
             // Streamed: memory does not grow with the manifest.
             curation::readers::ManifestReader reader(m, reading);
-            const std::string checksum = curation::readers::file_checksum(m, true);
+            const std::string read = curation::readers::file_checksum(m, true);
+            const std::string checksum =
+                o->redo ? curation::ingest::redo_checksum(dataset.store(), read) : read;
             std::error_code size_error;
             const auto size = std::filesystem::file_size(m, size_error);
             ProgressLine progress(size_error ? 0 : size, "records", o->quiet,
@@ -213,7 +223,7 @@ Command add_ingest_command(CLI::App& parent) {
                                         return more;
                                       });
             progress.finish();
-            print_report(report, dataset.embedder().spec(), outcome);
+            print_report(report, dataset.embedder().spec(), o->style, o->db, outcome);
           }
           save_index_at_end(dataset);
           return outcome.code();
@@ -230,9 +240,12 @@ Command add_ingest_command(CLI::App& parent) {
         for (std::size_t i = 0; i < o->manifests.size(); ++i) {
           const std::string& m = o->manifests[i];
           const curation::ingest::BatchReport report = ingester.ingest_batch(
-              curation::printable_text(m), curation::readers::file_checksum(m, true),
+              curation::printable_text(m),
+              o->redo ? curation::ingest::redo_checksum(dataset.store(),
+                                                        curation::readers::file_checksum(m, true))
+                      : curation::readers::file_checksum(m, true),
               std::move(manifests[i]));
-          print_report(report, dataset.embedder().spec(), outcome);
+          print_report(report, dataset.embedder().spec(), o->style, o->db, outcome);
           const curation::review::LabelRevisionReport rev =
               curation::review::revise_label_issues(dataset, probs.table, cl, report.batch_id);
           std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;

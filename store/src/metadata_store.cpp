@@ -33,8 +33,9 @@ constexpr const char* kFindSampleById = WINNOW_SAMPLE_COLUMNS "WHERE s.id = ?1";
 constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external_key = ?1";
 // One epoch of the content-hash index (migration 4): the expression must be
 // the index's, id >> 18, for the index to serve it.
-constexpr const char* kFindSampleByHashInEpoch =
-    WINNOW_SAMPLE_COLUMNS "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 ORDER BY s.id LIMIT 1";
+constexpr const char* kFindSampleByHashInEpoch = WINNOW_SAMPLE_COLUMNS
+    "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 AND s.status <> 'rejected' "
+    "ORDER BY s.id LIMIT 1";
 static_assert(kContentHashEpochBits == 18,
               "kFindSampleByHashInEpoch and find_by_content_hash name the epoch's shift");
 constexpr const char* kEachSample = WINNOW_SAMPLE_COLUMNS WINNOW_EACH_SAMPLE;

@@ -77,3 +77,38 @@ TEST_CASE("a dataset made without --embedder takes the first content's embedder"
   CHECK(winnow::test::slurp(out).find("\"embedder\": \"pixels(width=28,height=28,") !=
         std::string::npos);
 }
+
+TEST_CASE("a batch refused for the dataset's embedder is taken with --redo once init fixed it",
+          "[cli][outcome][redo]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string out = dir.file("out.txt"), err = dir.file("err.txt");
+  const std::string text = dir.file("text.jsonl");
+  std::ofstream(text) << R"({"key": "a", "text": "one paragraph of a man page"})"
+                      << "\n"
+                      << R"({"key": "b", "text": "and another, quite different"})"
+                      << "\n";
+  const std::string db = dir.file("d.db");
+  REQUIRE(run_cli("init --db " + db + " --embedder 'pixels(width=28,height=28,fourier=6)'", out,
+                  err) == 0);
+  CHECK(run_cli("ingest -q --db " + db + " " + text, out, err) == 1);  // all refused
+  // No sample holds an embedding: init may change the config.
+  REQUIRE(run_cli("init --db " + db + " --embedder 'hashed-ngrams(n=3,dim=256)'", out, err) == 0);
+  CHECK(run_cli("ingest -q --db " + db + " " + text, out, err) == 0);
+  CHECK(winnow::test::slurp(out).find("\"skipped\":true") != std::string::npos);
+  CHECK(run_cli("ingest -q --redo --db " + db + " " + text, out, err) == 0);
+  const std::string redone = winnow::test::slurp(out);
+  CHECK(redone.find("\"accepted\":2") != std::string::npos);
+  CHECK(redone.find("\"batch\":2") != std::string::npos);
+  // The records came in under their own keys, the refused ones kept apart.
+  REQUIRE(run_cli("export --db " + db + " --status accepted", out, err) == 0);
+  const std::string accepted = winnow::test::slurp(out);
+  CHECK(accepted.find("\"key\":\"a\"") != std::string::npos);
+  CHECK(accepted.find("\"key\":\"b\"") != std::string::npos);
+  // Now a sample holds an embedding: the config stays.
+  CHECK(run_cli("init --db " + db + " --embedder 'pixels(width=28,height=28,fourier=6)'", out,
+                err) == 1);
+  CHECK_THAT(winnow::test::slurp(err), Catch::Contains("once a sample holds an embedding"));
+  // --redo again: a third batch, whose records find their keys taken.
+  CHECK(run_cli("ingest -q --redo --db " + db + " " + text, out, err) == 1);
+  CHECK(winnow::test::slurp(out).find("\"batch\":3") != std::string::npos);
+}

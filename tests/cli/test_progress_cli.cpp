@@ -44,8 +44,11 @@ TEST_CASE(
 
   const std::string shown =
       run_on_terminal(dir, "import-idx --db " + db + " --limit 500 " + idx, "import-idx");
+  // At a terminal the summary is for a person (the JSON with --json).
   CHECK_THAT(shown, Catch::Contains("500 / 500 images (100%)") && Catch::Contains("ETA") &&
-                        Catch::Contains("\"batch\":1"));
+                        Catch::Contains("batch 1, 500 records in") &&
+                        Catch::Contains(" accepted, ") && !Catch::Contains("seconds by phase") &&
+                        !Catch::Contains("\"batch\":1"));
 
   std::ofstream(dir.file("m.jsonl")) << "{\"key\": \"a\", \"text\": \"one\", \"label\": \"x\"}\n"
                                      << "{\"key\": \"b\", \"text\": \"two\", \"label\": \"y\"}\n";
@@ -53,7 +56,8 @@ TEST_CASE(
       // Text into this pixels dataset: both rejected, so the command exits 1.
       run_on_terminal(dir, "ingest --db " + db + " " + dir.file("m.jsonl"), "ingest", 1);
   CHECK_THAT(ingest, Catch::Contains("100% of 0.0 MB") && Catch::Contains("2 records") &&
-                         Catch::Contains("\"batch\":2"));
+                         Catch::Contains("batch 2, 2 records in") &&
+                         Catch::Contains("rejected because:"));
 
   const std::string regain = run_on_terminal(dir, "regain --labels --db " + db, "regain");
   CHECK_THAT(regain, Catch::Contains("label neighbours: ") && Catch::Contains("samples (100%)") &&
@@ -72,8 +76,11 @@ TEST_CASE(
 
   // --quiet on a terminal, and no terminal at all: the JSON summary alone.
   const std::string quiet = run_on_terminal(
-      dir, "import-idx --db " + db + " --quiet --limit 600 --prefix q " + idx, "quiet");
+      dir, "import-idx --db " + db + " --quiet --json --limit 600 --prefix q " + idx, "quiet");
   CHECK_THAT(quiet, !Catch::Contains("ETA") && Catch::Contains("\"batch\":3"));
+  const std::string verbose = run_on_terminal(
+      dir, "import-idx --db " + db + " --quiet --verbose --limit 650 --prefix v " + idx, "verbose");
+  CHECK_THAT(verbose, Catch::Contains("seconds by phase: ") && Catch::Contains("batch 4,"));
   const std::string plain = dir.file("plain");
   REQUIRE(
       std::system((std::string(WINNOW_CLI_PATH) + " import-idx --db " + db +
@@ -82,5 +89,5 @@ TEST_CASE(
   // No progress line (the label check may say on stderr that it abstained).
   const std::string plain_err = winnow::test::slurp(plain + ".err");
   CHECK_THAT(plain_err, !Catch::Contains("ETA") && !Catch::Contains("\r"));
-  CHECK_THAT(winnow::test::slurp(plain + ".out"), Catch::Contains("\"batch\":4"));
+  CHECK_THAT(winnow::test::slurp(plain + ".out"), Catch::Contains("\"batch\":5"));
 }

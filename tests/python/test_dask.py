@@ -135,16 +135,23 @@ def test_same_decisions_as_winnow_ingest(tmp_path, client, manifests, reference)
     jobs = [b["job_neighbours"] for b in report["batches"]]
     taken = sum(j["verdicts_taken"] for j in jobs)
     assert taken > 0 and taken > sum(j["verified_by_writer"] for j in jobs)
-    # The shuffle on the content hash found the copies the writer decided, and the
-    # copies the writer rejected first for a key already taken (the key comes first).
-    seen, taken_keys = set(), 0
+    # The shuffle on the content hash found the copies the writer decided, the
+    # copies the writer rejected first for a key already taken (the key comes first),
+    # and the copies of rejected records (a rejected record is no original: its copy
+    # is judged on its own).
+    seen, kept, taken_keys, after_rejected = set(), set(), 0, 0
     for sample in ours[0]:
-        if "already in the dataset" in sample["reason"] and sample["content_hash"] in seen:
+        content = sample["content_hash"]
+        if content in seen and "already in the dataset" in sample["reason"]:
             taken_keys += 1
-        seen.add(sample["content_hash"])
+        elif content in seen and content not in kept:
+            after_rejected += 1
+        seen.add(content)
+        if sample["status"] != "rejected":
+            kept.add(content)
     exact = sum(s["status"] == "duplicate_exact" for s in ours[0])
     assert exact > 0 and taken_keys > 0
-    assert report["exact_duplicates"] == exact + taken_keys
+    assert report["exact_duplicates"] == exact + taken_keys + after_rejected
 
 
 def test_other_commands_work_on_the_result_and_ingest_adds_a_batch(tmp_path, client, manifests,

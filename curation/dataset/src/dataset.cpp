@@ -136,7 +136,10 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   store::MetadataStore store(db_path);  // schema version 2 has curation_vectors
   auto existing = store.get_meta(CurationConfig::kMetaKey);
   CurationConfig recorded = config;
-  if (existing && store.count_by_status().total() > 0) {
+  // A dataset whose samples hold no embedding (every record refused, or
+  // annotations only) may take another config: nothing was judged with it.
+  if (existing && store.count_by_status().total() > 0 &&
+      store::VectorTable(store.database()).any_row()) {
     CurationConfig old = CurationConfig::from_json(*existing);
     // An init that leaves the embedder to winnow keeps the dataset's.
     if (recorded.embedder_auto) {
@@ -145,7 +148,8 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
     }
     WINNOW_THROW_IF_NOT(old.to_json() == recorded.to_json(),
                         "{}: already holds samples curated with another config ({}); a dataset's "
-                        "config cannot change once it holds samples (use a new database)",
+                        "config cannot change once a sample holds an embedding (use a new "
+                        "database)",
                         db_path, config_changes(old, recorded));
   }
   store.set_meta(CurationConfig::kMetaKey, recorded.to_json());

@@ -138,21 +138,25 @@ class PixelsEmbedder final : public Embedder {
           "duplicates are found for such files",
           r.key, r.path);
     }
-    WINNOW_THROW_IF_NOT(r.has_image(),
-                        "record '{}' has {} content; the pixels embedder needs an image (pixels or "
-                        "an image file)",
-                        r.key, to_string(r.kind));
+    if (!r.has_image()) {
+      throw ContentKindError(fmt::format(
+          "record '{}' has {} content; the pixels embedder needs an image (pixels or an image "
+          "file)",
+          r.key, to_string(r.kind)));
+    }
     thread_local std::vector<float> combined;
     const std::vector<float>* features = &combined;
     if (channels_ == 3) {
       // The colour working image (side x side RGB, image files only), each
       // channel pooled, centred and transformed as a grey image is, the three
       // feature vectors one after another.
-      WINNOW_THROW_IF_NOT(!r.colour.empty(),
-                          "record '{}' has no colour image; pixels(colour=1) embeds the colour "
-                          "working images of image files (use pixels(...) without colour for "
-                          "grey pixel arrays)",
-                          r.key);
+      if (r.colour.empty()) {
+        throw ContentKindError(
+            fmt::format("record '{}' has no colour image; pixels(colour=1) embeds the colour "
+                        "working images of image files (use pixels(...) without colour for "
+                        "grey pixel arrays)",
+                        r.key));
+      }
       WINNOW_THROW_IF_NOT(r.colour.size() == 3 * width_ * height_,
                           "record '{}' has a colour image of {} bytes; pixels(colour=1) expects {} "
                           "x {} RGB ({} bytes): its width and height must be the colour image's "
@@ -298,9 +302,11 @@ class HashedNgramsEmbedder final : public Embedder {
   }
   std::size_t dim() const override { return dim_; }
   void embed(const ManifestRecord& r, float* out) const override {
-    WINNOW_THROW_IF_NOT(r.kind == ContentKind::text,
-                        "record '{}' has {} content; the hashed-ngrams embedder needs text", r.key,
-                        to_string(r.kind));
+    if (r.kind != ContentKind::text) {
+      throw ContentKindError(
+          fmt::format("record '{}' has {} content; the hashed-ngrams embedder needs text", r.key,
+                      to_string(r.kind)));
+    }
     WINNOW_THROW_IF_NOT(!r.text.empty(), "record '{}' has empty text", r.key);
     std::fill(out, out + dim_, 0.0f);
     const std::vector<std::size_t> offs = winnow::codepoint_offsets(r.text);

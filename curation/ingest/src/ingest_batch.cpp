@@ -307,6 +307,15 @@ void IngestBatch::decide_entry(std::size_t e) {
     }
   }
   s.decision = judge::decide(candidate, neighbourhood_facts, rules_);
+  if (s.decision.status == store::SampleStatus::rejected && candidate.embed_error &&
+      chunk_.content_kind_errors[e] && !candidate.rejection && !candidate.exact_duplicate_of &&
+      !candidate.image_issues) {
+    // Refused by the dataset's embedder for its kind of content: the key
+    // stays free for the record's next import (`--redo` once `init` fixed
+    // the embedder).
+    batch_keys_.erase(rec.key);
+    set_rejected_key(s, rec.key, rec.line, /*leave_key_free=*/true);
+  }
   note_rejection(s, candidate);
   const store::SampleStatus status = s.decision.status;
   if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
@@ -394,8 +403,9 @@ bool IngestBatch::reserved_key(const std::string& key) {
   return key.find(kRejectedKeyMark) != std::string::npos;
 }
 
-// The first sample with this content hash: stored (earlier batches and
-// chunks), else the chunk's first copy. Remembers the hash either way.
+// The first sample with this content hash that was not rejected: stored
+// (earlier batches and chunks), else the chunk's first such copy. Remembers
+// the hash either way.
 std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash) {
   std::optional<std::int64_t> original;
   const std::uint64_t hash64 = dedup::hash64(hash);
@@ -403,10 +413,12 @@ std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash)
       context_.stored_samples.may_hold_content_hash(hash64) || seen_hashes_.count(hash64) != 0;
   if (auto stored = maybe_stored ? context_.store.find_by_content_hash(hash) : std::nullopt) {
     original = stored->id;
-  } else if (auto it = hash_to_item_.find(hash); it != hash_to_item_.end()) {
+  } else if (auto it = hash_to_item_.find(hash);
+             it != hash_to_item_.end() &&
+             items_[it->second].sample.decision.status != store::SampleStatus::rejected) {
     original = item_id(it->second);
   }
-  hash_to_item_.emplace(hash, items_.size());
+  if (!original) hash_to_item_[hash] = items_.size();  // this record, unless it is a copy
   seen_hashes_.insert(hash64);
   return original;
 }

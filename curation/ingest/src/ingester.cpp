@@ -141,4 +141,13 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
   return report;
 }
 
+std::string redo_checksum(store::MetadataStore& store, const std::string& checksum) {
+  std::string redo = checksum;
+  for (int n = 2;; ++n) {
+    const std::optional<store::BatchRecord> batch = store.find_batch_by_checksum(redo);
+    if (!batch || batch->state != store::BatchState::done) return redo;
+    redo = fmt::format("{}:redo-{}", checksum, n);
+  }
+}
+
 }  // namespace winnow::curation::ingest

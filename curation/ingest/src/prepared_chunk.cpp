@@ -38,6 +38,7 @@ void embed_chunk(const IngestContext& context, PreparedChunk& chunk) {
   const std::size_t dim = context.embedder.dim();
   const std::size_t end = chunk.entries.size();
   chunk.embed_errors.assign(end, std::string());
+  chunk.content_kind_errors.assign(end, 0);
   chunk.row.assign(end, -1);
   std::vector<std::size_t> to_embed;
   for (std::size_t e = 0; e < end; ++e) {
@@ -64,6 +65,8 @@ void embed_chunk(const IngestContext& context, PreparedChunk& chunk) {
       context.embedder.embed(record, out);
     } catch (const winnow::Error& err) {
       chunk.embed_errors[to_embed[r]] = err.what();
+      chunk.content_kind_errors[to_embed[r]] =
+          dynamic_cast<const embed::ContentKindError*>(&err) != nullptr;
       failed[r] = 1;
     }
   };

@@ -50,6 +50,9 @@ struct PreparedChunk {
   std::size_t rows = 0;
   std::vector<int> row;
   std::vector<std::string> embed_errors;
+  // Per entry: its embed error was the embedder's refusal of its kind of
+  // content (embed::ContentKindError).
+  std::vector<char> content_kind_errors;
   // Every embedded record brings a prior neighbour list (a bulk job): the
   // index was not searched.
   bool listed = false;

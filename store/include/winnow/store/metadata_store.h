@@ -39,7 +39,9 @@ class MetadataStore {
 
   std::optional<SampleRecord> find_sample(std::int64_t id);
   std::optional<SampleRecord> find_by_external_key(std::string_view external_key);
-  // The earliest sample with this content hash (the original of exact copies).
+  // The earliest sample with this content hash that was not rejected (the
+  // original of exact copies: a rejected record is no part of the dataset,
+  // and its content may come again once the dataset can take it).
   std::optional<SampleRecord> find_by_content_hash(std::string_view content_hash);
   std::vector<AnnotationRecord> annotations_of(std::int64_t sample_id);
 

@@ -40,8 +40,19 @@
 #include <vector>
 
 #include "winnow/curation/core/manifest_record.h"
+#include "winnow/error.h"
 
 namespace winnow::curation::embed {
+
+// What embed() throws for a record whose kind of content the embedder does
+// not take (text for an image embedder, say): the dataset's configuration,
+// not the record, is what refuses it, so the ingest leaves its key free for
+// a later import (`--redo` once `init` fixed the embedder).
+class ContentKindError : public Error {
+ public:
+  explicit ContentKindError(const std::string& message)
+      : Error(message, __func__, __FILE__, __LINE__, ErrorKind::invalid_input) {}
+};
 
 class Embedder {
  public:

@@ -36,6 +36,13 @@ class BatchInterrupted : public Error {
 // returns false at the end (ManifestReader::next has this shape).
 using EntrySource = std::function<bool(readers::ManifestEntry& entry)>;
 
+// The batch identity under which a manifest of `checksum` is ingested again
+// (`winnow ingest --redo`, say after `init` fixed the config that refused its
+// records): `checksum` itself while no batch of it is done, else the first of
+// "CHECKSUM:redo-2", "CHECKSUM:redo-3", ... not done. The earlier batch and
+// its samples stay as they were (a rejected record's key is free again).
+std::string redo_checksum(store::MetadataStore& store, const std::string& checksum);
+
 class Ingester {
  public:
   explicit Ingester(Dataset& dataset);
