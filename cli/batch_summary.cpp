@@ -61,6 +61,12 @@ std::string batch_summary_text(const nlohmann::json& batch, bool verbose, const 
                          curation::visible_text(group.at("reason").get<std::string>()));
     }
   }
+  if (batch.value("label_conflicts", std::int64_t{0}) > 0) {
+    out += fmt::format(
+        "  {} duplicates carry another label than their original (label "
+        "conflicts: export --details)\n",
+        batch.at("label_conflicts").dump());
+  }
   if (batch.contains("label_check")) {
     out +=
         "  " + curation::visible_text(batch.at("label_check").at("line").get<std::string>()) + "\n";

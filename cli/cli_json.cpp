@@ -64,6 +64,7 @@ json status_json(curation::Dataset& dataset) {
   j["label_check"] = evidence.samples() > 0
                          ? curation::label_check_json(evidence, dataset.label_names())
                          : json(nullptr);
+  j["label_conflicts"] = store.count_label_conflicts();
   j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
   j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());

@@ -51,6 +51,11 @@ Command add_status_command(CLI::App& parent) {
               std::cout << curation::visible_text(j["label_check"]["line"].get<std::string>())
                         << "\n";
             }
+            if (j["label_conflicts"].get<std::int64_t>() > 0) {
+              std::cout << "label conflicts: " << j["label_conflicts"]
+                        << " duplicates carry another label than their original (export "
+                           "--details: label_conflict)\n";
+            }
             const auto& images = j["image_issues"];
             if (images["images"].get<std::int64_t>() > 0) {
               std::cout << "image files: " << images["images"] << ", " << images["with_issues"]

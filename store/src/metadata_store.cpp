@@ -445,6 +445,15 @@ std::vector<MetadataStore::LabelQualitySum> MetadataStore::label_quality_by_labe
   return sums;
 }
 
+std::int64_t MetadataStore::count_label_conflicts() {
+  StatementScope query(
+      db_.cached("SELECT count(*) FROM samples d JOIN samples o ON o.id = d.duplicate_of "
+                 "WHERE d.label IS NOT NULL AND o.label IS NOT NULL AND d.label <> o.label"));
+  query->bind_all();
+  WINNOW_THROW_IF_NOT(query->step(), "{}: counting label conflicts returned no row", db_.path());
+  return query->column_int64(0);
+}
+
 std::vector<std::string> MetadataStore::quick_check(int max_problems) {
   Statement query(db_, fmt::format("PRAGMA quick_check({})", std::max(1, max_problems)));
   std::vector<std::string> problems;

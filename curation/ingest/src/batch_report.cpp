@@ -20,6 +20,7 @@ nlohmann::json to_json(const BatchReport& r) {
                             {"cleared", r.labels_rejudged.cleared},
                             {"abstained", r.labels_rejudged.abstained}};
     if (!r.label_check.is_null()) j["label_check"] = r.label_check;
+    j["label_conflicts"] = r.label_conflicts;
     const BatchPhaseSeconds& p = r.phases;
     j["seconds_by_phase"] = {{"read", p.read},
                              {"prepare_first_block", p.prepare_first_block},

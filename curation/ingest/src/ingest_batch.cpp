@@ -264,6 +264,7 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.source = rec.source;
   judge::Candidate candidate;
   candidate.key = rec.key;
+  if (s.label) candidate.label = context_.label_names.name_of(*s.label);
   candidate.line = rec.line;
   candidate.content_hash =
       rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
@@ -290,6 +291,9 @@ void IngestBatch::decide_entry(std::size_t e) {
     s.external_key = rec.key;
     remember_key(rec.key);
     candidate.exact_duplicate_of = exact_original(candidate.content_hash);
+    if (candidate.exact_duplicate_of) {
+      candidate.exact_original_label = label_name_of(*candidate.exact_duplicate_of);
+    }
     const int row = chunk_.row[e];
     if (p.image_quality && p.image_quality->any_issue() &&
         context_.config.image_issues.action == ImageIssuePolicy::Action::reject) {
@@ -307,6 +311,12 @@ void IngestBatch::decide_entry(std::size_t e) {
     }
   }
   s.decision = judge::decide(candidate, neighbourhood_facts, rules_);
+  if ((s.decision.status == store::SampleStatus::duplicate_exact &&
+       judge::label_conflict(candidate.label, candidate.exact_original_label)) ||
+      (s.decision.status == store::SampleStatus::duplicate_near &&
+       judge::label_conflict(candidate.label, neighbourhood_facts.near_original_label))) {
+    ++label_conflicts_;
+  }
   if (s.decision.status == store::SampleStatus::rejected && candidate.embed_error &&
       chunk_.content_kind_errors[e] && !candidate.rejection && !candidate.exact_duplicate_of &&
       !candidate.image_issues) {
@@ -538,6 +548,9 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.neighbours = nn.count(0);
   sample.gain = n.gain;
   n.near_duplicate = near_duplicate(record, labelled);
+  if (n.near_duplicate && n.near_duplicate->found) {
+    n.near_original_label = label_name_of(n.near_duplicate->id);
+  }
   if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
   n.label_quality =
@@ -822,6 +835,19 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id, ContentUse use) {
 }
 
 // The label a neighbour votes with: a pending item's, else the cache's.
+// The label (name) of stored sample `id` (flushed: a store id), if any: the
+// label cache for the judged ones, else the store.
+std::optional<std::string> IngestBatch::label_name_of(std::int64_t id) {
+  std::optional<std::int64_t> label;
+  if (const std::optional<int> voter = context_.accepted_labels.voter_label(id)) {
+    label = *voter;
+  } else if (const std::optional<store::SampleRecord> stored = context_.store.find_sample(id)) {
+    label = stored->label;
+  }
+  if (!label) return std::nullopt;
+  return context_.label_names.name_of(*label);
+}
+
 std::optional<int> IngestBatch::label_of(std::int64_t id) const {
   if (id >= kPendingBase) {
     const auto& label = items_[static_cast<std::size_t>(id - kPendingBase)].sample.label;

@@ -74,6 +74,8 @@ class IngestBatch {
   // Records whose label the vote would have flagged where it abstains
   // (labels::LabelEvidence).
   std::int64_t label_abstentions() const { return label_abstentions_; }
+  // Duplicates whose label differs from their original's.
+  std::int64_t label_conflicts() const { return label_conflicts_; }
 
  private:
   struct Pending;
@@ -118,6 +120,7 @@ class IngestBatch {
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
+  std::optional<std::string> label_name_of(std::int64_t id);
   void add_label_evidence(const store::NewSample& sample, const judge::Neighbourhood& n);
   judge::Neighbourhood neighbourhood(const ManifestRecord& record,
                                      const index::SearchResults& labelled,
@@ -157,6 +160,7 @@ class IngestBatch {
   // each of this batch's labels added as it is judged.
   labels::LabelEvidence label_evidence_;
   std::int64_t label_abstentions_ = 0;  // records the vote would have flagged
+  std::int64_t label_conflicts_ = 0;
   // The context's verifiers, with the chunk's similarities to stored
   // candidates computed beforehand (precompute_verifications); the finders
   // use these.

@@ -85,7 +85,25 @@ JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
   return near;
 }
 
+// The reason's and details' note of a copy whose label differs from its
+// original's.
+std::string conflict_note(const std::string& label, const std::string& original_label) {
+  return fmt::format("; a label conflict: labelled {}, its original {}", json(label).dump(),
+                     json(original_label).dump());
+}
+
+JsonObjectText conflict_details(const std::string& label, const std::string& original_label) {
+  JsonObjectText conflict;
+  conflict.string("label", label).string("original_label", original_label);
+  return conflict;
+}
+
 }  // namespace
+
+bool label_conflict(const std::optional<std::string>& label,
+                    const std::optional<std::string>& original_label) {
+  return label && original_label && *label != *original_label;
+}
 
 bool abstained(const Neighbourhood& n, const DecisionRules& rules) {
   return n.label_quality && !n.label_judged &&
@@ -138,9 +156,14 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
   }
   if (candidate.exact_duplicate_of) {
     const std::int64_t original = *candidate.exact_duplicate_of;
-    return {store::SampleStatus::duplicate_exact, original,
-            fmt::format("same content hash as sample {}", original),
-            json{{"content_hash", candidate.content_hash}, {"line", candidate.line}}.dump()};
+    json details = {{"content_hash", candidate.content_hash}, {"line", candidate.line}};
+    std::string reason = fmt::format("same content hash as sample {}", original);
+    if (label_conflict(candidate.label, candidate.exact_original_label)) {
+      details["label_conflict"] = {{"label", *candidate.label},
+                                   {"original_label", *candidate.exact_original_label}};
+      reason += conflict_note(*candidate.label, *candidate.exact_original_label);
+    }
+    return {store::SampleStatus::duplicate_exact, original, reason, details.dump()};
   }
   if (candidate.image_issues) return rejected(candidate, *candidate.image_issues);
   if (candidate.embed_error) return rejected(candidate, "cannot embed: " + *candidate.embed_error);
@@ -153,10 +176,14 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
     const dedup::NearDuplicateMatch& m = *n.near_duplicate;
     details.object("near_duplicate", near_duplicate_details(m, rules));
     if (m.found) {
-      return {store::SampleStatus::duplicate_near, m.id,
-              fmt::format("similarity {:.4f} to sample {} >= threshold {}", m.similarity, m.id,
-                          m.threshold),
-              details.str()};
+      std::string reason = fmt::format("similarity {:.4f} to sample {} >= threshold {}",
+                                       m.similarity, m.id, m.threshold);
+      if (label_conflict(candidate.label, n.near_original_label)) {
+        details.object("label_conflict",
+                       conflict_details(*candidate.label, *n.near_original_label));
+        reason += conflict_note(*candidate.label, *n.near_original_label);
+      }
+      return {store::SampleStatus::duplicate_near, m.id, reason, details.str()};
     }
   }
   if (n.label_quality) {

@@ -146,6 +146,7 @@ class ReportBuilder {
       read_annotations();
       image_quality_ = image_quality_json(store_, label_names_);
       read_label_check();
+      label_conflicts_ = store_.count_label_conflicts();
     }
     order_classes();
     step("Dawid-Skene and agreement", 2);
@@ -469,6 +470,7 @@ class ReportBuilder {
     d["class_confusion"] = {{"class_names", class_names_}, {"counts", matrix_json(health_.counts)}};
     put(d, "health_score", health_.health_score, health_.health_score_note);
     d["label_check"] = label_check_;
+    d["label_conflicts"] = label_conflicts_;
     if (label_check_.is_null()) {
       d["label_check_note"] = "no labelled sample judged by the kNN vote yet";
     }
@@ -710,7 +712,8 @@ class ReportBuilder {
   labels::AgreementResult fleiss_;
   std::optional<std::int64_t> fleiss_raters_;
   labels::LabelHealth health_;
-  json label_check_;    // null: none
+  json label_check_;  // null: none
+  std::int64_t label_conflicts_ = 0;
   json image_quality_;  // image_quality_section.h
 };
 

@@ -135,6 +135,8 @@ Table dataset_table(const ReportView& report) {
   add("Health score", coefficient_cell(d.health_score),
       "cleanlab's overall label health score: share of judged labelled samples whose given label "
       "equals the estimated true label (trace of the joint)");
+  add("Label conflicts", count_cell(d.label_conflicts),
+      "duplicates (exact or near) whose label differs from their original's");
   if (!d.label_check.empty()) {
     add("Label check", text_cell(d.label_check),
         "where the kNN label vote judges and where it abstains: a class whose neighbours agree "

@@ -188,6 +188,8 @@ DatasetView read_dataset(const Fields& fields) {
   out.class_confusion.cells =
       read_square_matrix(confusion, "counts", out.class_confusion.class_names.size());
   out.health_score = fields.statistic("health_score");
+  if (fields.raw().contains("label_conflicts"))
+    out.label_conflicts = fields.count("label_conflicts");
   if (fields.raw().contains("label_check") && fields.raw().at("label_check").is_object()) {
     out.label_check = fields.object("label_check").text("line");
   }

@@ -89,6 +89,7 @@ struct DatasetView {
   // Where the kNN label vote judges and abstains (label_check.line); empty
   // in a report without it.
   std::string label_check;
+  std::int64_t label_conflicts = 0;
 };
 
 struct SourceView {

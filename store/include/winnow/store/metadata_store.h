@@ -69,6 +69,9 @@ class MetadataStore {
     double quality_sum = 0.0;
   };
   std::vector<LabelQualitySum> label_quality_by_label();  // ordered by label
+  // Duplicates (exact or near) whose label differs from their original's:
+  // label conflicts.
+  std::int64_t count_label_conflicts();
   // SQLite's PRAGMA quick_check: what it found wrong (at most `max_problems`
   // messages), empty when the database file is sound.
   std::vector<std::string> quick_check(int max_problems = 100);

@@ -65,6 +65,8 @@ struct BatchReport {
   // vote would have flagged where it abstains. Null for a dataset without a
   // judged label.
   nlohmann::json label_check;
+  // This batch's duplicates whose label differs from their original's.
+  std::int64_t label_conflicts = 0;
   JobNeighbourCounts job_neighbours;  // 0 outside a bulk job
   BatchPhaseSeconds phases;
 };

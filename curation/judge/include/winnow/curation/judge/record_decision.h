@@ -49,6 +49,10 @@ struct Candidate {
   std::optional<std::string> image_issues;
   // A record without content (ContentKind::none): nothing to compare.
   bool annotations_only = false;
+  // The record's label and its exact original's (names), when it has them:
+  // copies with different labels are a label conflict.
+  std::optional<std::string> label;
+  std::optional<std::string> exact_original_label;
 };
 
 // What the index says about an embedded record.
@@ -67,7 +71,14 @@ struct Neighbourhood {
   bool label_judged = true;
   double label_lift = 0.0;
   double label_min_lift = 0.0;
+  // The label (name) of the near duplicate's original, when it has one.
+  std::optional<std::string> near_original_label;
 };
+
+// Whether a copy labelled `label` of an original labelled `original_label`
+// is a label conflict: both labelled, differently.
+bool label_conflict(const std::optional<std::string>& label,
+                    const std::optional<std::string>& original_label);
 
 // The thresholds of decide() that the facts do not already carry.
 struct DecisionRules {
