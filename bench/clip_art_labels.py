@@ -26,15 +26,12 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
+
+from cli_runs import add_common_options, print_seeds, remove_database, winnow
 
 ROOT = "/usr/share/openclipart/png"
 
-
-def winnow(args, *argv):
-    out = subprocess.run([args.winnow, *argv], check=True, capture_output=True, text=True)
-    return out.stdout
 
 
 def categories(count):
@@ -95,9 +92,7 @@ def run_seed(args, seed):
     folder = os.path.join(work, "clip-art")
     total, misfiled = lay_out(rng, picked, folder, args.misfile)
     db = os.path.join(work, "labels.db")
-    for suffix in ("", "-wal", "-shm", ".index"):
-        if os.path.exists(db + suffix):
-            os.remove(db + suffix)
+    remove_database(db)
     winnow(args, "init", "--db", db, *args.init_arg)
     winnow(args, "import-folder", "--quiet", "--db", db, folder)
     rows = [json.loads(line) for line in winnow(args, "export", "--db", db).splitlines()]
@@ -118,17 +113,12 @@ def run_seed(args, seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--winnow", default="build/bin/winnow")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1])
+    add_common_options(parser, "/tmp/winnow-clip-art-labels")
     parser.add_argument("--classes", type=int, default=12)
     parser.add_argument("--per-class", type=int, default=250)
     parser.add_argument("--max-bytes", type=int, default=2_000_000)
     parser.add_argument("--misfile", type=float, default=0.0)
-    parser.add_argument("--work", default="/tmp/winnow-clip-art-labels")
-    parser.add_argument("--init-arg", action="append", default=[])
-    args = parser.parse_args()
-    for seed in args.seeds:
-        print(json.dumps(run_seed(args, seed)), flush=True)
+    print_seeds(parser.parse_args(), run_seed)
 
 
 if __name__ == "__main__":

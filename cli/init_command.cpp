@@ -98,6 +98,12 @@ Command add_init_command(CLI::App& parent) {
   cmd->add_option("--min-label-neighbours", config.min_label_neighbours,
                   "labelled neighbours needed to flag a label issue")
       ->capture_default_str();
+  cmd->add_option("--keep", config.keep,
+                  "which copy of an image file a near-duplicate pair keeps: largest (the larger "
+                  "decoded size; a larger copy arriving later makes the earlier one its "
+                  "duplicate) or first (arrival order)")
+      ->check(CLI::IsMember({"largest", "first"}))
+      ->capture_default_str();
   cmd->add_option("--label-min-lift", config.label_min_lift,
                   "the label check abstains on a class whose neighbours agree with its labels "
                   "by less than this lift over chance, and on every class when the dataset's "

@@ -181,6 +181,10 @@ std::int64_t VectorTable::count_label_issues_without_row() {
   return query->column_int64(0);
 }
 
+void VectorTable::remove(std::int64_t sample_id) {
+  db_.cached("DELETE FROM curation_vectors WHERE sample_id = ?1").bind_all(sample_id).run();
+}
+
 bool VectorTable::any_row() {
   StatementScope query(db_.cached("SELECT EXISTS (SELECT 1 FROM curation_vectors)"));
   query->bind_all();

@@ -51,6 +51,7 @@ std::string CurationConfig::to_json() const {
             {"min_label_neighbours", min_label_neighbours},
             {"label_min_lift", label_min_lift},
             {"label_rejudge_growth", label_rejudge_growth},
+            {"keep", keep},
             {"micro_batch", micro_batch},
             {"max_image_pixels", max_image_pixels},
             {"image_issues", image_issues.to_json()}};
@@ -93,6 +94,8 @@ CurationConfig CurationConfig::from_json(const std::string& text) {
   get("label_min_lift", c.label_min_lift);
   c.label_rejudge_growth = 0.0;
   get("label_rejudge_growth", c.label_rejudge_growth);
+  c.keep = "first";
+  get("keep", c.keep);
   get("micro_batch", c.micro_batch);
   get("max_image_pixels", c.max_image_pixels);
   if (j.contains("image_issues"))
@@ -129,6 +132,8 @@ void CurationConfig::validate() const {
                           label_rejudge_growth <= 1000.0,
                       "label_rejudge_growth={} must be in [0, 1000] (0: never re-judge)",
                       label_rejudge_growth);
+  WINNOW_THROW_IF_NOT(keep == "largest" || keep == "first", "keep='{}' must be largest or first",
+                      keep);
   WINNOW_THROW_IF_NOT(micro_batch >= 1 && micro_batch <= 65536,
                       "micro_batch={} must be in [1, 65536]", micro_batch);
   WINNOW_THROW_IF_NOT(max_image_pixels >= 1, "max_image_pixels={} must be >= 1", max_image_pixels);

@@ -142,6 +142,9 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
   }
   t = Clock::now();
   index_unindexed();
+  if (!superseded_.empty()) {
+    context_.index.remove(std::vector<std::int64_t>(superseded_.begin(), superseded_.end()));
+  }
   phases_.decide += seconds_since(t);
 }
 
@@ -344,6 +347,53 @@ void IngestBatch::decide_entry(std::size_t e) {
     recent_.push_back(items_.size());
   }
   items_.push_back(std::move(p));
+  if (vector != nullptr && neighbourhood_facts.better_copy &&
+      (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
+    supersede(*neighbourhood_facts.better_copy, item_id(items_.size() - 1));
+  }
+}
+
+// Whether `record` (an image file) is the better copy to keep than sample
+// `original` it is a near duplicate of (keep = largest; not in a bulk job,
+// whose prior lists name the original): the decoded sizes of both.
+std::optional<judge::Neighbourhood::BetterCopy> IngestBatch::better_copy(
+    const ManifestRecord& record, std::int64_t original) {
+  if (context_.config.keep != "largest" || context_.job != nullptr ||
+      record.kind != ContentKind::path || !record.image_quality) {
+    return std::nullopt;
+  }
+  const std::optional<store::ImageQualityRecord> stored = image_quality_.find(original);
+  if (!stored) return std::nullopt;  // not an image file
+  const auto width = static_cast<std::int64_t>(record.image_quality->width);
+  const auto height = static_cast<std::int64_t>(record.image_quality->height);
+  if (!judge::larger_copy(width, height, stored->width, stored->height)) return std::nullopt;
+  return judge::Neighbourhood::BetterCopy{original, width, height, stored->width, stored->height};
+}
+
+// Sample b.original becomes the duplicate of `kept`, its better copy: a
+// revisit event says why; it leaves the label cache, curation_vectors and
+// this chunk's pending neighbours now, and the index when the batch ends
+// (a search may be running); until then the merged neighbour lists skip it.
+void IngestBatch::supersede(const judge::Neighbourhood::BetterCopy& b, std::int64_t kept) {
+  const nlohmann::json details = {{"better_copy",
+                                   {{"kept", kept},
+                                    {"width", b.width},
+                                    {"height", b.height},
+                                    {"original_width", b.original_width},
+                                    {"original_height", b.original_height}}}};
+  context_.store.update_status(
+      b.original,
+      {store::SampleStatus::duplicate_near, kept,
+       fmt::format("a better copy arrived: sample {} ({} x {} against {} x {}), kept instead", kept,
+                   b.width, b.height, b.original_width, b.original_height),
+       details.dump()},
+      batch_id_);
+  context_.accepted_labels.forget(b.original);
+  vectors_.remove(b.original);
+  superseded_.insert(b.original);
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(),
+                               [&](std::size_t i) { return items_[i].id == b.original; }),
+                recent_.end());
 }
 
 // An entry the reader refused: rejected, under a key of its own when its key
@@ -462,6 +512,11 @@ void IngestBatch::merge_pending(const std::vector<std::size_t>& items, const flo
 
 // ... and the best `k` of them as one query's results, best first, padded with -1.
 index::SearchResults IngestBatch::best_merged(std::size_t k) {
+  if (!superseded_.empty()) {  // duplicates now, still in the index until the batch ends
+    merged_.erase(std::remove_if(merged_.begin(), merged_.end(),
+                                 [this](const auto& m) { return superseded_.count(m.second) > 0; }),
+                  merged_.end());
+  }
   const std::size_t keep = std::min(merged_.size(), k);
   std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
                     [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -550,8 +605,9 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.near_duplicate = near_duplicate(record, labelled);
   if (n.near_duplicate && n.near_duplicate->found) {
     n.near_original_label = label_name_of(n.near_duplicate->id);
+    n.better_copy = better_copy(record, n.near_duplicate->id);
   }
-  if ((n.near_duplicate && n.near_duplicate->found) || !sample.label) return n;
+  if ((n.near_duplicate && n.near_duplicate->found && !n.better_copy) || !sample.label) return n;
   const labels::LabelLookup label_lookup = [this](std::int64_t id) { return label_of(id); };
   n.label_quality =
       label_quality_.score(labelled, 0, static_cast<int>(*sample.label), label_lookup);

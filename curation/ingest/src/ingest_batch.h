@@ -121,6 +121,9 @@ class IngestBatch {
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
   std::optional<std::string> label_name_of(std::int64_t id);
+  std::optional<judge::Neighbourhood::BetterCopy> better_copy(const ManifestRecord& record,
+                                                              std::int64_t original);
+  void supersede(const judge::Neighbourhood::BetterCopy& b, std::int64_t kept);
   void add_label_evidence(const store::NewSample& sample, const judge::Neighbourhood& n);
   judge::Neighbourhood neighbourhood(const ManifestRecord& record,
                                      const index::SearchResults& labelled,
@@ -161,6 +164,9 @@ class IngestBatch {
   labels::LabelEvidence label_evidence_;
   std::int64_t label_abstentions_ = 0;  // records the vote would have flagged
   std::int64_t label_conflicts_ = 0;
+  // Judged samples this batch made duplicates of a better copy: out of the
+  // index when the batch ends, skipped by neighbour lists until then.
+  std::unordered_set<std::int64_t> superseded_;
   // The context's verifiers, with the chunk's similarities to stored
   // candidates computed beforehand (precompute_verifications); the finders
   // use these.

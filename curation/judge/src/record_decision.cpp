@@ -175,7 +175,16 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
   if (n.near_duplicate) {
     const dedup::NearDuplicateMatch& m = *n.near_duplicate;
     details.object("near_duplicate", near_duplicate_details(m, rules));
-    if (m.found) {
+    if (m.found && n.better_copy) {
+      const Neighbourhood::BetterCopy& b = *n.better_copy;
+      JsonObjectText better;
+      better.integer("original", b.original)
+          .integer("width", b.width)
+          .integer("height", b.height)
+          .integer("original_width", b.original_width)
+          .integer("original_height", b.original_height);
+      details.object("better_copy", better);
+    } else if (m.found) {
       std::string reason = fmt::format("similarity {:.4f} to sample {} >= threshold {}",
                                        m.similarity, m.id, m.threshold);
       if (label_conflict(candidate.label, n.near_original_label)) {
@@ -186,26 +195,38 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
       return {store::SampleStatus::duplicate_near, m.id, reason, details.str()};
     }
   }
+  // The better copy of its near duplicate's original says so in its reason.
+  const auto kept = [&n](store::Decision decision) {
+    if (n.better_copy) {
+      const Neighbourhood::BetterCopy& b = *n.better_copy;
+      decision.reason += fmt::format(
+          "; the better copy ({} x {}) of sample {} ({} x {}), which becomes its duplicate",
+          b.width, b.height, b.original, b.original_width, b.original_height);
+    }
+    return decision;
+  };
   if (n.label_quality) {
     details.object("label_quality", label_quality_details(n, rules));
     if (is_label_issue(n, rules)) {
       const labels::LabelQualityResult& q = *n.label_quality;
-      return {store::SampleStatus::label_issue, std::nullopt,
-              fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})", q.quality,
-                          q.flag_below, q.neighbours, q.suggested_label ? n.suggested_label : "-"),
-              details.str()};
+      return kept(
+          {store::SampleStatus::label_issue, std::nullopt,
+           fmt::format("label quality {:.3f} < {} over {} neighbours (suggested {})", q.quality,
+                       q.flag_below, q.neighbours, q.suggested_label ? n.suggested_label : "-"),
+           details.str()});
     }
   }
   if (abstained(n, rules)) {
-    return {store::SampleStatus::accepted, std::nullopt,
-            fmt::format("accepted (gain {:.4f}); the label check abstains on this class (lift "
-                        "{:.3f} < {}), where label quality {:.3f} < {} would have flagged it",
-                        n.gain, n.label_lift, n.label_min_lift, n.label_quality->quality,
-                        n.label_quality->flag_below),
-            details.str()};
+    return kept({store::SampleStatus::accepted, std::nullopt,
+                 fmt::format("accepted (gain {:.4f}); the label check abstains on this class "
+                             "(lift {:.3f} < {}), where label quality {:.3f} < {} would have "
+                             "flagged it",
+                             n.gain, n.label_lift, n.label_min_lift, n.label_quality->quality,
+                             n.label_quality->flag_below),
+                 details.str()});
   }
-  return {store::SampleStatus::accepted, std::nullopt,
-          fmt::format("accepted (gain {:.4f})", n.gain), details.str()};
+  return kept({store::SampleStatus::accepted, std::nullopt,
+               fmt::format("accepted (gain {:.4f})", n.gain), details.str()});
 }
 
 }  // namespace winnow::curation::judge

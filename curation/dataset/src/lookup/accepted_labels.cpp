@@ -38,6 +38,14 @@ void AcceptedLabelCache::flag(std::int64_t id) {
   flagged.set(id, *label);
 }
 
+void AcceptedLabelCache::forget(std::int64_t id) {
+  if (const std::optional<int> label = accepted.find(id)) {
+    accepted.erase(id);
+    --counts[*label];
+  }
+  flagged.erase(id);
+}
+
 void AcceptedLabelCache::clear_flag(std::int64_t id) {
   const std::optional<int> label = flagged.find(id);
   if (!label) return;

@@ -69,6 +69,9 @@ class VectorTable {
   // floats. Throws (through Database::fail) when the row cannot be written.
   void put(std::int64_t sample_id, const float* embedding, std::size_t dim,
            const StoredContent& content);
+  // Deletes the row of `sample_id` (a judged sample that became a duplicate);
+  // none: nothing happens.
+  void remove(std::int64_t sample_id);
   // Replaces the embedding of `sample_id`'s row.
   void set_embedding(std::int64_t sample_id, const float* embedding, std::size_t dim);
 

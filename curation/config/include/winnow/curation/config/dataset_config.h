@@ -81,6 +81,11 @@ struct CurationConfig {
   // label_rejudge_growth)^6 (LabelJudgementLog; 0: never). A stored config
   // without it gets 0: the online-only rule such a database was curated with.
   double label_rejudge_growth = 0.5;
+  // Which copy of an image file a near-duplicate pair keeps: "largest" (the
+  // larger decoded size; equal sizes keep the earlier: a larger copy arriving
+  // later makes the earlier one its duplicate) or "first" (arrival order). A
+  // stored config without it keeps "first".
+  std::string keep = "largest";
   int micro_batch = 256;  // records embedded, searched and indexed together
   // Image files with more pixels are rejected before decoding (docs/images.md).
   std::uint64_t max_image_pixels = image::DecodeOptions::kDefaultMaxPixels;

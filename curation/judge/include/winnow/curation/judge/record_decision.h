@@ -11,7 +11,10 @@
 //   3. image quality  an image file with an image-quality issue, when the
 //                     dataset rejects them (image_issues.h) -> rejected
 //   4. embedding      the embedder failed -> rejected
-//   5. near dedup     a verified candidate at or above the verifier threshold
+//   5. near dedup     a verified candidate at or above the verifier threshold,
+//                     unless the record is the better copy to keep (an image
+//                     file of larger decoded size, keep = largest): then it
+//                     goes on, and its original becomes its duplicate
 //   6. label quality  flagged, over at least min_label_neighbours labelled
 //                     neighbours, and the label has at least label_k accepted
 //                     samples already (a class arriving late can still get in),
@@ -73,7 +76,24 @@ struct Neighbourhood {
   double label_min_lift = 0.0;
   // The label (name) of the near duplicate's original, when it has one.
   std::optional<std::string> near_original_label;
+  // Set when the record is the better copy of its near duplicate's original
+  // (the decoded sizes of both): the record is judged on, and the original
+  // becomes its duplicate.
+  struct BetterCopy {
+    std::int64_t original = 0;
+    std::int64_t width = 0, height = 0;                    // the record's image file
+    std::int64_t original_width = 0, original_height = 0;  // the original's
+  };
+  std::optional<BetterCopy> better_copy;
 };
+
+// Whether an image file of `width` x `height` is the better copy to keep
+// than its original's: a larger decoded size (width x height); equal sizes
+// keep the original.
+inline bool larger_copy(std::int64_t width, std::int64_t height, std::int64_t original_width,
+                        std::int64_t original_height) {
+  return width * height > original_width * original_height;
+}
 
 // Whether a copy labelled `label` of an original labelled `original_label`
 // is a label conflict: both labelled, differently.

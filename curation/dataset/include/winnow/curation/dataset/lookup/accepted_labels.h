@@ -53,6 +53,8 @@ struct AcceptedLabelCache {
   // An accepted sample becomes a label issue, or a label issue is cleared.
   void flag(std::int64_t id);
   void clear_flag(std::int64_t id);
+  // A judged sample became a duplicate: it votes no more.
+  void forget(std::int64_t id);
 };
 
 }  // namespace winnow::curation
