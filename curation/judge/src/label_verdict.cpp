@@ -24,6 +24,14 @@ std::string label_quality_why(const labels::LabelQualityResult& q, bool flagged)
                      flagged ? "<" : ">=", q.flag_below, q.neighbours);
 }
 
+std::string abstained_label_why(const labels::LabelQualityResult& q, double class_lift,
+                                double min_lift) {
+  return fmt::format(
+      "the label check abstains on this class (lift {:.3f} < {}), where label quality {:.3f} < "
+      "{} over {} neighbours would flag it",
+      class_lift, min_lift, q.quality, q.flag_below, q.neighbours);
+}
+
 store::Decision changed_label_decision(bool flagged, const std::string& why,
                                        const std::string& suggested, const std::string& suffix,
                                        const nlohmann::json& details) {

@@ -393,7 +393,8 @@ const char* neighbours_vote_note(const review::SampleConsensus& c) {
 store::Decision rejudged_label_decision(bool flagged, const labels::LabelQualityResult& q,
                                         std::int64_t support, const review::SampleConsensus* agreed,
                                         const JudgementRules& rules,
-                                        const std::string& suggested_label) {
+                                        const std::string& suggested_label,
+                                        const std::optional<labels::ClassEvidence>& abstained) {
   nlohmann::json details = {
       {"label_quality",
        judge::label_quality_details(q, support, rules.min_label_neighbours, suggested_label)},
@@ -406,6 +407,8 @@ store::Decision rejudged_label_decision(bool flagged, const labels::LabelQuality
     why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
                       flagged ? "<" : ">=", rules.consensus_flag_below, c.annotations,
                       neighbours_vote_note(c));
+  } else if (abstained) {
+    why = judge::abstained_label_why(q, abstained->lift, rules.evidence.min_lift);
   } else {
     why = judge::label_quality_why(q, flagged);
   }
@@ -448,14 +451,18 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     const auto found = consensus.by_sample.find(s.id);
     const review::SampleConsensus* agreed =
         found != consensus.by_sample.end() ? &found->second : nullptr;
-    const bool flagged = agreed ? agreed->posterior < rules.consensus_flag_below
-                                : judge::knn_flags_label(q, support, rules.min_label_neighbours,
-                                                         rules.label_k, evidence.judges(*s.label));
+    const bool vote =
+        judge::knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k, true);
+    const labels::ClassEvidence class_evidence = evidence.of(*s.label);
+    const bool flagged =
+        agreed ? agreed->posterior < rules.consensus_flag_below : vote && class_evidence.judged;
+    const std::optional<labels::ClassEvidence> abstained =
+        !agreed && vote && !class_evidence.judged ? std::optional(class_evidence) : std::nullopt;
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
     const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
     out.changes.emplace_back(
-        s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested));
+        s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested, abstained));
     if (flagged) {
       out.newly_flagged.push_back(s.id);
     } else {

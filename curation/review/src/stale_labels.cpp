@@ -132,8 +132,12 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
           {"label_quality",
            judge::label_quality_details(q, support, config.min_label_neighbours, suggested)},
           {"rejudged", {{"voters", voters}, {"judged_against", s.judged_against}}}};
+      const std::string why = vote && !flag
+                                  ? judge::abstained_label_why(q, evidence.of(s.label).lift,
+                                                               evidence.options().min_lift)
+                                  : judge::label_quality_why(q, flag);
       decisions.push_back(judge::changed_label_decision(
-          flag, judge::label_quality_why(q, flag), suggested,
+          flag, why, suggested,
           fmt::format("(re-judged against {} labelled samples, was {})", voters, s.judged_against),
           details));
     }
@@ -175,6 +179,36 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   log.rejudged(voters, growth, whole_below);
   store.set_meta(LabelJudgementLog::kMetaKey, log.to_json());
   return counts;
+}
+
+std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id) {
+  store::MetadataStore& store = dataset.store();
+  const labels::LabelEvidence evidence = stored_label_evidence(store, dataset.config());
+  if (evidence.abstained().empty()) return 0;
+  std::vector<std::pair<std::int64_t, labels::ClassEvidence>> flagged;  // read, then written
+  store.for_each_sample(
+      [&](const store::SampleRecord& s) {
+        if (s.label && !evidence.judges(*s.label))
+          flagged.emplace_back(s.id, evidence.of(*s.label));
+      },
+      store::SampleStatus::label_issue);
+  std::size_t cleared = 0;
+  const double min_lift = evidence.options().min_lift;
+  for (const auto& [id, c] : flagged) {
+    if (decided_by_confident_learning(store, id)) continue;
+    const nlohmann::json details = {
+        {"label_check", {{"class_lift", c.lift}, {"min_lift", min_lift}, {"samples", c.samples}}}};
+    store.update_status(id,
+                        {store::SampleStatus::accepted, std::nullopt,
+                         fmt::format("label issue cleared: the label check abstains on this "
+                                     "class now (lift {:.3f} < {}, {} samples)",
+                                     c.lift, min_lift, c.samples),
+                         details.dump()},
+                        batch_id);
+    dataset.accepted_labels().clear_flag(id);
+    ++cleared;
+  }
+  return cleared;
 }
 
 }  // namespace winnow::curation::review

@@ -138,3 +138,41 @@ TEST_CASE("the label check judges where classes are apart and flags the flipped 
   CHECK(stored.samples() == 40 * kClasses);
   CHECK(stored.abstained().empty());
 }
+
+TEST_CASE("flags stand only where the vote still judges: an abstained class's are cleared",
+          "[labels][abstain]") {
+  test::TempDir dir;
+  const std::string db = dir.file("drift.db");
+  test::Pipeline::init(db, provided_config(0.25));
+  test::Pipeline p(db);
+  // Batch 1: classes apart, four labels flipped and flagged.
+  const std::vector<int> flipped = {250, 301, 377, 420};
+  const ingest::BatchReport first =
+      ingest_file(p, write_records(dir.file("apart.jsonl"), 40, true, flipped, 11));
+  REQUIRE(first.counts[store::SampleStatus::label_issue] == 4);
+  // Batch 2: ten times as many samples of the same classes, in random
+  // directions: the classes' neighbours no longer beat chance, so the vote
+  // abstains on them, and the four flags it made are cleared.
+  std::string noise = dir.file("noise.jsonl");
+  {
+    std::ifstream in(write_records(dir.file("noise-src.jsonl"), 400, false, {}, 5));
+    std::ofstream out(noise);
+    std::string line;
+    while (std::getline(in, line)) {  // keys of their own
+      json j = json::parse(line);
+      j["key"] = "noise-" + j["key"].get<std::string>();
+      out << j.dump() << "\n";
+    }
+  }
+  const ingest::BatchReport second = ingest_file(p, noise);
+  REQUIRE(second.label_check.is_object());
+  CHECK(second.label_check["judges"] == "no class");
+  CHECK(p.store().count_by_status()[store::SampleStatus::label_issue] == 0);
+  CHECK(second.labels_rejudged.cleared >= 4);
+  for (int n : flipped) {
+    const auto sample = p.store().find_by_external_key("r" + std::to_string(n));
+    CHECK(sample->status == store::SampleStatus::accepted);
+    CHECK_THAT(p.store().events_of(sample->id).back().reason,
+               Catch::Contains("abstains on this class"));
+  }
+}

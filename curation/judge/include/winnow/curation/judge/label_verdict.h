@@ -32,6 +32,11 @@ nlohmann::json label_quality_details(const labels::LabelQualityResult& q, std::i
 // "label quality 0.033 < 0.08 over 30 neighbours" (">=" when not flagged).
 std::string label_quality_why(const labels::LabelQualityResult& q, bool flagged);
 
+// "the label check abstains on this class (lift 0.050 < 0.25), where label
+// quality 0.033 < 0.08 over 30 neighbours would flag it".
+std::string abstained_label_why(const labels::LabelQualityResult& q, double class_lift,
+                                double min_lift);
+
 // The decision for a verdict that changed: flagged ("{why} (suggested S)
 // {suffix}", label_issue) or cleared ("label issue cleared: {why} {suffix}",
 // accepted), with `details`.

@@ -29,4 +29,10 @@ struct LabelRejudgeCounts {
 LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
                                         const std::vector<JudgedRange>& batch);
 
+// After that, inside the same transaction: the kNN vote's label issues in
+// classes it now abstains on (flagged while the class was judged) are
+// cleared, so that where it abstains no sample stands flagged by it;
+// confident learning's flags stay. Returns how many were cleared.
+std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id);
+
 }  // namespace winnow::curation::review
