@@ -132,7 +132,7 @@ Command add_export_command(CLI::App& parent) {
         if (!o->only.empty()) filter = store::parse_sample_status(o->only);
         WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
                             "--format '{}' is not jsonl or csv", o->format);
-        curation::Dataset dataset(o->db);
+        curation::Dataset dataset(o->db, curation::OpenMode::read_only);
         const bool csv = o->format == "csv";
         if (csv) {
           std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"

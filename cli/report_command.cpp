@@ -53,7 +53,9 @@ Command add_report_command(CLI::App& parent) {
             // MetadataStore would create a missing file: refuse instead.
             WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(o->db),
                                 "database '{}' does not exist", o->db);
-            store::MetadataStore store(o->db);
+            store::DatabaseOptions reading;
+            reading.read_only = true;  // a database the user may not write is still read
+            store::MetadataStore store(o->db, reading);
             curation::report::QualityReportOptions options;
             std::ofstream samples;
             if (!o->samples.empty()) {

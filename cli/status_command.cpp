@@ -26,7 +26,7 @@ Command add_status_command(CLI::App& parent) {
                 "also run SQLite's quick_check on the database file; exit 6 when it finds "
                 "damage");
   return {cmd, [o] {
-            curation::Dataset dataset(o->db);
+            curation::Dataset dataset(o->db, curation::OpenMode::read_only);
             nlohmann::json j = status_json(dataset);
             std::vector<std::string> problems;
             if (o->check) {

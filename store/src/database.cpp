@@ -1,7 +1,13 @@
 #include "winnow/store/database.h"
 
+#include <unistd.h>
+
 #include <sqlite3.h>
 
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <filesystem>
 #include <utility>
 
 #include "winnow/error.h"
@@ -44,35 +50,94 @@ ErrorKind kind_of(int rc) {
 
 Database::Database(std::string path, const DatabaseOptions& options) : path_(std::move(path)) {
   WINNOW_THROW_IF_NOT(!path_.empty(), "database path is empty");
-  const int flags =
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  open(options);
+  // A file of an older schema opened to read is migrated as a writing open
+  // would, when it may be written; otherwise the error says what to do.
+  if (options.read_only && schema_version() < latest_schema_version()) {
+    const int version = schema_version();
+    close();
+    WINNOW_THROW_IF_NOT(::access(path_.c_str(), W_OK) == 0,
+                        "{}: database schema version {} is older than this build's ({}) and "
+                        "the file may not be written to migrate it; open it once as its owner "
+                        "(winnow status does), or use the winnow that wrote it",
+                        path_, version, latest_schema_version());
+    DatabaseOptions writing = options;
+    writing.read_only = false;
+    open(writing);
+  }
+}
+
+// A read-only open of a WAL database needs its shared-memory file (-shm),
+// which SQLite cannot create in a folder the user may not write: such a file
+// is opened immutable (no locks, the -wal file ignored), which is how a
+// database one may only read is read.
+static bool needs_immutable_open(const std::string& path) {
+  const std::filesystem::path file(path);
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : ".";
+  std::error_code ignored;
+  return ::access(folder.c_str(), W_OK) != 0 && !std::filesystem::exists(path + "-shm", ignored);
+}
+
+// "file:PATH?immutable=1", PATH with the URI's special characters escaped.
+static std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02x}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+void Database::open(const DatabaseOptions& options) {
+  int flags =
+      (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  std::string name = path_;
+  if (options.read_only && needs_immutable_open(path_)) {
+    flags |= SQLITE_OPEN_URI;
+    name = immutable_uri(path_);
+  }
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 usually hands back a handle even on failure, carrying
     // the message; it must be closed all the same.
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
+    close();
     throw Error(
         fmt::format("{}: cannot open database: {} ({})", path_, message, sqlite3_errstr(rc)),
         __func__, __FILE__, __LINE__, kind_of(rc));
   }
   try {
     configure(options);
-    migrate(*this);
+    if (!options.read_only) {
+      migrate(*this);
+    } else if (schema_version() > latest_schema_version()) {
+      migrate(*this);  // says that the file is newer than this build
+    }
   } catch (...) {
-    cache_.clear();
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
+    close();
     throw;
   }
 }
 
-Database::~Database() {
-  cache_.clear();  // statements must be finalized before the connection closes
-  // Cannot report from a destructor; with every statement finalized the close
-  // only fails on misuse, and the OS reclaims the file handle at exit anyway.
+void Database::close() {
+  cache_.clear();
   sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+Database::~Database() {
+  // Statements are finalized before the connection closes (close() clears
+  // the cache). Cannot report from a destructor; with every statement
+  // finalized the close only fails on misuse, and the OS reclaims the file
+  // handle at exit anyway. errno is kept: a destructor run while an error is
+  // on its way (a failed write to standard output) must not change its reason.
+  const int saved = errno;
+  close();
+  errno = saved;
 }
 
 void Database::configure(const DatabaseOptions& options) {
@@ -83,7 +148,7 @@ void Database::configure(const DatabaseOptions& options) {
     fail(rc, "setting the busy timeout");
   }
 
-  {
+  if (!options.read_only) {
     Statement journal(*this, "PRAGMA journal_mode=WAL");
     WINNOW_THROW_IF_NOT(journal.step(), "{}: PRAGMA journal_mode returned no row", path_);
     const std::string mode = journal.column_text(0);

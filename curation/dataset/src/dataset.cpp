@@ -158,7 +158,7 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   store.record_writer(/*creating=*/!existing);
 }
 
-Dataset::Dataset(const std::string& db_path)
+Dataset::Dataset(const std::string& db_path, OpenMode mode)
     : db_path_(db_path),
       pool_(std::make_unique<ThreadPool>(1)),
       accepted_labels_(std::make_unique<AcceptedLabelCache>()),
@@ -166,7 +166,9 @@ Dataset::Dataset(const std::string& db_path)
   WINNOW_THROW_IF_NOT(std::filesystem::exists(db_path),
                       "database '{}' does not exist (run `winnow init --db {}` first)", db_path,
                       db_path);
-  store_ = std::make_unique<store::MetadataStore>(db_path);
+  store::DatabaseOptions options;
+  options.read_only = mode == OpenMode::read_only;
+  store_ = std::make_unique<store::MetadataStore>(db_path, options);
   // A batch is one write transaction over several B-trees (samples and their
   // indexes, events, curation_vectors); with SQLite's default 2 MB page cache
   // it spills dirty pages to the WAL and reads them back mid-batch.

@@ -19,6 +19,12 @@ class Statement;
 
 struct DatabaseOptions {
   int busy_timeout_ms = 5000;  // how long to wait for another writer's lock
+  // Open an existing file for reading only (the commands that only read:
+  // status, export, report), so that a database the user may not write is
+  // still read: no WAL switch. A file of an older schema is migrated when
+  // it may be written (as before); one that may not is read as it is only
+  // if its schema is this build's.
+  bool read_only = false;
 };
 
 class Database {
@@ -56,6 +62,8 @@ class Database {
   [[noreturn]] void fail(int rc, std::string_view action, std::string_view message) const;
 
  private:
+  void open(const DatabaseOptions& options);  // db_, configured and migrated
+  void close();
   void configure(const DatabaseOptions& options);
 
   std::string path_;

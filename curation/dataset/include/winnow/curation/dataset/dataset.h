@@ -56,6 +56,11 @@ struct IndexInfo {
 // the next one usually opens without catching up. The others are for tests
 // and benchmarks.
 enum class IndexSnapshots { by_cost, every_batch, never };
+
+// How a Dataset opens its store: to write, or only to read (status, export:
+// a database the user may not write is still read; the index is rebuilt in
+// memory when needed, and a failed save of it is only noted).
+enum class OpenMode { read_write, read_only };
 inline constexpr double kSnapshotCostRatio = 4.0;
 
 // What after_index_insertions did with the index file.
@@ -73,7 +78,7 @@ class Dataset {
 
   // Opens an initialised database (winnow::Error if it is missing or was
   // never initialised) and its index, rebuilding the index when needed.
-  explicit Dataset(const std::string& db_path);
+  explicit Dataset(const std::string& db_path, OpenMode mode = OpenMode::read_write);
   ~Dataset();
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
