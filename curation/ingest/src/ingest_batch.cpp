@@ -616,7 +616,6 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   const labels::ClassEvidence evidence = label_evidence_.of(*sample.label);
   n.label_judged = evidence.judged;
   n.label_lift = evidence.lift;
-  n.label_min_lift = label_evidence_.options().min_lift;
   if (n.label_quality->suggested_label) {
     n.suggested_label = context_.label_names.name_of(*n.label_quality->suggested_label);
   }

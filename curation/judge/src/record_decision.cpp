@@ -108,7 +108,7 @@ bool label_conflict(const std::optional<std::string>& label,
 bool abstained(const Neighbourhood& n, const DecisionRules& rules) {
   return n.label_quality && !n.label_judged &&
          knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
-                         rules.label_k, true);
+                         rules.label_k);
 }
 
 namespace {
@@ -127,14 +127,14 @@ JsonObjectText label_quality_details(const Neighbourhood& n, const DecisionRules
   }
   quality.integer("label_support", n.label_support)
       .number("class_lift", n.label_lift)
-      .number("min_lift", n.label_min_lift);
+      .number("min_lift", rules.label_min_lift);
   if (abstained(n, rules)) quality.boolean("abstained", true);
   return quality;
 }
 
 bool is_label_issue(const Neighbourhood& n, const DecisionRules& rules) {
-  return knn_flags_label(*n.label_quality, n.label_support, rules.min_label_neighbours,
-                         rules.label_k, n.label_judged);
+  return n.label_judged && knn_flags_label(*n.label_quality, n.label_support,
+                                           rules.min_label_neighbours, rules.label_k);
 }
 
 }  // namespace
@@ -144,7 +144,8 @@ int neighbours_per_record(const CurationConfig& config) {
 }
 
 DecisionRules DecisionRules::of(const CurationConfig& config) {
-  return {config.candidate_margin, config.min_label_neighbours, config.label_k};
+  return {config.candidate_margin, config.min_label_neighbours, config.label_k,
+          config.label_min_lift};
 }
 
 store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
@@ -221,7 +222,7 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
                  fmt::format("accepted (gain {:.4f}); the label check abstains on this class "
                              "(lift {:.3f} < {}), where label quality {:.3f} < {} would have "
                              "flagged it",
-                             n.gain, n.label_lift, n.label_min_lift, n.label_quality->quality,
+                             n.gain, n.label_lift, rules.label_min_lift, n.label_quality->quality,
                              n.label_quality->flag_below),
                  details.str()});
   }

@@ -451,8 +451,7 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
     const auto found = consensus.by_sample.find(s.id);
     const review::SampleConsensus* agreed =
         found != consensus.by_sample.end() ? &found->second : nullptr;
-    const bool vote =
-        judge::knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k, true);
+    const bool vote = judge::knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k);
     const labels::ClassEvidence class_evidence = evidence.of(*s.label);
     const bool flagged =
         agreed ? agreed->posterior < rules.consensus_flag_below : vote && class_evidence.judged;

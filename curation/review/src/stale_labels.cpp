@@ -119,7 +119,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
                                                : labels::LabelQualityResult{};
       const std::int64_t support = accepted.counts[s.label] - (s.accepted ? 1 : 0);
       const bool vote =
-          judge::knn_flags_label(q, support, config.min_label_neighbours, config.label_k, true);
+          judge::knn_flags_label(q, support, config.min_label_neighbours, config.label_k);
       const bool flag = vote && evidence.judges(s.label);
       if (vote && !flag) ++counts.abstained;
       qualities.push_back({s.id, q.quality});

@@ -13,15 +13,15 @@
 
 namespace winnow::curation::judge {
 
-// Whether kNN label quality flags a label: flagged over at least
+// Whether the kNN vote flags a label: flagged over at least
 // min_label_neighbours labelled neighbours, once the label has label_k other
 // accepted samples (`support`; otherwise a class that arrives late could
-// never get in), and only where the vote can judge the label's class on this
-// dataset (`class_judged`: labels::LabelEvidence; otherwise it abstains).
+// never get in). The label is a label issue only where the vote judges its
+// class on the dataset (labels::LabelEvidence); elsewhere the check abstains.
 inline bool knn_flags_label(const labels::LabelQualityResult& q, std::int64_t support,
-                            int min_label_neighbours, int label_k, bool class_judged) {
-  return class_judged && q.flagged &&
-         q.neighbours >= static_cast<std::size_t>(min_label_neighbours) && support >= label_k;
+                            int min_label_neighbours, int label_k) {
+  return q.flagged && q.neighbours >= static_cast<std::size_t>(min_label_neighbours) &&
+         support >= label_k;
 }
 
 // The "label_quality" object of a re-judged sample's details; `suggested` is

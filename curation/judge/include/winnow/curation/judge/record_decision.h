@@ -73,7 +73,6 @@ struct Neighbourhood {
   // that class's neighbours beat chance (labels::LabelEvidence).
   bool label_judged = true;
   double label_lift = 0.0;
-  double label_min_lift = 0.0;
   // The label (name) of the near duplicate's original, when it has one.
   std::optional<std::string> near_original_label;
   // Set when the record is the better copy of its near duplicate's original
@@ -105,6 +104,7 @@ struct DecisionRules {
   double candidate_margin = 2.0;  // reported with the near-duplicate details
   int min_label_neighbours = 5;
   int label_k = 15;
+  double label_min_lift = 0.0;  // reported with an abstention (labels::LabelEvidence)
 
   static DecisionRules of(const CurationConfig& config);
 };
