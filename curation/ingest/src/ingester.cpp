@@ -98,10 +98,11 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
     auto phase_start = std::chrono::steady_clock::now();
     report.labels_rejudged =
         review::rejudge_stale_labels(dataset_, batch.id, ingest.judged_ranges());
-    report.labels_rejudged.cleared += review::clear_abstained_label_issues(dataset_, batch.id);
-    report.phases.rejudge_labels = seconds_since(phase_start);
     const labels::LabelEvidence evidence =
         stored_label_evidence(dataset_.store(), dataset_.config());
+    report.labels_rejudged.cleared +=
+        review::clear_abstained_label_issues(dataset_, batch.id, evidence);
+    report.phases.rejudge_labels = seconds_since(phase_start);
     if (evidence.samples() > 0) {
       report.label_check = label_check_json(evidence, dataset_.label_names());
       report.label_check["would_have_flagged"] = ingest.label_abstentions();

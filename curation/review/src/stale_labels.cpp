@@ -181,9 +181,9 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   return counts;
 }
 
-std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id) {
+std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id,
+                                         const labels::LabelEvidence& evidence) {
   store::MetadataStore& store = dataset.store();
-  const labels::LabelEvidence evidence = stored_label_evidence(store, dataset.config());
   if (evidence.abstained().empty()) return 0;
   std::vector<std::pair<std::int64_t, labels::ClassEvidence>> flagged;  // read, then written
   store.for_each_sample(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/labels/label_evidence.h"
 #include "winnow/curation/review/label_judgement_log.h"
 
 namespace winnow::curation::review {
@@ -29,10 +30,13 @@ struct LabelRejudgeCounts {
 LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
                                         const std::vector<JudgedRange>& batch);
 
-// After that, inside the same transaction: the kNN vote's label issues in
-// classes it now abstains on (flagged while the class was judged) are
-// cleared, so that where it abstains no sample stands flagged by it;
-// confident learning's flags stay. Returns how many were cleared.
-std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id);
+// After that, inside the same transaction, with `evidence` read from the
+// store then (stored_label_evidence): the kNN vote's label issues in classes
+// it now abstains on (flagged while the class was judged) are cleared, so
+// that where it abstains no sample stands flagged by it; confident
+// learning's flags stay. Clearing changes no label quality, so `evidence`
+// holds after it. Returns how many were cleared.
+std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id,
+                                         const labels::LabelEvidence& evidence);
 
 }  // namespace winnow::curation::review
