@@ -1,7 +1,5 @@
 #include "batch_outcome.h"
 
-#include <unistd.h>
-
 #include <iostream>
 
 #include "winnow/curation/core/printable_text.h"
@@ -44,18 +42,6 @@ int say_batch_outcome(const curation::ingest::BatchReport& r, const std::string&
     }
   }
   return rejected == total ? 1 : 0;
-}
-
-void choose_embedder_for(const std::string& db, const curation::BatchContent& content, bool quiet) {
-  const std::optional<std::string> chosen = curation::choose_embedder(db, content);
-  if (chosen && !quiet && ::isatty(STDERR_FILENO) == 1) {
-    std::cerr << "winnow chose the embedder " << *chosen << " for this dataset's "
-              << (content.embedding_dim > 0                     ? "given embeddings"
-                  : content.kind == curation::ContentKind::text ? "text"
-                  : content.kind == curation::ContentKind::path ? "image files"
-                                                                : "pixel arrays")
-              << " (init without --embedder: docs/curation.md, \"Embedders\")\n";
-  }
 }
 
 }  // namespace winnow::cli

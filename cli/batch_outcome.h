@@ -6,7 +6,6 @@
 
 #include <string>
 
-#include "winnow/curation/dataset/embedder_choice.h"
 #include "winnow/curation/ingest/batch_report.h"
 
 namespace winnow::cli {
@@ -16,10 +15,5 @@ namespace winnow::cli {
 // reason), and the label check's line when it abstained on records of the
 // batch; returns 1 when the batch ran and rejected every record, else 0.
 int say_batch_outcome(const curation::ingest::BatchReport& report, const std::string& embedder);
-
-// Before a batch of `content` into `db`: lets winnow choose the dataset's
-// embedder (curation::choose_embedder) and says which it chose on stderr
-// when that is a terminal and not `quiet` (`status` shows it always).
-void choose_embedder_for(const std::string& db, const curation::BatchContent& content, bool quiet);
 
 }  // namespace winnow::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,11 @@ struct Command {
 
 // --threads on the subcommands that ingest (Dataset::set_threads).
 void add_threads_option(CLI::App& command, int& threads);
+// --redo on the subcommands that ingest, and the batch identity it gives a
+// manifest of `checksum`: the checksum itself, or with --redo a new one once
+// it is done (curation::ingest::redo_checksum).
+void add_redo_option(CLI::App& command, bool& redo);
+std::string batch_checksum(curation::Dataset& dataset, const std::string& checksum, bool redo);
 // At the clean end of a subcommand that ingests: saves the index file if
 // its batches left it behind (Dataset::save_index_if_behind), so that
 // the next process opens it without catching up. A failure is a warning on

@@ -14,6 +14,7 @@
 
 #include "batch_outcome.h"
 #include "batch_summary.h"
+#include "embedder_note.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -46,59 +47,54 @@ Command add_import_folder_command(CLI::App& parent) {
   cmd->add_option("--key-prefix", o->key_prefix,
                   "put before every key (keys are paths under DIR), e.g. to import train/ and "
                   "val/ folders of the same layout into one database");
-  cmd->add_flag(
-      "--redo", o->redo,
-      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
-      "that refused its records; docs/cli.md)");
+  add_redo_option(*cmd, o->redo);
   add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   cmd->add_option("dir", o->dir, "the folder (DIR)")->required();
-  return {cmd, [o] {
-            const auto t0 = std::chrono::steady_clock::now();
-            choose_embedder_for(o->db, {curation::ContentKind::path, 0}, o->quiet);
-            curation::Dataset dataset(o->db);
-            curation::ingest::Ingester ingester(dataset);
-            dataset.set_threads(o->threads);
-            curation::readers::FolderImportOptions options;
-            options.labelled = !o->unlabelled;
-            options.source = o->source;
-            options.key_prefix = o->key_prefix;
-            options.image = dataset.image_reading();
-            WINNOW_THROW_IF_NOT(options.image.enabled(),
-                                "import-folder needs an image embedder, but dataset '{}' embeds "
-                                "with '{}', which does not decode image files (use `winnow "
-                                "ingest` with text records, or `winnow init` a dataset with an "
-                                "image embedder such as the default pixels(...))",
-                                o->db, dataset.embedder().spec());
-            store::MetadataStore& store = dataset.store();
-            curation::readers::FolderImporter importer(
-                o->dir, options, [&store](const std::string& key, const std::string& source) {
-                  const auto sample = store.find_by_external_key(key);
-                  return sample && sample->source == source;
-                });
-            ProgressLine progress(importer.total(), "files", o->quiet);
-            curation::ingest::BatchReport r = ingester.ingest_batch(
-                curation::printable_text(o->dir),
-                o->redo ? curation::ingest::redo_checksum(dataset.store(), importer.checksum())
-                        : importer.checksum(),
-                [&](curation::readers::ManifestEntry& entry) {
-                  const bool more = importer.next_deferred(entry);
-                  progress.update(importer.done());
-                  return more;
-                });
-            progress.finish();
-            r.seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            nlohmann::json j = curation::ingest::to_json(r);
-            j["already_imported"] = importer.already_imported();
-            j["hidden_skipped"] = importer.hidden();
-            print_batch_summary(j, o->style, o->db);
-            if (r.skipped && summary_as_json(o->style))
-              std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
-            save_index_at_end(dataset);
-            return say_batch_outcome(r, dataset.embedder().spec());
-          }};
+  return {
+      cmd, [o] {
+        const auto t0 = std::chrono::steady_clock::now();
+        choose_embedder_for(o->db, {curation::ContentKind::path, 0}, o->quiet);
+        curation::Dataset dataset(o->db);
+        curation::ingest::Ingester ingester(dataset);
+        dataset.set_threads(o->threads);
+        curation::readers::FolderImportOptions options;
+        options.labelled = !o->unlabelled;
+        options.source = o->source;
+        options.key_prefix = o->key_prefix;
+        options.image = dataset.image_reading();
+        WINNOW_THROW_IF_NOT(options.image.enabled(),
+                            "import-folder needs an image embedder, but dataset '{}' embeds "
+                            "with '{}', which does not decode image files (use `winnow "
+                            "ingest` with text records, or `winnow init` a dataset with an "
+                            "image embedder such as the default pixels(...))",
+                            o->db, dataset.embedder().spec());
+        store::MetadataStore& store = dataset.store();
+        curation::readers::FolderImporter importer(
+            o->dir, options, [&store](const std::string& key, const std::string& source) {
+              const auto sample = store.find_by_external_key(key);
+              return sample && sample->source == source;
+            });
+        ProgressLine progress(importer.total(), "files", o->quiet);
+        curation::ingest::BatchReport r = ingester.ingest_batch(
+            curation::printable_text(o->dir), batch_checksum(dataset, importer.checksum(), o->redo),
+            [&](curation::readers::ManifestEntry& entry) {
+              const bool more = importer.next_deferred(entry);
+              progress.update(importer.done());
+              return more;
+            });
+        progress.finish();
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        nlohmann::json j = curation::ingest::to_json(r);
+        j["already_imported"] = importer.already_imported();
+        j["hidden_skipped"] = importer.hidden();
+        print_batch_summary(j, o->style, o->db);
+        if (r.skipped && summary_as_json(o->style))
+          std::cerr << r.name << ": already imported as batch " << r.batch_id << ", skipped\n";
+        save_index_at_end(dataset);
+        return say_batch_outcome(r, dataset.embedder().spec());
+      }};
 }
 
 }  // namespace winnow::cli

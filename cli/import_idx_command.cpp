@@ -14,6 +14,7 @@
 
 #include "batch_outcome.h"
 #include "batch_summary.h"
+#include "embedder_note.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -46,10 +47,7 @@ Command add_import_idx_command(CLI::App& parent) {
   cmd->add_option("labels", o->labels, "IDX labels file (.gz or plain)")->required();
   cmd->add_option("--limit", o->limit, "only the first N images (0: all)");
   cmd->add_option("--prefix", o->prefix, "key prefix")->capture_default_str();
-  cmd->add_flag(
-      "--redo", o->redo,
-      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
-      "that refused its records; docs/cli.md)");
+  add_redo_option(*cmd, o->redo);
   add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
@@ -62,10 +60,12 @@ Command add_import_idx_command(CLI::App& parent) {
             std::vector<curation::ManifestRecord> records =
                 curation::readers::import_idx(o->images, o->labels, o->prefix);
             if (o->limit > 0 && o->limit < records.size()) records.resize(o->limit);
-            std::string checksum = fmt::format(
-                "idx:{}:{}:{}:{}", curation::readers::file_checksum(o->images, true),
-                curation::readers::file_checksum(o->labels, true), o->prefix, records.size());
-            if (o->redo) checksum = curation::ingest::redo_checksum(dataset.store(), checksum);
+            const std::string checksum = batch_checksum(
+                dataset,
+                fmt::format("idx:{}:{}:{}:{}", curation::readers::file_checksum(o->images, true),
+                            curation::readers::file_checksum(o->labels, true), o->prefix,
+                            records.size()),
+                o->redo);
             std::vector<curation::readers::ManifestEntry> entries(records.size());
             for (std::size_t i = 0; i < records.size(); ++i) {
               records[i].line = i + 1;

@@ -24,6 +24,7 @@
 
 #include "batch_outcome.h"
 #include "batch_summary.h"
+#include "embedder_note.h"
 #include "cli_json.h"
 #include "command.h"
 #include "progress_line.h"
@@ -165,10 +166,7 @@ Command add_ingest_command(CLI::App& parent) {
   cmd->add_option("--min-examples-per-class", o->min_examples_per_class,
                   "samples of each given class confident learning never flags")
       ->capture_default_str();
-  cmd->add_flag(
-      "--redo", o->redo,
-      "ingest again what is already done, as a new batch (after `winnow init` fixed the config "
-      "that refused its records; docs/cli.md)");
+  add_redo_option(*cmd, o->redo);
   add_summary_options(*cmd, o->style);
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
@@ -206,9 +204,8 @@ Command add_ingest_command(CLI::App& parent) {
           for (const std::string& m : o->manifests) {
             // Streamed: memory does not grow with the manifest.
             curation::readers::ManifestReader reader(m, reading);
-            const std::string read = curation::readers::file_checksum(m, true);
             const std::string checksum =
-                o->redo ? curation::ingest::redo_checksum(dataset.store(), read) : read;
+                batch_checksum(dataset, curation::readers::file_checksum(m, true), o->redo);
             std::error_code size_error;
             const auto size = std::filesystem::file_size(m, size_error);
             ProgressLine progress(size_error ? 0 : size, "records", o->quiet,
@@ -241,9 +238,7 @@ Command add_ingest_command(CLI::App& parent) {
           const std::string& m = o->manifests[i];
           const curation::ingest::BatchReport report = ingester.ingest_batch(
               curation::printable_text(m),
-              o->redo ? curation::ingest::redo_checksum(dataset.store(),
-                                                        curation::readers::file_checksum(m, true))
-                      : curation::readers::file_checksum(m, true),
+              batch_checksum(dataset, curation::readers::file_checksum(m, true), o->redo),
               std::move(manifests[i]));
           print_report(report, dataset.embedder().spec(), o->style, o->db, outcome);
           const curation::review::LabelRevisionReport rev =
