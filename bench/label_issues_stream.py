@@ -22,11 +22,12 @@ import gzip
 import json
 import os
 import struct
-import subprocess
 import sys
 import time
 
 import numpy as np
+
+from cli_runs import remove_database, winnow
 
 DATA = os.environ.get("WINNOW_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 
@@ -46,11 +47,6 @@ def write_idx_labels(path, labels):
     with open(path, "wb") as f:
         f.write(struct.pack(">II", 0x00000801, len(labels)))
         f.write(labels.astype(np.uint8).tobytes())
-
-
-def winnow(args, *argv):
-    out = subprocess.run([args.winnow, *argv], check=True, capture_output=True, text=True)
-    return out.stdout
 
 
 def measure(flagged_keys, flipped_keys):
@@ -78,9 +74,7 @@ def run_seed(args, seed):
     work = os.path.join(args.work, f"seed{seed}")
     os.makedirs(work, exist_ok=True)
     db = os.path.join(work, "labels.db")
-    for suffix in ("", "-wal", "-shm", ".index"):
-        if os.path.exists(db + suffix):
-            os.remove(db + suffix)
+    remove_database(db)
     winnow(args, "init", "--db", db, *args.init_arg)
     bounds = np.linspace(0, n, args.batches + 1).astype(int)
     keys = np.empty(n, dtype=object)
