@@ -42,7 +42,9 @@ Command add_import_annotations_command(CLI::App& parent);
 Command add_status_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_rejudge_command(CLI::App& parent);
+Command add_review_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
+Command add_gallery_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);
 Command add_demo_command(CLI::App& parent);
 

@@ -2,6 +2,7 @@
 // with its status and the reason for it (and the decision's details), and the
 // image-quality scores and issues of the samples whose file was an image.
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,6 +110,16 @@ nlohmann::json image_quality_json(const std::optional<store::ImageQualityRecord>
   return {{"width", q->width}, {"height", q->height}, {"issues", issues}, {"scores", scores}};
 }
 
+// A person's verdict on the sample (winnow review), or null.
+nlohmann::json review_json(const store::ReviewRecord* r, const curation::LabelNames& names) {
+  if (r == nullptr) return nullptr;
+  return {{"verdict", std::string(to_string(r->verdict))},
+          {"label", r->label ? nlohmann::json(names.name_of(*r->label)) : nlohmann::json(nullptr)},
+          {"reviewer", r->reviewer},
+          {"note", r->note},
+          {"at", r->created_at}};
+}
+
 }  // namespace
 
 Command add_export_command(CLI::App& parent) {
@@ -135,24 +146,39 @@ Command add_export_command(CLI::App& parent) {
         curation::Dataset dataset(o->db, curation::OpenMode::read_only);
         const bool csv = o->format == "csv";
         if (csv) {
-          std::cout << "id,key,content_hash,label,source,status,duplicate_of,label_quality,"
-                       "gain,batch_id,created_at,reason"
+          std::cout << "id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
+                       "label_quality,gain,batch_id,created_at,reason,review,reviewer"
                     << (o->details ? ",details" : "") << image_quality_csv_header() << "\n";
         }
         auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
         using nlohmann::json;
         // Looked up per sample while the samples' query is open: the same snapshot.
         store::ImageQualityTable image_quality(dataset.store().database());
+        std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
+        for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
+        const auto key_of =
+            [&](const std::optional<std::int64_t>& id) -> std::optional<std::string> {
+          if (!id) return std::nullopt;
+          const std::optional<store::SampleRecord> original = dataset.store().find_sample(*id);
+          return original ? std::optional(original->external_key) : std::nullopt;
+        };
         dataset.store().for_each_sample_with_decision(
             [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
               const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
               const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
+              const std::optional<std::string> original_key = key_of(s.duplicate_of);
+              const auto review = reviews.find(s.id);
+              const store::ReviewRecord* reviewed =
+                  review != reviews.end() ? &review->second : nullptr;
               if (csv) {
                 std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
                           << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
                           << to_string(s.status) << ',' << opt(s.duplicate_of) << ','
-                          << opt(s.label_quality) << ',' << opt(s.gain) << ',' << opt(s.batch_id)
-                          << ',' << s.created_at << ',' << csv_field(d.reason);
+                          << csv_field(original_key.value_or("")) << ',' << opt(s.label_quality)
+                          << ',' << opt(s.gain) << ',' << opt(s.batch_id) << ',' << s.created_at
+                          << ',' << csv_field(d.reason) << ','
+                          << (reviewed ? to_string(reviewed->verdict) : "") << ','
+                          << csv_field(reviewed ? reviewed->reviewer : "");
                 if (o->details) std::cout << ',' << csv_field(d.details_json);
                 std::cout << image_quality_csv(quality) << '\n';
                 return;
@@ -164,12 +190,14 @@ Command add_export_command(CLI::App& parent) {
                         {"source", s.source},
                         {"status", std::string(to_string(s.status))},
                         {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
+                        {"duplicate_of_key", original_key ? json(*original_key) : json(nullptr)},
                         {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
                         {"gain", s.gain ? json(*s.gain) : json(nullptr)},
                         {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
                         {"created_at", s.created_at},
                         {"reason", d.reason},
-                        {"image_quality", image_quality_json(quality)}};
+                        {"image_quality", image_quality_json(quality)},
+                        {"review", review_json(reviewed, dataset.label_names())}};
               if (o->details) {
                 j["details"] = d.details_json.empty() ? json(nullptr)
                                                       : json::parse(d.details_json, nullptr, false);

@@ -28,6 +28,7 @@ struct RejudgeCommandOptions {
   std::optional<double> min_candidate;
   std::optional<double> text_min_candidate;
   std::optional<double> flag_below;
+  bool override_reviews = false;
   double consensus_flag_below = curation::review::RejudgeOptions{}.consensus_flag_below;
   bool quiet = false;
 };
@@ -65,6 +66,7 @@ nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
                      {"newly_flagged", r.newly_flagged},
                      {"cleared", r.cleared},
                      {"kept_confident_learning", r.kept_confident_learning},
+                     {"kept_reviewed", r.kept_reviewed},
                      {"label_issues_without_vector", r.without_vector}};
   }
   return out;
@@ -76,6 +78,7 @@ int run_rejudge(const RejudgeCommandOptions& o) {
   options.labels = o.labels;
   options.consensus = o.consensus;
   options.flag_below = o.flag_below;
+  options.override_reviews = o.override_reviews;
   options.consensus_flag_below = o.consensus_flag_below;
   if (!o.embedder.empty()) options.embedder = o.embedder;
   options.min_candidate_similarity = o.min_candidate;
@@ -136,6 +139,9 @@ Command add_rejudge_command(CLI::App& parent) {
   cmd->add_option("--text-min-candidate", o->text_min_candidate,
                   "with --embedder: the same for text records (default: unchanged)")
       ->needs("--embedder");
+  cmd->add_flag("--override-reviews", o->override_reviews,
+                "also re-judge the samples a person reviewed (winnow review); without it their "
+                "status and label stay as the person left them");
   add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] { return run_rejudge(*o); }};
 }

@@ -55,7 +55,9 @@ int run(int argc, char** argv) {
       add_status_command(app),
       add_export_command(app),
       add_rejudge_command(app),
+      add_review_command(app),
       add_report_command(app),
+      add_gallery_command(app),
       add_serve_command(app),
       add_demo_command(app),
   };

@@ -34,7 +34,8 @@ constexpr const char* kFindSampleByKey = WINNOW_SAMPLE_COLUMNS "WHERE s.external
 // One epoch of the content-hash index (migration 4): the expression must be
 // the index's, id >> 18, for the index to serve it.
 constexpr const char* kFindSampleByHashInEpoch = WINNOW_SAMPLE_COLUMNS
-    "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 AND s.status <> 'rejected' "
+    "WHERE (s.id >> 18) = ?2 AND s.content_hash = ?1 AND (s.status <> 'rejected' OR EXISTS "
+    "(SELECT 1 FROM reviews r WHERE r.sample_id = s.id AND r.verdict = 'drop')) "
     "ORDER BY s.id LIMIT 1";
 static_assert(kContentHashEpochBits == 18,
               "kFindSampleByHashInEpoch and find_by_content_hash name the epoch's shift");
@@ -371,6 +372,76 @@ void MetadataStore::update_status(std::int64_t sample_id, const Decision& decisi
   append_event(db_, sample_id, batch_id, kEventRevisit, decision.status, decision.reason,
                decision.details_json, now);
   transaction.commit();
+}
+
+void MetadataStore::record_review(const ReviewRecord& review, const Decision& decision) {
+  const std::int64_t id = review.sample_id;
+  try {
+    check_decision(decision);
+    WINNOW_THROW_IF_NOT((review.verdict == Verdict::relabel) == review.label.has_value(),
+                        "a relabel verdict, and only one, names a label");
+  } catch (const Error& error) {
+    WINNOW_THROW("{}: cannot record the review of sample {}: {}", db_.path(), id, error.what());
+  }
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_, Transaction::Nested::join);
+  {
+    StatementScope update(db_.cached(
+        "UPDATE samples SET status = ?2, duplicate_of = ?3, label = coalesce(?4, label), "
+        "updated_at = ?5 WHERE id = ?1 RETURNING id"));
+    update->bind_all(id, to_string(decision.status), decision.duplicate_of, review.label, now);
+    WINNOW_THROW_IF_NOT(update->step(), "{}: cannot record a review: no sample with id {}",
+                        db_.path(), id);
+    update->run();
+  }
+  append_event(db_, id, std::nullopt, kEventReview, decision.status, decision.reason,
+               decision.details_json, now);
+  db_.cached(
+         "INSERT INTO reviews (sample_id, verdict, label, reviewer, note, created_at) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (sample_id) DO UPDATE SET "
+         "verdict = excluded.verdict, label = excluded.label, reviewer = excluded.reviewer, "
+         "note = excluded.note, created_at = excluded.created_at")
+      .bind_all(id, to_string(review.verdict), review.label, std::string_view(review.reviewer),
+                std::string_view(review.note), now)
+      .run();
+  transaction.commit();
+}
+
+namespace {
+
+constexpr const char* kReviewColumns =
+    "SELECT sample_id, verdict, label, reviewer, note, created_at FROM reviews ";
+
+ReviewRecord read_review(const Statement& row, const std::string& db_path) {
+  ReviewRecord review;
+  review.sample_id = row.column_int64(0);
+  const std::string verdict = row.column_text(1);
+  const std::optional<Verdict> parsed = parse_verdict(verdict);
+  WINNOW_THROW_IF_NOT(parsed, "{}: sample {} has an unknown review verdict '{}'", db_path,
+                      review.sample_id, verdict);
+  review.verdict = *parsed;
+  review.label = row.column_optional_int64(2);
+  review.reviewer = row.column_text(3);
+  review.note = row.column_text(4);
+  review.created_at = row.column_text(5);
+  return review;
+}
+
+}  // namespace
+
+std::optional<ReviewRecord> MetadataStore::review_of(std::int64_t sample_id) {
+  StatementScope query(db_.cached(std::string(kReviewColumns) + "WHERE sample_id = ?1"));
+  query->bind_all(sample_id);
+  if (!query->step()) return std::nullopt;
+  return read_review(*query, db_.path());
+}
+
+std::vector<ReviewRecord> MetadataStore::reviews() {
+  StatementScope query(db_.cached(std::string(kReviewColumns) + "ORDER BY sample_id"));
+  query->bind_all();
+  std::vector<ReviewRecord> reviews;
+  while (query->step()) reviews.push_back(read_review(*query, db_.path()));
+  return reviews;
 }
 
 void MetadataStore::relabel(std::int64_t sample_id, std::int64_t label, std::string_view reason,

@@ -307,6 +307,19 @@ void checksummed_text_sketches(Database& db) {
                        "CHECK (length(sketches) % 28 = 0 OR length(sketches) % 28 = 8)"}});
 }
 
+// Version 8: a person's latest verdict on a sample (ReviewRecord,
+// `winnow review`); each verdict is also a review event. A reviewed sample
+// is left as the person left it by every machine re-judgement.
+void create_reviews(Database& db) {
+  db.exec(
+      "CREATE TABLE reviews ("
+      " sample_id INTEGER PRIMARY KEY REFERENCES samples(id),"
+      " verdict TEXT NOT NULL CHECK (verdict = 'keep' OR verdict = 'drop'"
+      " OR verdict = 'relabel' OR verdict = 'not_duplicate'),"
+      " label INTEGER CHECK ((verdict = 'relabel') = (label IS NOT NULL)),"
+      " reviewer TEXT NOT NULL, note TEXT NOT NULL, created_at TEXT NOT NULL)");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -325,6 +338,7 @@ const std::vector<Migration>& schema_migrations() {
        &check_lists_as_comparisons},
       {6, "text_sketches: sketches of stored texts' shingle sets", &create_text_sketches},
       {7, "text_sketches rows may end with their checksum", &checksummed_text_sketches},
+      {8, "reviews: a person's latest verdict on a sample", &create_reviews},
   };
   return migrations;
 }

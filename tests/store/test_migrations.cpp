@@ -76,8 +76,9 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(db.schema_version() == latest_schema_version());
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
-  for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
-                            "meta", "curation_vectors", "image_quality", "text_sketches"}) {
+  for (const char* table :
+       {"samples", "annotations", "contributors", "ingest_batches", "events", "meta",
+        "curation_vectors", "image_quality", "text_sketches", "reviews"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -134,6 +135,7 @@ TEST_CASE("a version 1 database with data migrates to the latest version keeping
     }
     store.database().exec("DROP TABLE image_quality");  // migration 3's
     store.database().exec("DROP TABLE text_sketches");  // migration 6's
+    store.database().exec("DROP TABLE reviews");        // migration 8's
   }
   set_user_version_raw(path, 1);
 
@@ -154,8 +156,8 @@ TEST_CASE("a version 2 database gets the image_quality table and keeps its sampl
           "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v2.db");
-  const std::int64_t sample_id =
-      old_version_file(path, 2, {"DROP TABLE image_quality", "DROP TABLE text_sketches"});
+  const std::int64_t sample_id = old_version_file(
+      path, 2, {"DROP TABLE image_quality", "DROP TABLE text_sketches", "DROP TABLE reviews"});
   MetadataStore store(path);
   CHECK(store.database().schema_version() == latest_schema_version());
   CHECK(store.find_sample(sample_id).has_value());
@@ -178,10 +180,11 @@ TEST_CASE("a version 3 database gets the content-hash index by epoch, and finds 
   TempDir dir;
   const std::string path = dir.file("v3.db");
   // Before the epochs: one index on content_hash.
-  const std::int64_t sample_id = old_version_file(
-      path, 3,
-      {"DROP INDEX samples_content_hash_by_epoch",
-       "CREATE INDEX samples_content_hash ON samples (content_hash)", "DROP TABLE text_sketches"});
+  const std::int64_t sample_id =
+      old_version_file(path, 3,
+                       {"DROP INDEX samples_content_hash_by_epoch",
+                        "CREATE INDEX samples_content_hash ON samples (content_hash)",
+                        "DROP TABLE text_sketches", "DROP TABLE reviews"});
   MetadataStore store(path);
   CHECK(store.database().schema_version() == latest_schema_version());
   CHECK(query_int(store.database(),
@@ -264,6 +267,7 @@ TEST_CASE("a version 4 database gets CHECK constraints without lists, refusing t
     MetadataStore store(path);
     sample_id = store.insert_sample(test::make_sample(1));
     store.database().exec("DROP TABLE text_sketches");
+    store.database().exec("DROP TABLE reviews");
   }
   {
     // Version 4 as the build before left it: migration 1's lists of values,
@@ -315,7 +319,8 @@ TEST_CASE("a version 5 database gets the text_sketches table and keeps its sampl
           "[store][migrations]") {
   TempDir dir;
   const std::string path = dir.file("v5.db");
-  const std::int64_t sample_id = old_version_file(path, 5, {"DROP TABLE text_sketches"});
+  const std::int64_t sample_id =
+      old_version_file(path, 5, {"DROP TABLE text_sketches", "DROP TABLE reviews"});
   MetadataStore store(path);
   CHECK(store.database().schema_version() == latest_schema_version());
   CHECK(store.find_sample(sample_id).has_value());
@@ -380,4 +385,20 @@ TEST_CASE("statements report bad SQL and misuse with the SQL text", "[store][sta
   REQUIRE(one.step());
   CHECK(one.column_int64(0) == 7);
   REQUIRE_THROWS_WITH(one.bind_all(std::uint64_t{1} << 63), Catch::Contains("int64"));
+}
+
+TEST_CASE("a version 7 database gets the reviews table and keeps its samples",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v7.db");
+  const std::int64_t sample_id = old_version_file(path, 7, {"DROP TABLE reviews"});
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  REQUIRE(store.find_sample(sample_id));
+  CHECK(store.reviews().empty());
+  store.record_review({sample_id, Verdict::drop, std::nullopt, "ann", "blurry", {}},
+                      {SampleStatus::rejected, std::nullopt, "drop by ann", ""});
+  CHECK(store.find_sample(sample_id)->status == SampleStatus::rejected);
+  REQUIRE(store.review_of(sample_id));
+  CHECK(store.review_of(sample_id)->reviewer == "ann");
 }

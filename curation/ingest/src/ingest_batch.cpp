@@ -269,6 +269,8 @@ void IngestBatch::decide_entry(std::size_t e) {
   candidate.key = rec.key;
   if (s.label) candidate.label = context_.label_names.name_of(*s.label);
   candidate.line = rec.line;
+  if (rec.kind == ContentKind::path) candidate.file = rec.resolved_path;
+  if (rec.kind == ContentKind::text) candidate.text = rec.text;
   candidate.content_hash =
       rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
   s.content_hash = candidate.content_hash;
@@ -296,6 +298,7 @@ void IngestBatch::decide_entry(std::size_t e) {
     candidate.exact_duplicate_of = exact_original(candidate.content_hash);
     if (candidate.exact_duplicate_of) {
       candidate.exact_original_label = label_name_of(*candidate.exact_duplicate_of);
+      candidate.exact_original_key = key_of(*candidate.exact_duplicate_of);
     }
     const int row = chunk_.row[e];
     if (p.image_quality && p.image_quality->any_issue() &&
@@ -367,6 +370,8 @@ std::optional<judge::Neighbourhood::BetterCopy> IngestBatch::better_copy(
   const auto width = static_cast<std::int64_t>(record.image_quality->width);
   const auto height = static_cast<std::int64_t>(record.image_quality->height);
   if (!judge::larger_copy(width, height, stored->width, stored->height)) return std::nullopt;
+  // A sample a person reviewed stays as the person left it (review/verdicts.h).
+  if (context_.store.review_of(original)) return std::nullopt;
   return judge::Neighbourhood::BetterCopy{original, width, height, stored->width, stored->height};
 }
 
@@ -605,6 +610,7 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.near_duplicate = near_duplicate(record, labelled);
   if (n.near_duplicate && n.near_duplicate->found) {
     n.near_original_label = label_name_of(n.near_duplicate->id);
+    n.near_original_key = key_of(n.near_duplicate->id);
     n.better_copy = better_copy(record, n.near_duplicate->id);
   }
   if ((n.near_duplicate && n.near_duplicate->found && !n.better_copy) || !sample.label) return n;
@@ -901,6 +907,11 @@ std::optional<std::string> IngestBatch::label_name_of(std::int64_t id) {
   }
   if (!label) return std::nullopt;
   return context_.label_names.name_of(*label);
+}
+
+std::string IngestBatch::key_of(std::int64_t id) {
+  const std::optional<store::SampleRecord> stored = context_.store.find_sample(id);
+  return stored ? stored->external_key : std::string();
 }
 
 std::optional<int> IngestBatch::label_of(std::int64_t id) const {

@@ -121,6 +121,8 @@ class IngestBatch {
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
   index::SearchResults best_merged(std::size_t k);
   std::optional<std::string> label_name_of(std::int64_t id);
+  // The external key of sample `id` (written or flushed), "" when unknown.
+  std::string key_of(std::int64_t id);
   std::optional<judge::Neighbourhood::BetterCopy> better_copy(const ManifestRecord& record,
                                                               std::int64_t original);
   void supersede(const judge::Neighbourhood::BetterCopy& b, std::int64_t kept);

@@ -66,8 +66,18 @@ class JsonObjectText {
 };
 
 store::Decision rejected(const Candidate& candidate, const std::string& reason) {
-  return {store::SampleStatus::rejected, std::nullopt, reason,
-          json{{"line", candidate.line}, {"key", candidate.key}}.dump()};
+  json details = {{"line", candidate.line}, {"key", candidate.key}};
+  if (!candidate.file.empty()) details["file"] = candidate.file;
+  return {store::SampleStatus::rejected, std::nullopt, reason, details.dump()};
+}
+
+// The first kTextExcerptBytes of `text`, cut before a UTF-8 character that
+// would not fit whole.
+std::string text_excerpt(std::string_view text) {
+  if (text.size() <= kTextExcerptBytes) return std::string(text);
+  std::size_t end = kTextExcerptBytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end));
 }
 
 JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
@@ -83,6 +93,12 @@ JsonObjectText near_duplicate_details(const dedup::NearDuplicateMatch& m,
       .number("best_candidate_similarity", m.candidate_similarity);
   if (m.found) near.integer("duplicate_of", m.id);
   return near;
+}
+
+// An original's key after its id in a reason: ` ("a/cat.png")`, escaped as
+// JSON text; nothing when unknown.
+std::string key_note(const std::string& key) {
+  return key.empty() ? std::string() : " (" + json(key).dump() + ")";
 }
 
 // The reason's and details' note of a copy whose label differs from its
@@ -158,7 +174,9 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
   if (candidate.exact_duplicate_of) {
     const std::int64_t original = *candidate.exact_duplicate_of;
     json details = {{"content_hash", candidate.content_hash}, {"line", candidate.line}};
-    std::string reason = fmt::format("same content hash as sample {}", original);
+    if (!candidate.file.empty()) details["file"] = candidate.file;
+    std::string reason = fmt::format("same content hash as sample {}{}", original,
+                                     key_note(candidate.exact_original_key));
     if (label_conflict(candidate.label, candidate.exact_original_label)) {
       details["label_conflict"] = {{"label", *candidate.label},
                                    {"original_label", *candidate.exact_original_label}};
@@ -173,6 +191,7 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
   details.number("gain", n.gain)
       .integer("gain_k", kGainNeighbours)
       .integer("neighbours", static_cast<std::int64_t>(n.neighbours));
+  if (!candidate.file.empty()) details.string("file", candidate.file);
   if (n.near_duplicate) {
     const dedup::NearDuplicateMatch& m = *n.near_duplicate;
     details.object("near_duplicate", near_duplicate_details(m, rules));
@@ -186,13 +205,15 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
           .integer("original_height", b.original_height);
       details.object("better_copy", better);
     } else if (m.found) {
-      std::string reason = fmt::format("similarity {:.4f} to sample {} >= threshold {}",
-                                       m.similarity, m.id, m.threshold);
+      std::string reason =
+          fmt::format("similarity {:.4f} to sample {}{} >= threshold {}", m.similarity, m.id,
+                      key_note(n.near_original_key), m.threshold);
       if (label_conflict(candidate.label, n.near_original_label)) {
         details.object("label_conflict",
                        conflict_details(*candidate.label, *n.near_original_label));
         reason += conflict_note(*candidate.label, *n.near_original_label);
       }
+      if (!candidate.text.empty()) details.string("text", text_excerpt(candidate.text));
       return {store::SampleStatus::duplicate_near, m.id, reason, details.str()};
     }
   }

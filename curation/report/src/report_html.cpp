@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "winnow/curation/core/html_text.h"
 #include "winnow/curation/core/printable_text.h"
 #include "report_tables.h"
 #include "report_view.h"
@@ -38,31 +39,7 @@ constexpr const char* kDiagonalColour = "#e6e8eb";
 // HTML-escaped, with control, bidirectional and zero-width characters shown
 // escaped first (visible_text).
 std::string escape(const std::string& raw) {
-  const std::string text = visible_text(raw);
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return html_escape(visible_text(raw));
 }
 
 // At most `max_chars` UTF-8 code points of `text`, with "…" when cut (SVG text

@@ -17,11 +17,13 @@
 // stays a label_issue, and so does a sample it flagged on an earlier run
 // (`winnow rejudge --labels` re-judges kNN's flags; it leaves these alone).
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/review/label_revision.h"
+#include "winnow/curation/review/verdicts.h"
 #include "winnow/store/metadata_store.h"
 #include "winnow/error.h"
 #include "winnow/store/transaction.h"
@@ -163,10 +165,11 @@ LabelRevisionReport revise_label_issues(Dataset& dataset, const PredProbsTable& 
   std::vector<store::SampleScore> qualities;
   qualities.reserve(judged.size());
   std::vector<std::pair<std::int64_t, store::Decision>> revisits;
-  std::vector<std::size_t> newly_flagged;  // positions in `judged`
+  std::vector<std::size_t> newly_flagged;                           // positions in `judged`
+  const std::set<std::int64_t> reviewed = reviewed_samples(store);  // a person decided: left alone
   for (std::size_t n = 0; n < judged.size(); ++n) {
     qualities.push_back({judged[n].id, r.label_quality[n]});
-    if (!r.is_label_issue[n]) continue;
+    if (!r.is_label_issue[n] || reviewed.count(judged[n].id) > 0) continue;
     if (judged[n].status == store::SampleStatus::label_issue) {
       // Already flagged: only kNN's flags get confident learning's reason.
       if (decided_by_confident_learning(store, judged[n].id)) continue;

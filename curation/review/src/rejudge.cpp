@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <set>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@
 #include "winnow/curation/judge/information_gain.h"
 #include "winnow/curation/review/label_judgement_log.h"
 #include "winnow/curation/review/rejudge.h"
+#include "winnow/curation/review/verdicts.h"
+
 #include "winnow/store/metadata_store.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
@@ -55,6 +58,7 @@ struct StoredSample {
   std::int64_t id = 0;
   bool accepted = false;
   std::optional<std::int64_t> label;
+  bool reviewed = false;  // a person decided it (verdicts.h): its status and label stay
 };
 
 // The stored samples rejudge works on, in id order, with their vectors in the
@@ -275,7 +279,7 @@ void take_consensus(const review::ConsensusLabels& consensus, std::vector<Stored
                     LabelsAfterRelabels& labels) {
   for (StoredSample& s : samples) {
     auto it = consensus.by_sample.find(s.id);
-    if (it == consensus.by_sample.end() || s.label == it->second.label) continue;
+    if (it == consensus.by_sample.end() || s.label == it->second.label || s.reviewed) continue;
     if (s.accepted) {
       if (s.label) --labels.counts[*s.label];
       ++labels.counts[it->second.label];
@@ -317,10 +321,15 @@ JudgementRules judgement_rules(const RejudgeOptions& options, const CurationConf
 // a model's out-of-sample evidence), counted in `kept_confident_learning`.
 std::vector<std::size_t> samples_to_judge(store::MetadataStore& store,
                                           const std::vector<StoredSample>& samples,
-                                          std::size_t& kept_confident_learning) {
+                                          std::size_t& kept_confident_learning,
+                                          std::size_t& kept_reviewed) {
   std::vector<std::size_t> judged;
   for (std::size_t n = 0; n < samples.size(); ++n) {
     if (!samples[n].label) continue;
+    if (samples[n].reviewed) {
+      ++kept_reviewed;
+      continue;
+    }
     if (!samples[n].accepted && decided_by_confident_learning(store, samples[n].id)) {
       ++kept_confident_learning;
       continue;
@@ -491,7 +500,8 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   const std::vector<std::size_t>& judged = out.judged;
   const JudgementRules rules = judgement_rules(options, config, report.embedder);
   const labels::LabelQuality quality({config.label_k, 1.0, rules.flag_below});
-  out.judged = samples_to_judge(store, stored.samples, report.kept_confident_learning);
+  out.judged =
+      samples_to_judge(store, stored.samples, report.kept_confident_learning, report.kept_reviewed);
   report.without_vector = label_issues_without_vector(store.database());
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
   out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged, k,
@@ -603,6 +613,10 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     // 1. The stored samples and their vectors (re-embedded when asked), and
     // the index of today's judged samples in the embedding rejudge uses.
     StoredSamples stored = read_stored_samples(store.database(), dataset.path(), embedder, reembed);
+    if (!options.override_reviews) {
+      const std::set<std::int64_t> reviewed = reviewed_samples(store);
+      for (StoredSample& s : stored.samples) s.reviewed = reviewed.count(s.id) > 0;
+    }
     if (reembed) report.re_embedded = stored.samples.size();
     std::unique_ptr<index::VectorIndex> rebuilt;
     if (reembed) rebuilt = index_of(stored, dataset.config().index);

@@ -13,11 +13,13 @@
 // batch's transaction, so a failure rolls the batch back with it.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/review/stale_labels.h"
+#include "winnow/curation/review/verdicts.h"
 #include "winnow/store/metadata_store.h"
 #include "winnow/curation/review/label_judgement_log.h"
 #include "winnow/curation/labels/label_quality.h"
@@ -89,6 +91,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   }
   for (const JudgedRange& r : batch) log.add(r.first_id, r.last_id, r.voters);
   const auto voters = static_cast<std::int64_t>(accepted.voters());
+  const std::set<std::int64_t> reviewed = reviewed_samples(store);  // a person decided: left alone
 
   // The stale samples are read in id order and judged a chunk at a time
   // against the index (every labelled sample); the verdicts are applied once
@@ -151,7 +154,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
     table.for_each_judged_row_between(
         r.first_id, r.last_id, dim,
         [&](const store::JudgedVectorRow& row) {
-          if (!row.label) return;
+          if (!row.label || reviewed.count(row.sample_id) > 0) return;
           chunk.push_back({row.sample_id, row.status == store::SampleStatus::accepted,
                            static_cast<int>(*row.label), due.judged_against()});
           chunk_vectors.insert(chunk_vectors.end(), row.embedding.begin(), row.embedding.end());
@@ -192,10 +195,11 @@ std::size_t clear_abstained_label_issues(Dataset& dataset, std::int64_t batch_id
           flagged.emplace_back(s.id, evidence.of(*s.label));
       },
       store::SampleStatus::label_issue);
+  const std::set<std::int64_t> reviewed = reviewed_samples(store);
   std::size_t cleared = 0;
   const double min_lift = evidence.options().min_lift;
   for (const auto& [id, c] : flagged) {
-    if (decided_by_confident_learning(store, id)) continue;
+    if (reviewed.count(id) > 0 || decided_by_confident_learning(store, id)) continue;
     const nlohmann::json details = {
         {"label_check", {{"class_lift", c.lift}, {"min_lift", min_lift}, {"samples", c.samples}}}};
     store.update_status(id,

@@ -13,6 +13,7 @@ namespace winnow::store {
 inline constexpr const char* kEventIngest = "ingest";    // a sample's first decision
 inline constexpr const char* kEventRevisit = "revisit";  // a later status change
 inline constexpr const char* kEventRelabel = "relabel";  // a new label (e.g. a consensus)
+inline constexpr const char* kEventReview = "review";    // a person's verdict (ReviewRecord)
 inline constexpr const char* kEventBatchStarted = "batch_started";
 inline constexpr const char* kEventBatchDone = "batch_done";
 inline constexpr const char* kEventBatchFailed = "batch_failed";

@@ -16,6 +16,7 @@
 #include "winnow/store/batch_record.h"
 #include "winnow/store/database.h"
 #include "winnow/store/event_record.h"
+#include "winnow/store/review_record.h"
 #include "winnow/store/sample_record.h"
 #include "winnow/store/sample_status.h"
 
@@ -41,7 +42,8 @@ class MetadataStore {
   std::optional<SampleRecord> find_by_external_key(std::string_view external_key);
   // The earliest sample with this content hash that was not rejected (the
   // original of exact copies: a rejected record is no part of the dataset,
-  // and its content may come again once the dataset can take it).
+  // and its content may come again once the dataset can take it), or that a
+  // person dropped (`winnow review`: its copies stay out as its duplicates).
   std::optional<SampleRecord> find_by_content_hash(std::string_view content_hash);
   std::vector<AnnotationRecord> annotations_of(std::int64_t sample_id);
 
@@ -58,6 +60,14 @@ class MetadataStore {
   // join it, as insert_samples does: the caller rolls back).
   void set_gains(const std::vector<SampleScore>& gains);
   void set_label_qualities(const std::vector<SampleScore>& qualities);
+
+  // --- a person's verdicts (docs/review.md) --------------------------------
+  // Applies one verdict in one transaction (joining a caller's): the sample
+  // takes `decision`'s status and duplicate_of, and review.label when set; a
+  // review event records it; the sample's reviews row becomes `review`.
+  void record_review(const ReviewRecord& review, const Decision& decision);
+  std::optional<ReviewRecord> review_of(std::int64_t sample_id);
+  std::vector<ReviewRecord> reviews();  // the latest verdict of each reviewed sample, by id
 
   // --- reports -------------------------------------------------------------
   StatusCounts count_by_status();

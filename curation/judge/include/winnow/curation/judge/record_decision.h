@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "winnow/curation/config/dataset_config.h"
 #include "winnow/curation/labels/label_quality.h"
@@ -42,6 +43,12 @@ namespace winnow::curation::judge {
 struct Candidate {
   std::string key;  // as the manifest (or the reader's rejection) gives it
   std::size_t line = 0;
+  // The file read for a path record (in the details: where the gallery finds
+  // the picture), "" for inline content.
+  std::string file;
+  // A text record's text (kept in a near duplicate's details, cut to
+  // kTextExcerptBytes: the copy's content is not stored otherwise).
+  std::string_view text;
   std::string content_hash;
   // The reader's reason, or that the key is already in the dataset.
   std::optional<std::string> rejection;
@@ -56,7 +63,10 @@ struct Candidate {
   // copies with different labels are a label conflict.
   std::optional<std::string> label;
   std::optional<std::string> exact_original_label;
+  std::string exact_original_key;  // named in the reason
 };
+
+inline constexpr std::size_t kTextExcerptBytes = 2000;
 
 // What the index says about an embedded record.
 struct Neighbourhood {
@@ -75,6 +85,7 @@ struct Neighbourhood {
   double label_lift = 0.0;
   // The label (name) of the near duplicate's original, when it has one.
   std::optional<std::string> near_original_label;
+  std::string near_original_key;  // named in the reason
   // Set when the record is the better copy of its near duplicate's original
   // (the decoded sizes of both): the record is judged on, and the original
   // becomes its duplicate.

@@ -46,6 +46,9 @@ struct RejudgeOptions {
   // the dataset's label_flag_below). Not stored: later batches keep the
   // dataset's threshold.
   std::optional<double> flag_below;
+  // Re-judge the samples a person reviewed (verdicts.h) too: their label and
+  // status may change. Unset, they stay as the person left them.
+  bool override_reviews = false;
   // Called after each chunk of the long searches, with the stage's name
   // ("label neighbours", "gain neighbours"), samples done and the stage's
   // total: for a progress line. Unset: nothing is called.
@@ -72,6 +75,7 @@ struct RejudgeReport {
   std::size_t newly_flagged = 0;            // accepted -> label_issue
   std::size_t cleared = 0;                  // label_issue -> accepted
   std::size_t kept_confident_learning = 0;  // label_issue by confident learning: untouched
+  std::size_t kept_reviewed = 0;            // decided by a person: untouched
   std::size_t without_vector = 0;  // label_issue samples stored before their vectors were kept
   std::size_t gains_updated = 0;
   double seconds = 0.0;
