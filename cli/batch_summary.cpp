@@ -67,6 +67,14 @@ std::string batch_summary_text(const nlohmann::json& batch, bool verbose, const 
         "conflicts: export --details)\n",
         batch.at("label_conflicts").dump());
   }
+  if (batch.contains("annotation_rounds")) {
+    const nlohmann::json& a = batch.at("annotation_rounds");
+    out += fmt::format(
+        "  later rounds for stored items: {} annotations added, {} replaced, {} unchanged; {} "
+        "items changed, {} relabelled\n",
+        a.at("added").dump(), a.at("replaced").dump(), a.at("unchanged").dump(),
+        a.at("items").dump(), a.at("relabelled").dump());
+  }
   if (batch.contains("label_check")) {
     out +=
         "  " + curation::visible_text(batch.at("label_check").at("line").get<std::string>()) + "\n";

@@ -43,6 +43,7 @@ Command add_status_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_rejudge_command(CLI::App& parent);
 Command add_review_command(CLI::App& parent);
+Command add_annotate_next_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_gallery_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);

@@ -13,58 +13,16 @@
 
 #include "winnow/curation/core/printable_text.h"
 #include "cli_json.h"
+#include "csv_field.h"
 #include "command.h"
 #include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/review/consensus_labels.h"
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
 
 namespace winnow::cli {
 
 namespace {
-
-// A plain decimal number ("-1", "+2.5", "1e-3"): a spreadsheet reads it as a
-// number, never as a formula, so it is kept as is.
-bool is_plain_number(const std::string& s) {
-  std::size_t i = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  const auto digits = [&] {
-    const std::size_t from = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    return i - from;
-  };
-  std::size_t n = digits();
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    n += digits();
-  }
-  if (n == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  return i == s.size();
-}
-
-// One CSV cell of user-supplied text (key, label, source). Control
-// characters, bidirectional overrides and zero-width characters are written
-// escaped (visible_text), a leading tab or CR among them. A cell starting
-// with = + - @ would run as a formula when the file is opened in a
-// spreadsheet (CSV injection, OWASP), so it gets a leading ' unless it is a
-// plain number; then RFC 4180 quoting.
-std::string csv_field(const std::string& s) {
-  std::string cell = curation::visible_text(s);  // a tab or CR is \x09 or \x0d now
-  if (!cell.empty() && std::string_view("=+-@").find(cell[0]) != std::string_view::npos &&
-      !is_plain_number(cell)) {
-    cell.insert(0, 1, '\'');
-  }
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The image-quality columns of the CSV, after the others.
 std::string image_quality_csv_header() {
@@ -110,6 +68,56 @@ nlohmann::json image_quality_json(const std::optional<store::ImageQualityRecord>
   return {{"width", q->width}, {"height", q->height}, {"issues", issues}, {"scores", scores}};
 }
 
+// Per annotated sample: its annotation count and majority label, and the
+// Dawid-Skene consensus over the whole store's annotations (review/
+// consensus_labels.h), what `rejudge --consensus` would give it.
+struct AnnotationSummary {
+  std::int64_t count = 0;
+  std::int64_t majority = 0;
+  std::optional<std::int64_t> consensus;
+  double posterior = 0.0;
+};
+
+std::map<std::int64_t, AnnotationSummary> annotation_summaries(store::MetadataStore& store) {
+  std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> votes;  // sample -> label -> votes
+  store.for_each_annotation(
+      [&](const store::MetadataStore::AnnotationRow& a) { ++votes[a.sample_id][a.label]; });
+  std::map<std::int64_t, AnnotationSummary> out;
+  if (votes.empty()) return out;
+  for (const auto& [id, by_label] : votes) {
+    AnnotationSummary& s = out[id];
+    std::int64_t most = 0;
+    for (const auto& [label, n] : by_label) {
+      s.count += n;
+      if (n > most) most = n, s.majority = label;  // the smallest label on ties, as at import
+    }
+  }
+  const curation::review::ConsensusLabels consensus = curation::review::consensus_labels(store);
+  for (const auto& [id, c] : consensus.by_sample) {
+    if (auto it = out.find(id); it != out.end()) {
+      it->second.consensus = c.label;
+      it->second.posterior = c.posterior;
+    }
+  }
+  return out;
+}
+
+nlohmann::json annotations_json(const AnnotationSummary* a, const curation::LabelNames& names) {
+  if (a == nullptr) return nullptr;
+  return {{"count", a->count},
+          {"majority", names.name_of(a->majority)},
+          {"consensus",
+           a->consensus ? nlohmann::json(names.name_of(*a->consensus)) : nlohmann::json(nullptr)},
+          {"posterior", a->consensus ? nlohmann::json(a->posterior) : nlohmann::json(nullptr)}};
+}
+
+std::string annotations_csv(const AnnotationSummary* a, const curation::LabelNames& names) {
+  if (a == nullptr) return ",,,,";
+  return fmt::format(",{},{},{},{}", a->count, csv_field(names.name_of(a->majority)),
+                     a->consensus ? csv_field(names.name_of(*a->consensus)) : "",
+                     a->consensus ? fmt::format("{}", a->posterior) : "");
+}
+
 // A person's verdict on the sample (winnow review), or null.
 nlohmann::json review_json(const store::ReviewRecord* r, const curation::LabelNames& names) {
   if (r == nullptr) return nullptr;
@@ -147,7 +155,8 @@ Command add_export_command(CLI::App& parent) {
         const bool csv = o->format == "csv";
         if (csv) {
           std::cout << "id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
-                       "label_quality,gain,batch_id,created_at,reason,review,reviewer"
+                       "label_quality,gain,batch_id,created_at,reason,review,reviewer,annotations,"
+                       "majority_label,consensus_label,consensus_posterior"
                     << (o->details ? ",details" : "") << image_quality_csv_header() << "\n";
         }
         auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
@@ -156,6 +165,8 @@ Command add_export_command(CLI::App& parent) {
         store::ImageQualityTable image_quality(dataset.store().database());
         std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
         for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
+        const std::map<std::int64_t, AnnotationSummary> annotated =
+            annotation_summaries(dataset.store());
         const auto key_of =
             [&](const std::optional<std::int64_t>& id) -> std::optional<std::string> {
           if (!id) return std::nullopt;
@@ -170,6 +181,9 @@ Command add_export_command(CLI::App& parent) {
               const auto review = reviews.find(s.id);
               const store::ReviewRecord* reviewed =
                   review != reviews.end() ? &review->second : nullptr;
+              const auto annotation = annotated.find(s.id);
+              const AnnotationSummary* summary =
+                  annotation != annotated.end() ? &annotation->second : nullptr;
               if (csv) {
                 std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
                           << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
@@ -178,7 +192,8 @@ Command add_export_command(CLI::App& parent) {
                           << ',' << opt(s.gain) << ',' << opt(s.batch_id) << ',' << s.created_at
                           << ',' << csv_field(d.reason) << ','
                           << (reviewed ? to_string(reviewed->verdict) : "") << ','
-                          << csv_field(reviewed ? reviewed->reviewer : "");
+                          << csv_field(reviewed ? reviewed->reviewer : "")
+                          << annotations_csv(summary, dataset.label_names());
                 if (o->details) std::cout << ',' << csv_field(d.details_json);
                 std::cout << image_quality_csv(quality) << '\n';
                 return;
@@ -197,7 +212,8 @@ Command add_export_command(CLI::App& parent) {
                         {"created_at", s.created_at},
                         {"reason", d.reason},
                         {"image_quality", image_quality_json(quality)},
-                        {"review", review_json(reviewed, dataset.label_names())}};
+                        {"review", review_json(reviewed, dataset.label_names())},
+                        {"annotations", annotations_json(summary, dataset.label_names())}};
               if (o->details) {
                 j["details"] = d.details_json.empty() ? json(nullptr)
                                                       : json::parse(d.details_json, nullptr, false);

@@ -30,6 +30,7 @@ Command add_import_annotations_command(CLI::App& parent) {
     std::string db, file, format, source, choice_control;
     std::uint64_t max_mb = curation::readers::AnnotationImportOptions::kDefaultMaxBytes >> 20;
     SummaryStyle style;
+    bool redo = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand(
@@ -48,6 +49,7 @@ Command add_import_annotations_command(CLI::App& parent) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   add_summary_options(*cmd, o->style);
+  add_redo_option(*cmd, o->redo);
   cmd->add_option("file", o->file, "the export (FILE)")->required();
   return {cmd, [o] {
             const auto t0 = std::chrono::steady_clock::now();
@@ -64,7 +66,8 @@ Command add_import_annotations_command(CLI::App& parent) {
             curation::Dataset dataset(o->db);
             curation::ingest::Ingester ingester(dataset);
             curation::ingest::BatchReport r = ingester.ingest_batch(
-                curation::printable_text(o->file), importer.checksum(),
+                curation::printable_text(o->file),
+                batch_checksum(dataset, importer.checksum(), o->redo),
                 [&](curation::readers::ManifestEntry& entry) { return importer.next(entry); });
             r.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

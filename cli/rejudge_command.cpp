@@ -67,6 +67,7 @@ nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
                      {"cleared", r.cleared},
                      {"kept_confident_learning", r.kept_confident_learning},
                      {"kept_reviewed", r.kept_reviewed},
+                     {"annotations_only", r.annotations_only},
                      {"label_issues_without_vector", r.without_vector}};
   }
   return out;

@@ -28,18 +28,6 @@ struct ReviewCommandOptions {
   SummaryStyle style;
 };
 
-const char* result_name(VerdictOutcome::Result result) {
-  switch (result) {
-    case VerdictOutcome::Result::applied:
-      return "applied";
-    case VerdictOutcome::Result::unchanged:
-      return "unchanged";
-    case VerdictOutcome::Result::refused:
-      return "refused";
-  }
-  return "unknown";
-}
-
 nlohmann::json review_json(const ReviewReport& r, const std::string& file) {
   nlohmann::json refusals = nlohmann::json::array();
   for (const VerdictOutcome& o : r.outcomes) {

@@ -56,6 +56,7 @@ int run(int argc, char** argv) {
       add_export_command(app),
       add_rejudge_command(app),
       add_review_command(app),
+      add_annotate_next_command(app),
       add_report_command(app),
       add_gallery_command(app),
       add_serve_command(app),

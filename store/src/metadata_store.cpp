@@ -351,6 +351,36 @@ std::vector<AnnotationRecord> MetadataStore::annotations_of(std::int64_t sample_
   return annotations;
 }
 
+void MetadataStore::add_annotation(std::int64_t sample_id, const NewAnnotation& annotation) {
+  const std::string now = utc_timestamp_now();
+  Transaction transaction(db_, Transaction::Nested::join);
+  ContributorIds fresh;
+  std::optional<std::int64_t> annotator;
+  if (!annotation.annotator.empty())
+    annotator = contributor_id(kAnnotator, annotation.annotator, fresh);
+  db_.cached(kInsertAnnotation).bind_all(sample_id, annotator, annotation.label, now).run();
+  transaction.commit();
+  keep_if_committed(db_, fresh, contributor_ids_);
+}
+
+void MetadataStore::set_annotation_label(std::int64_t annotation_id, std::int64_t label) {
+  Transaction transaction(db_, Transaction::Nested::join);
+  StatementScope update(db_.cached("UPDATE annotations SET label = ?2 WHERE id = ?1 RETURNING id"));
+  update->bind_all(annotation_id, label);
+  WINNOW_THROW_IF_NOT(update->step(), "{}: no annotation with id {}", db_.path(), annotation_id);
+  update->run();
+  transaction.commit();
+}
+
+void MetadataStore::append_note(std::int64_t sample_id, std::optional<std::int64_t> batch_id,
+                                const char* kind, std::string_view reason,
+                                const std::string& details_json) {
+  Transaction transaction(db_, Transaction::Nested::join);
+  append_event(db_, sample_id, batch_id, kind, std::nullopt, reason, details_json,
+               utc_timestamp_now());
+  transaction.commit();
+}
+
 void MetadataStore::update_status(std::int64_t sample_id, const Decision& decision,
                                   std::optional<std::int64_t> batch_id) {
   try {

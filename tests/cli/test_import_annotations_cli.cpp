@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -168,4 +170,56 @@ TEST_CASE("import-annotations CLI: from a labelling tool's CSV to a report in th
   CHECK(ls["annotations_cancelled"] == 1);
   const json status = run_json(dir, {"status", "--db", db, "--json"}, "status");
   CHECK(status["sources"]["studio"]["accepted"] == 2);
+}
+
+TEST_CASE("import-annotations CLI: a later round for the same items adds to them",
+          "[curation][annotations][cli]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string db = dir.file("rounds.db");
+  REQUIRE(run_cli(dir, {"init", "--db", db}, "init").exit_code == 0);
+  const std::string first = dir.write("r1.csv",
+                                      "item,annotator,label\n"
+                                      "img1,alice,cat\nimg1,bob,dog\nimg1,carol,dog\n"
+                                      "img2,alice,dog\nimg2,bob,dog\n");
+  const json one = run_json(dir, {"import-annotations", "--json", "--db", db, first}, "r1");
+  CHECK(one["counts"]["accepted"] == 2);
+  // Round two: alice again with the same label (unchanged), bob changes his
+  // mind on img1 (replaced), dave is new on both (added); img3 is new.
+  const std::string second = dir.write("r2.csv",
+                                       "item,annotator,label\n"
+                                       "img1,alice,cat\nimg1,bob,cat\nimg1,dave,cat\n"
+                                       "img2,dave,dog\nimg3,alice,cat\n");
+  const json two = run_json(dir, {"import-annotations", "--json", "--db", db, second}, "r2");
+  CHECK(two["counts"]["total"] == 1);  // img3 only: no rejected junk for img1 and img2
+  CHECK(two["counts"]["rejected"] == 0);
+  CHECK(two["annotation_rounds"]["added"] == 2);
+  CHECK(two["annotation_rounds"]["replaced"] == 1);
+  CHECK(two["annotation_rounds"]["unchanged"] == 1);
+  CHECK(two["annotation_rounds"]["relabelled"] == 1);  // img1: dog by 2 to 1, now cat by 3 to 1
+
+  // The same file again, as a new batch: nothing changes.
+  const json again =
+      run_json(dir, {"import-annotations", "--json", "--redo", "--db", db, second}, "r2-again");
+  CHECK(again["counts"]["total"] == 0);
+  CHECK(again["annotation_rounds"]["unchanged"] == 5);  // img3 is stored now too
+  CHECK(again["annotation_rounds"]["items"] == 0);
+
+  std::map<std::string, json> samples;
+  const Run exported = run_cli(dir, {"export", "--db", db}, "export");
+  REQUIRE(exported.exit_code == 0);
+  std::istringstream lines(exported.out);
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line);
+    samples[j["key"].get<std::string>()] = j;
+  }
+  REQUIRE(samples.size() == 3);
+  CHECK(samples["img1"]["label"] == "cat");
+  CHECK(samples["img1"]["annotations"]["count"] == 4);
+  CHECK(samples["img1"]["annotations"]["majority"] == "cat");
+  CHECK(samples["img2"]["annotations"]["count"] == 3);
+  CHECK(samples["img2"]["annotations"]["consensus"] == "dog");
+
+  // rejudge --consensus covers samples without content.
+  const json rejudged = run_json(dir, {"rejudge", "--consensus", "--db", db}, "rejudge");
+  CHECK(rejudged["labels"]["annotations_only"] == 3);
 }

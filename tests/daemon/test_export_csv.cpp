@@ -116,15 +116,15 @@ TEST_CASE(
   REQUIRE(csv.wait() == 0);
   const auto rows = parse_csv(csv.out());
   REQUIRE(rows.size() == samples.size() + 1);
-  // 15 columns, then the 10 image-quality ones (empty for these text samples).
-  REQUIRE(rows[0].size() == 25);
+  // 19 columns, then the 10 image-quality ones (empty for these text samples).
+  REQUIRE(rows[0].size() == 29);
   CHECK(rows[0][1] == "key");
   CHECK(rows[0][12] == "reason");
-  CHECK(rows[0][15] == "image_width");
+  CHECK(rows[0][19] == "image_width");
   std::map<std::string, std::pair<std::string, std::string>> got;
   for (std::size_t r = 1; r < rows.size(); ++r) {
-    REQUIRE(rows[r].size() == 25);  // quoting kept every cell in its column
-    CHECK(rows[r][15].empty());
+    REQUIRE(rows[r].size() == 29);  // quoting kept every cell in its column
+    CHECK(rows[r][19].empty());
     CHECK(!rows[r][12].empty());  // every sample has the reason for its status
     got[rows[r][1]] = {rows[r][3], rows[r][4]};
     // Columns the store writes (not user text) are never prefixed.

@@ -21,6 +21,14 @@ nlohmann::json to_json(const BatchReport& r) {
                             {"abstained", r.labels_rejudged.abstained}};
     if (!r.label_check.is_null()) j["label_check"] = r.label_check;
     j["label_conflicts"] = r.label_conflicts;
+    const AnnotationRoundCounts& a = r.annotation_rounds;
+    if (a.items + a.unchanged > 0) {
+      j["annotation_rounds"] = {{"items", a.items},
+                                {"added", a.added},
+                                {"unchanged", a.unchanged},
+                                {"replaced", a.replaced},
+                                {"relabelled", a.relabelled}};
+    }
     const BatchPhaseSeconds& p = r.phases;
     j["seconds_by_phase"] = {{"read", p.read},
                              {"prepare_first_block", p.prepare_first_block},

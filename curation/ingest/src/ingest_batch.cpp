@@ -259,6 +259,15 @@ void IngestBatch::decide_entry(std::size_t e) {
     return;
   }
   const ManifestRecord& rec = *entry.record;
+  if (rec.kind == ContentKind::none && !batch_keys_.count(rec.key) && stored_key(rec.key)) {
+    // A later round of annotations for a stored sample: merged into it.
+    if (const std::optional<store::SampleRecord> stored =
+            context_.store.find_by_external_key(rec.key)) {
+      add_annotation_round(context_.store, context_.label_names, *stored, rec, batch_id_,
+                           annotation_rounds_);
+      return;
+    }
+  }
   Pending p;
   p.image_quality = chunk_image_quality_[e];
   store::NewSample& s = p.sample;

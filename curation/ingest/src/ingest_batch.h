@@ -44,6 +44,7 @@
 #include "winnow/curation/bulk/job_positions.h"
 #include "precomputed_verifier.h"
 #include "prepared_chunk.h"
+#include "annotation_round.h"
 
 namespace winnow::curation::ingest {
 
@@ -76,6 +77,8 @@ class IngestBatch {
   std::int64_t label_abstentions() const { return label_abstentions_; }
   // Duplicates whose label differs from their original's.
   std::int64_t label_conflicts() const { return label_conflicts_; }
+  // Later rounds of annotations merged into stored samples.
+  const AnnotationRoundCounts& annotation_rounds() const { return annotation_rounds_; }
 
  private:
   struct Pending;
@@ -166,6 +169,7 @@ class IngestBatch {
   labels::LabelEvidence label_evidence_;
   std::int64_t label_abstentions_ = 0;  // records the vote would have flagged
   std::int64_t label_conflicts_ = 0;
+  AnnotationRoundCounts annotation_rounds_;
   // Judged samples this batch made duplicates of a better copy: out of the
   // index when the batch ends, skipped by neighbour lists until then.
   std::unordered_set<std::int64_t> superseded_;

@@ -111,6 +111,7 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
     report.other_rejections = ingest.rejections().other_count();
     report.job_neighbours = ingest.job_neighbours();
     report.label_conflicts = ingest.label_conflicts();
+    report.annotation_rounds = ingest.annotation_rounds();
     if (dataset_.label_names().size() != names_before) {
       dataset_.label_names().write(dataset_.store());
     }

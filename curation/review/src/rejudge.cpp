@@ -587,6 +587,58 @@ std::size_t write_relabels(store::MetadataStore& store, const std::vector<Stored
   return relabelled;
 }
 
+// The samples without content (annotations only: no vector, so not among
+// `stored`) take their consensus too: the consensus label, and label_issue
+// below consensus_flag_below (accepted at or above it). Reviewed samples
+// stay as the person left them. Returns how many changed.
+std::size_t judge_annotations_only(store::MetadataStore& store, const ConsensusLabels& consensus,
+                                   const StoredSamples& stored, const RejudgeOptions& options,
+                                   const LabelNames& label_names, RejudgeReport& report) {
+  std::unordered_set<std::int64_t> with_vector;
+  for (const StoredSample& s : stored.samples) with_vector.insert(s.id);
+  const std::set<std::int64_t> reviewed =
+      options.override_reviews ? std::set<std::int64_t>() : reviewed_samples(store);
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, c] : consensus.by_sample) {
+    if (with_vector.count(id) == 0 && reviewed.count(id) == 0) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  std::size_t changed = 0;
+  for (const std::int64_t id : ids) {
+    const std::optional<store::SampleRecord> s = store.find_sample(id);
+    if (!s || s->content_hash.rfind("annotations:", 0) != 0) continue;
+    const review::SampleConsensus& c = consensus.by_sample.at(id);
+    ++report.annotations_only;
+    nlohmann::json details = {{"consensus", consensus_details(c)}};
+    details["consensus"]["label"] = label_names.name_of(c.label);
+    if (s->label != c.label) {
+      const std::string before = s->label ? label_names.name_of(*s->label) : "none";
+      details["consensus"]["replaces"] = before;
+      store.relabel(id, c.label,
+                    fmt::format("consensus label {} (Dawid-Skene posterior {:.3f} over {} "
+                                "annotations) replaces {}",
+                                label_names.name_of(c.label), c.posterior, c.annotations, before),
+                    details.dump());
+      ++report.relabelled;
+      ++changed;
+    }
+    const bool flagged = c.posterior < options.consensus_flag_below;
+    const bool is_issue = s->status == store::SampleStatus::label_issue;
+    if (flagged == is_issue || (s->status != store::SampleStatus::accepted && !is_issue)) continue;
+    details["consensus"]["flag_below"] = options.consensus_flag_below;
+    store.update_status(
+        id,
+        {flagged ? store::SampleStatus::label_issue : store::SampleStatus::accepted, std::nullopt,
+         fmt::format("annotations only: consensus posterior {:.3f} {} {} over {} annotations",
+                     c.posterior, flagged ? "<" : ">=", options.consensus_flag_below,
+                     c.annotations),
+         details.dump()});
+    ++(flagged ? report.newly_flagged : report.cleared);
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace
 
 RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
@@ -660,6 +712,9 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     report.relabelled =
         write_relabels(store, stored.samples, stored_labels, consensus, dataset.label_names());
     for (const auto& [id, decision] : judgements.changes) store.update_status(id, decision);
+    if (options.consensus) {
+      judge_annotations_only(store, consensus, stored, options, dataset.label_names(), report);
+    }
     if (relabel && !stored.samples.empty()) {
       // Every label was judged against today's dataset: ingest's re-judging
       // (stale_labels.cpp) starts over from here.

@@ -214,7 +214,7 @@ TEST_CASE("import-annotations: samples skip the index and every check, and say s
   const std::string csv =
       dir.write("votes.csv",
                 "item,annotator,label,gold\n"
-                "text-3,w1,cat,\n"  // a content sample's key: rejected, the store keeps it
+                "text-3,w1,cat,\n"  // a content sample's key: a later round for it
                 "v1,w1,dog,\n"
                 "v1,w2,dog,\n"
                 "v2,w1,dog,\n"
@@ -226,9 +226,11 @@ TEST_CASE("import-annotations: samples skip the index and every check, and say s
   const BatchReport r = pipeline.ingest_batch("votes.csv", importer.checksum(),
                                               [&](ManifestEntry& e) { return importer.next(e); });
   CHECK(r.counts[winnow::store::SampleStatus::accepted] == 3);
-  CHECK(r.counts[winnow::store::SampleStatus::rejected] == 1);
-  REQUIRE(r.rejections.size() == 1);
-  CHECK(r.rejections[0].reason == "key 'text-3' is already in the dataset");
+  CHECK(r.counts[winnow::store::SampleStatus::rejected] == 0);
+  CHECK(r.rejections.empty());
+  CHECK(r.annotation_rounds.items == 1);  // text-3 took w1's annotation, its label kept
+  CHECK(r.annotation_rounds.added == 1);
+  CHECK(r.annotation_rounds.relabelled == 0);
   CHECK(pipeline.index_info().vectors == 20);
 
   winnow::store::MetadataStore& store = pipeline.store();

@@ -531,7 +531,8 @@ TEST_CASE("winnow CLI: rejection reasons in ingest's summary and in export, vers
   const Run csv = run_cli(dir, "export --db " + db + " --format csv --status rejected");
   REQUIRE(csv.rc == 0);
   CHECK(csv.out.rfind("id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
-                      "label_quality,gain,batch_id,created_at,reason,review,reviewer,image_width,"
+                      "label_quality,gain,batch_id,created_at,reason,review,reviewer,annotations,"
+                      "majority_label,consensus_label,consensus_posterior,image_width,"
                       "image_height,image_issues,"
                       "blurry_score,dark_score,bright_score,low_information_score,"
                       "grayscale_score,odd_aspect_ratio_score,odd_size_score\n",

@@ -100,8 +100,16 @@ void read_task(const json& task, std::size_t number, const std::string& control,
     table.refuse(number, "", fmt::format("not a task object but {}", task.type_name()));
     return;
   }
+  // A task winnow made (`winnow annotate-next --format label-studio`) names
+  // its sample in data.item; Label Studio gives it an id of its own.
   const auto id = task.find("id");
-  const std::optional<std::string> key = id == task.end() ? std::nullopt : id_text(*id);
+  std::optional<std::string> key = id == task.end() ? std::nullopt : id_text(*id);
+  if (const auto data = task.find("data"); data != task.end() && data->is_object()) {
+    const auto item = data->find("item");
+    if (item != data->end() && item->is_string() && !item->get<std::string>().empty()) {
+      key = item->get<std::string>();
+    }
+  }
   if (!key || key->empty()) {
     table.refuse(number, "", "no 'id' (a string or an integer)");
     return;

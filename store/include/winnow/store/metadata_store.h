@@ -46,6 +46,15 @@ class MetadataStore {
   // person dropped (`winnow review`: its copies stay out as its duplicates).
   std::optional<SampleRecord> find_by_content_hash(std::string_view content_hash);
   std::vector<AnnotationRecord> annotations_of(std::int64_t sample_id);
+  // Annotations over time (a later round for a stored sample): one more
+  // annotation of sample `sample_id`, and a new label for annotation
+  // `annotation_id` (an annotator's later answer replacing his earlier one).
+  void add_annotation(std::int64_t sample_id, const NewAnnotation& annotation);
+  void set_annotation_label(std::int64_t annotation_id, std::int64_t label);
+  // Appends an event that records something about a sample without changing
+  // its status (decision NULL): e.g. kind "annotations" for a later round.
+  void append_note(std::int64_t sample_id, std::optional<std::int64_t> batch_id, const char* kind,
+                   std::string_view reason, const std::string& details_json);
 
   // Revisits a decision: sets status and duplicate_of, appends a revisit event.
   void update_status(std::int64_t sample_id, const Decision& decision,

@@ -43,6 +43,16 @@ struct BatchPhaseSeconds {
   double save_index = 0.0;           // writer: the index snapshot saved, when it was
 };
 
+// What a batch's later rounds of annotations did (records without content
+// whose key is a stored sample; docs/annotations.md, "Later rounds").
+struct AnnotationRoundCounts {
+  std::int64_t items = 0;       // stored samples whose annotations or label changed
+  std::int64_t added = 0;       // an annotator new to the sample
+  std::int64_t unchanged = 0;   // the same annotator and label again
+  std::int64_t replaced = 0;    // an annotator's new label for the sample
+  std::int64_t relabelled = 0;  // samples whose label the round moved
+};
+
 struct BatchReport {
   std::int64_t batch_id = 0;
   std::string name;
@@ -67,6 +77,7 @@ struct BatchReport {
   nlohmann::json label_check;
   // This batch's duplicates whose label differs from their original's.
   std::int64_t label_conflicts = 0;
+  AnnotationRoundCounts annotation_rounds;
   JobNeighbourCounts job_neighbours;  // 0 outside a bulk job
   BatchPhaseSeconds phases;
 };

@@ -76,6 +76,7 @@ struct RejudgeReport {
   std::size_t cleared = 0;                  // label_issue -> accepted
   std::size_t kept_confident_learning = 0;  // label_issue by confident learning: untouched
   std::size_t kept_reviewed = 0;            // decided by a person: untouched
+  std::size_t annotations_only = 0;         // samples without content judged by their consensus
   std::size_t without_vector = 0;  // label_issue samples stored before their vectors were kept
   std::size_t gains_updated = 0;
   double seconds = 0.0;
