@@ -204,6 +204,7 @@ def run_seed(args, seed, cl):
     def report(name, round_, accuracy):
         print(json.dumps({"seed": seed, "pool": args.pool, "pipeline": name, "round": round_,
                           "spend": args.winnow_spend if name == "winnow" else "random",
+                          "calibration": args.calibration if name == "winnow" else None,
                           "accuracy": round(accuracy, 4), "cost": round(campaigns[name].cost, 1),
                           "budget": args.budget}), flush=True)
 
@@ -220,7 +221,8 @@ def run_seed(args, seed, cl):
                 spend = [] if args.winnow_spend == "per-cost" else [
                     "--max-cost", str(args.budget * sum(c for _, c in annotators.values()) / len(annotators))]
                 winnow(args, "annotate-next", "--db", dbs[name], "--budget", str(args.budget),
-                       "--annotators", pool_csv, "--out", tasks_csv, *spend)
+                       "--annotators", pool_csv, "--out", tasks_csv, "--calibration",
+                       str(args.calibration), *spend)
                 with open(tasks_csv) as f:
                     tasks = [(int(r["item"][1:]), r["annotator"]) for r in csv.DictReader(f)]
             elif name == "random":
@@ -245,9 +247,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--pool", default="default", choices=["default", "flat"])
-    parser.add_argument("--winnow-spend", default="mean", choices=["mean", "per-cost"],
+    parser.add_argument("--winnow-spend", default="per-cost", choices=["mean", "per-cost"],
                         help="mean: annotate-next --max-cost BUDGET x the pool's mean cost (what "
                              "random annotators cost); per-cost: no --max-cost (gain per cost)")
+    parser.add_argument("--calibration", type=float, default=0.1)
     parser.add_argument("--pipelines", nargs="+", default=["winnow", "random", "activelab"])
     parser.add_argument("--cleanlab", help="cleanlab's source folder (not a dependency of winnow)")
     args = parser.parse_args()

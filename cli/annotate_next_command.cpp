@@ -79,6 +79,11 @@ Command add_annotate_next_command(CLI::App& parent) {
                   "the most the tasks may cost together (in the pool's cost units): then the "
                   "tasks with the largest total expected gain within it")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--calibration", o->request.calibration,
+                  "with a pool: the share of each annotator's tasks given to items whose "
+                  "consensus is sure, to keep grading him")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--format", o->format, "csv, jsonl or label-studio")->capture_default_str();
   cmd->add_option("--out", o->out, "write the tasks here instead of standard output");
   cmd->add_option("--prior-accuracy", o->request.prior_accuracy,

@@ -327,6 +327,51 @@ std::vector<Offer> within_cost(const std::vector<std::vector<double>>& gains,
   return best;
 }
 
+// Replaces the last `share` of each pool annotator's tasks by calibration
+// items: the samples with the surest consensus (posterior at least 0.95,
+// two or more annotations) he has not answered. Their answers cost a task
+// but grade him on known items, so that his confusion stays identifiable
+// when his other tasks are all hard ones (an annotator asked only where the
+// consensus is unsure cannot be told from the items' difficulty).
+void calibrate(const Crowd& crowd, const std::vector<std::vector<double>>& posteriors,
+               const std::vector<Chooser>& people, double share, std::vector<Offer>& chosen,
+               std::vector<bool>& calibration) {
+  if (share <= 0 || people.size() < 2 || people[0].who.name.empty()) return;
+  std::vector<std::size_t> sure;  // items by descending posterior
+  for (std::size_t i = 0; i < crowd.items.size(); ++i) {
+    const double top = *std::max_element(posteriors[i].begin(), posteriors[i].end());
+    if (top >= 0.95 && crowd.items[i].annotations >= 2) sure.push_back(i);
+  }
+  std::stable_sort(sure.begin(), sure.end(), [&](std::size_t a, std::size_t b) {
+    return *std::max_element(posteriors[a].begin(), posteriors[a].end()) >
+           *std::max_element(posteriors[b].begin(), posteriors[b].end());
+  });
+  std::set<std::size_t> taken;
+  for (const Offer& o : chosen) taken.insert(o.item);
+  for (std::size_t c = 0; c < people.size(); ++c) {
+    std::vector<std::size_t> his;  // positions in `chosen`, last first
+    for (std::size_t t = chosen.size(); t-- > 0;) {
+      if (chosen[t].chooser == c) his.push_back(t);
+    }
+    const auto replace =
+        static_cast<std::size_t>(std::floor(share * static_cast<double>(his.size())));
+    std::size_t next = 0;
+    for (std::size_t r = 0; r < replace; ++r) {
+      while (next < sure.size() &&
+             (taken.count(sure[next]) > 0 ||
+              crowd.items[sure[next]].annotated_by.count(people[c].who.name) > 0)) {
+        ++next;
+      }
+      if (next == sure.size()) break;
+      const std::size_t t = his[r];
+      taken.insert(sure[next]);
+      chosen[t] = {0.0, 0.0, sure[next], c};
+      calibration[t] = true;
+      ++next;
+    }
+  }
+}
+
 }  // namespace
 
 TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
@@ -364,6 +409,8 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
   }
   std::vector<Offer> chosen = select_tasks(gains, people, request.budget, std::nullopt);
   if (request.max_cost) chosen = within_cost(gains, people, request.budget, *request.max_cost);
+  std::vector<bool> calibration(chosen.size(), false);
+  calibrate(crowd, posteriors, people, request.calibration, chosen, calibration);
 
   const LabelNames& names = dataset.label_names();
   for (const Offer& o : chosen) {
@@ -383,7 +430,13 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
     task.likely_label = likely_name;
     task.posterior = p[static_cast<std::size_t>(likely)];
     task.annotations = item.annotations;
-    task.reason = reason_of(item, p, likely, likely_name, c, k, names);
+    task.reason =
+        calibration[&o - chosen.data()]
+            ? fmt::format(
+                  "calibration: consensus {} at posterior {:.2f} over {} "
+                  "annotations grades {}",
+                  likely_name, p[static_cast<std::size_t>(likely)], item.annotations, c.who.name)
+            : reason_of(item, p, likely, likely_name, c, k, names);
     plan.expected_gain += task.gain;
     plan.cost += task.cost;
     plan.tasks.push_back(std::move(task));

@@ -40,6 +40,10 @@ struct TaskRequest {
   // annotator's estimated confusion is shrunk towards it by his labels.
   double prior_accuracy = 0.7;
   double prior_labels = 10.0;
+  // With a pool: this share of each annotator's tasks goes to calibration
+  // items (the surest consensus he has not answered) instead of his last
+  // ones, so that his answers keep grading him.
+  double calibration = 0.1;
 };
 
 struct AnnotationTask {
