@@ -16,6 +16,27 @@ double expected_accuracy_gain(const std::vector<double>& p, const std::vector<do
   return std::max(0.0, after - now);
 }
 
+double expected_purity_gain(const std::vector<double>& p, const std::vector<double>& confusion) {
+  const std::size_t k = p.size();
+  double before = 0.0;
+  for (double v : p) before += v * v;
+  double after = 0.0;
+  for (std::size_t l = 0; l < k; ++l) {
+    double answer = 0.0, squares = 0.0;  // P(l), and sum_c (p[c] pi[c][l])^2
+    for (std::size_t c = 0; c < k; ++c) {
+      const double joint = p[c] * confusion[c * k + l];
+      answer += joint;
+      squares += joint * joint;
+    }
+    if (answer > 0) after += squares / answer;
+  }
+  return std::max(0.0, after - before);
+}
+
+double task_value(const std::vector<double>& p, const std::vector<double>& confusion) {
+  return expected_accuracy_gain(p, confusion) + kPurityWeight * expected_purity_gain(p, confusion);
+}
+
 std::vector<double> shrunk_confusion(const std::vector<double>& estimated, std::size_t classes,
                                      double labels, double prior_accuracy, double prior_labels) {
   const double off = classes > 1 ? (1.0 - prior_accuracy) / static_cast<double>(classes - 1) : 0.0;

@@ -15,6 +15,7 @@
 #include "winnow/curation/annotate/annotation_tasks.h"
 #include "winnow/curation/dataset/label_names.h"
 #include "winnow/curation/labels/dawid_skene.h"
+#include "winnow/curation/review/consensus_labels.h"
 #include "winnow/curation/review/verdicts.h"
 #include "winnow/error.h"
 #include "winnow/store/vector_table.h"
@@ -25,6 +26,8 @@ namespace {
 
 constexpr const char* kNeighbours = "(neighbours)";
 constexpr std::size_t kSearchChunk = 1024;
+// Below this expected gain a task teaches nothing worth its cost: not offered.
+constexpr double kNoGain = 1e-6;
 
 // One sample that may be annotated, with the answers the consensus takes.
 struct Item {
@@ -247,7 +250,7 @@ std::string reason_of(const Item& item, const std::vector<double>& p, int likely
     why = fmt::format("unlabelled; most likely {} (posterior {:.2f})", likely_name,
                       p[static_cast<std::size_t>(likely)]);
   } else {
-    why = fmt::format("consensus {} unsure (posterior {:.2f} over {} annotations)", likely_name,
+    why = fmt::format("consensus {} at posterior {:.2f} over {} annotations", likely_name,
                       p[static_cast<std::size_t>(likely)], item.annotations);
   }
   static_cast<void>(names);
@@ -274,7 +277,7 @@ std::vector<Offer> select_tasks(const std::vector<std::vector<double>>& gains,
   for (std::size_t i = 0; i < gains.size(); ++i) {
     for (std::size_t c = 0; c < people.size(); ++c) {
       const double gain = gains[i][c];
-      if (gain < 0) continue;
+      if (gain <= kNoGain) continue;  // not his to take, or nothing to learn
       const double score = price ? gain - *price * people[c].who.cost : gain / people[c].who.cost;
       if (price && score <= 0) continue;
       offers[i].push_back({score, gain, i, c});
@@ -391,12 +394,14 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
   crowd_labels.classes = crowd.class_of.size();
   crowd_labels.annotators = std::max<std::size_t>(1, crowd.voters.size());
   for (const Item& item : crowd.items) crowd_labels.add_item(item.answers);
-  const labels::DawidSkeneResult ds = labels::dawid_skene(crowd_labels);
+  const labels::DawidSkeneResult ds =
+      labels::dawid_skene(crowd_labels, review::consensus_options());
   const std::size_t k = ds.classes;
 
   const std::vector<Chooser> people = choosers(request, crowd, ds);
   std::vector<std::vector<double>> posteriors(crowd.items.size());
-  // gains[i][c]: chooser c's expected gain on item i; negative: he may not take it.
+  // gains[i][c]: what chooser c's answer on item i is worth (task_value);
+  // negative: he may not take it.
   std::vector<std::vector<double>> gains(crowd.items.size(),
                                          std::vector<double>(people.size(), -1.0));
   for (std::size_t i = 0; i < crowd.items.size(); ++i) {
@@ -404,7 +409,7 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
     for (std::size_t c = 0; c < people.size(); ++c) {
       if (crowd.items[i].annotated_by.count(people[c].who.name) > 0 || people[c].left == 0)
         continue;
-      gains[i][c] = expected_accuracy_gain(posteriors[i], people[c].confusion);
+      gains[i][c] = task_value(posteriors[i], people[c].confusion);
     }
   }
   std::vector<Offer> chosen = select_tasks(gains, people, request.budget, std::nullopt);

@@ -38,6 +38,9 @@ void check_input(const CrowdLabels& labels, const DawidSkeneOptions& options) {
   // Without smoothing an unused cell has probability 0 and its log is -inf.
   WINNOW_THROW_IF_NOT(std::isfinite(options.smoothing) && options.smoothing > 0.0,
                       "Dawid-Skene smoothing={} must be finite and > 0", options.smoothing);
+  WINNOW_THROW_IF_NOT(std::isfinite(options.diagonal_prior) && options.diagonal_prior >= 0.0,
+                      "Dawid-Skene diagonal_prior={} must be finite and >= 0",
+                      options.diagonal_prior);
 }
 
 // The EM state over flat arrays. Sufficient statistics and log parameters are
@@ -46,12 +49,13 @@ void check_input(const CrowdLabels& labels, const DawidSkeneOptions& options) {
 class DawidSkeneEm {
  public:
   // Starts from each item's majority-vote shares.
-  DawidSkeneEm(const CrowdLabels& labels, double smoothing)
+  DawidSkeneEm(const CrowdLabels& labels, double smoothing, double diagonal_prior)
       : labels_(labels),
         K_(labels.classes),
         W_(labels.annotators),
         N_(labels.items()),
         s_(smoothing),
+        d_(diagonal_prior),
         posterior_(N_ * K_, 0.0),
         counts_(W_ * K_ * K_),
         log_error_(W_ * K_ * K_),
@@ -174,14 +178,15 @@ class DawidSkeneEm {
   // Annotator w's confusion cells; returns the largest change of one.
   double update_confusion(std::size_t w) {
     const double* block = counts_.data() + w * K_ * K_;
-    std::fill(column_total_.begin(), column_total_.end(), static_cast<double>(K_) * s_);
+    std::fill(column_total_.begin(), column_total_.end(), static_cast<double>(K_) * s_ + d_);
     for (std::size_t k = 0; k < K_; ++k) {
       for (std::size_t c = 0; c < K_; ++c) column_total_[c] += block[k * K_ + c];
     }
     double change = 0.0;
     for (std::size_t cell = w * K_ * K_; cell < (w + 1) * K_ * K_; ++cell) {
       const std::size_t c = cell % K_;
-      const double updated = (counts_[cell] + s_) / column_total_[c];
+      const std::size_t answer = (cell / K_) % K_;
+      const double updated = (counts_[cell] + s_ + (answer == c ? d_ : 0.0)) / column_total_[c];
       change = std::max(change, std::abs(updated - error_[cell]));
       error_[cell] = updated;
       log_error_[cell] = std::log(updated);
@@ -195,6 +200,7 @@ class DawidSkeneEm {
   const std::size_t W_;
   const std::size_t N_;
   const double s_;
+  const double d_;                 // diagonal_prior
   std::vector<double> posterior_;  // [i * K + c] = P(item i is class c | its answers)
   std::vector<double> counts_;
   std::vector<double> log_error_;
@@ -226,7 +232,7 @@ std::vector<int> majority_vote(const CrowdLabels& labels) {
 
 DawidSkeneResult dawid_skene(const CrowdLabels& labels, const DawidSkeneOptions& options) {
   check_input(labels, options);
-  DawidSkeneEm em(labels, options.smoothing);
+  DawidSkeneEm em(labels, options.smoothing, options.diagonal_prior);
   DawidSkeneResult result;
   result.classes = labels.classes;
   result.annotators = labels.annotators;

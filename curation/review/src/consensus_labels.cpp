@@ -30,6 +30,12 @@ std::unordered_map<std::int64_t, std::int64_t> originals_of_duplicates(
 
 }  // namespace
 
+labels::DawidSkeneOptions consensus_options() {
+  labels::DawidSkeneOptions options;
+  options.diagonal_prior = kConsensusDiagonalPrior;
+  return options;
+}
+
 ConsensusLabels consensus_labels(store::MetadataStore& store,
                                  const labels::DawidSkeneOptions& options,
                                  const std::vector<ExtraVoter>& extra) {

@@ -522,7 +522,7 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   if (options.consensus && !consensus.by_sample.empty()) {
     const std::vector<review::ExtraVoter> voters =
         neighbour_voters(stored.samples, judged, consensus, score, config.min_label_neighbours);
-    consensus = review::consensus_labels(store, {}, voters);
+    consensus = review::consensus_labels(store, review::consensus_options(), voters);
     take_consensus(consensus, stored.samples, labels);
     for (std::size_t t = 0; t < voters.size(); ++t) {
       report.neighbour_voters.push_back(

@@ -8,6 +8,7 @@
 #include "expected_gain.h"
 
 using winnow::curation::annotate::expected_accuracy_gain;
+using winnow::curation::annotate::expected_purity_gain;
 using winnow::curation::annotate::shrunk_confusion;
 
 TEST_CASE("expected gain: random answers gain nothing, a perfect annotator resolves the split",
@@ -35,4 +36,15 @@ TEST_CASE("shrunk confusion: the prior without history, the record as it grows",
   const std::vector<double> many = shrunk_confusion(spammer, 2, 990, 0.7, 10);
   CHECK(many[0] == Approx(0.502));
   for (std::size_t c = 0; c < 2; ++c) CHECK(many[c * 2] + many[c * 2 + 1] == Approx(1.0));
+}
+
+TEST_CASE("purity gain: positive where one answer cannot change the consensus yet", "[annotate]") {
+  const std::vector<double> fairly_sure = {0.83, 0.17};
+  const std::vector<double> fair = shrunk_confusion({}, 2, 0, 0.7, 10);
+  CHECK(expected_accuracy_gain(fairly_sure, fair) == Approx(0.0).margin(1e-12));
+  CHECK(expected_purity_gain(fairly_sure, fair) > 0.0);
+  const std::vector<double> random(4, 0.5);
+  CHECK(expected_purity_gain(fairly_sure, random) == Approx(0.0).margin(1e-12));
+  // More for the less settled item.
+  CHECK(expected_purity_gain({0.6, 0.4}, fair) > expected_purity_gain(fairly_sure, fair));
 }

@@ -39,6 +39,13 @@ struct DawidSkeneOptions {
   int max_iterations = 100;
   double tolerance = 1e-5;  // on the largest change of any prior or confusion entry
   double smoothing = 0.01;  // pseudo-count added to every confusion cell and prior
+  // Pseudo-answers added to the diagonal of every annotator's confusion, per
+  // true class: a Dirichlet prior that takes each annotator to be right more
+  // often than not until his answers say otherwise. 0: none (the report's
+  // estimates). With few overlapping answers per annotator (an annotator
+  // asked only about hard items), it keeps the estimate from sliding into a
+  // solution that reads his errors as the items' classes.
+  double diagonal_prior = 0.0;
 };
 
 struct DawidSkeneResult {

@@ -57,8 +57,14 @@ struct ConsensusLabels {
 // estimated like any annotator's, so its votes weigh what they are worth per
 // class (this is how CROWDLAB, in cleanlab, combines a classifier with
 // annotators). Only samples with annotations take extra votes.
+//
+// consensus_options() are the consensus's Dawid-Skene options: a diagonal
+// prior of kConsensusDiagonalPrior pseudo-answers per class, so that an
+// annotator asked mostly about hard items is not read as their class.
+inline constexpr double kConsensusDiagonalPrior = 10.0;
+labels::DawidSkeneOptions consensus_options();
 ConsensusLabels consensus_labels(store::MetadataStore& store,
-                                 const labels::DawidSkeneOptions& options = {},
+                                 const labels::DawidSkeneOptions& options = consensus_options(),
                                  const std::vector<ExtraVoter>& extra = {});
 
 }  // namespace winnow::curation::review
