@@ -13,6 +13,7 @@
 
 #include "cli_json.h"
 #include "command.h"
+#include "winnow/curation/annotate/annotation_tasks.h"
 #include "progress_line.h"
 #include "winnow/curation/report/quality_report.h"
 #include "winnow/curation/report/report_render.h"
@@ -34,7 +35,7 @@ std::ofstream open_output(const std::string& path, const char* what) {
 
 Command add_report_command(CLI::App& parent) {
   struct Options {
-    std::string db, format = "json", out, samples;
+    std::string db, format = "json", out, samples, pool;
     bool quiet = false;
   };
   auto o = std::make_shared<Options>();
@@ -46,6 +47,9 @@ Command add_report_command(CLI::App& parent) {
   cmd->add_option("--out", o->out, "write the report here instead of standard output");
   cmd->add_option("--samples", o->samples,
                   "also write the per-sample export (JSON lines) to this file");
+  cmd->add_option("--annotators", o->pool,
+                  "the annotator pool (CSV annotator,cost[,capacity], as annotate-next takes "
+                  "it): each annotator's cost per label and cost spent");
   add_quiet_option(*cmd, o->quiet);
   return {cmd, [o] {
             WINNOW_THROW_IF_NOT(o->format == "json" || o->format == "html" || o->format == "md",
@@ -57,6 +61,11 @@ Command add_report_command(CLI::App& parent) {
             reading.read_only = true;  // a database the user may not write is still read
             store::MetadataStore store(o->db, reading);
             curation::report::QualityReportOptions options;
+            if (!o->pool.empty()) {
+              for (const auto& a : curation::annotate::read_annotator_pool(o->pool)) {
+                options.annotator_costs[a.name] = a.cost;
+              }
+            }
             std::ofstream samples;
             if (!o->samples.empty()) {
               samples = open_output(o->samples, "per-sample export");

@@ -219,6 +219,18 @@ TEST_CASE("import-annotations CLI: a later round for the same items adds to them
   CHECK(samples["img2"]["annotations"]["count"] == 3);
   CHECK(samples["img2"]["annotations"]["consensus"] == "dog");
 
+  // The report: each annotator's decisive labels and, with a pool, his spend.
+  const std::string pool = dir.write("pool.csv", "annotator,cost\nalice,2\ndave,0.5\n");
+  const json report = run_json(dir, {"report", "--db", db, "--annotators", pool}, "report");
+  std::map<std::string, json> sources;
+  for (const json& source : report["sources"]) sources[source["name"].get<std::string>()] = source;
+  CHECK(sources["alice"]["cost_spent"] == Approx(2.0 * sources["alice"]["labels"].get<double>()));
+  CHECK(sources["dave"]["cost_per_label"] == 0.5);
+  CHECK(sources["bob"].count("cost_spent") == 0);
+  CHECK(sources["alice"]["decisive_labels"].get<std::int64_t>() >= 0);
+  CHECK(sources["alice"]["decisive_labels"].get<std::int64_t>() <=
+        sources["alice"]["labels"].get<std::int64_t>());
+
   // rejudge --consensus covers samples without content.
   const json rejudged = run_json(dir, {"rejudge", "--consensus", "--db", db}, "rejudge");
   CHECK(rejudged["labels"]["annotations_only"] == 3);

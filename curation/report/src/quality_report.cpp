@@ -1,6 +1,7 @@
 #include "winnow/curation/report/quality_report.h"
 
 #include <algorithm>
+#include <limits>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -122,6 +123,7 @@ struct Party {
   // As an annotator: its annotations.
   std::int64_t labels = 0;
   std::int64_t agreeing = 0;       // labels equal to the sample's consensus
+  std::int64_t decisive = 0;       // labels without which the sample's consensus would differ
   std::int64_t judged_labels = 0;  // labels of judged samples
   std::int64_t judged_issues = 0;  // ... whose sample is a label_issue
   std::vector<int> given;          // its labels, for Cohen's kappa
@@ -405,13 +407,16 @@ class ReportBuilder {
     health_ = health.finish(options_.max_confused_pairs);
 
     // Annotators against the consensus.
+    std::vector<double> log_posterior(K);
     for (std::size_t i = 0; i < crowd_.items(); ++i) {
       const std::size_t s = item_sample_[i];
+      item_log_posterior(i, log_posterior);
       for (std::size_t a = crowd_.offsets[i]; a < crowd_.offsets[i + 1]; ++a) {
         Party& who = parties_[static_cast<std::size_t>(
             annotator_party_[static_cast<std::size_t>(crowd_.annotator[a])])];
         ++who.labels;
         if (crowd_.label[a] == ds_->consensus[i]) ++who.agreeing;
+        if (decides(log_posterior, a, ds_->consensus[i])) ++who.decisive;
         who.given.push_back(crowd_.label[a]);
         who.consensus.push_back(ds_->consensus[i]);
         if (is_judged(status_[s])) {
@@ -420,6 +425,33 @@ class ReportBuilder {
         }
       }
     }
+  }
+
+  // Item i's unnormalised log posterior under the estimated model.
+  void item_log_posterior(std::size_t i, std::vector<double>& out) const {
+    const std::size_t K = out.size();
+    for (std::size_t c = 0; c < K; ++c) {
+      out[c] = std::log(std::max(ds_->priors[c], 1e-300));
+      for (std::size_t a = crowd_.offsets[i]; a < crowd_.offsets[i + 1]; ++a) {
+        out[c] += answer_log_likelihood(a, c);
+      }
+    }
+  }
+  double answer_log_likelihood(std::size_t a, std::size_t c) const {
+    return std::log(std::max(ds_->confusion_at(static_cast<std::size_t>(crowd_.annotator[a]), c,
+                                               static_cast<std::size_t>(crowd_.label[a])),
+                             1e-300));
+  }
+  // Whether answer a decides its item: without it (the estimated model
+  // fixed), the most probable class would not be `consensus`.
+  bool decides(const std::vector<double>& log_posterior, std::size_t a, int consensus) const {
+    std::size_t best = 0;
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < log_posterior.size(); ++c) {
+      const double without = log_posterior[c] - answer_log_likelihood(a, c);
+      if (without > top) top = without, best = c;
+    }
+    return static_cast<int>(best) != consensus;
   }
 
   // Consensus when annotated, else the suggested label of a flagged sample,
@@ -544,6 +576,12 @@ class ReportBuilder {
         put(j, "confusion", std::nullopt, accuracy_note_);
       }
       put_share(j, "agreement_with_consensus", p.agreeing, p.labels, "no labels");
+      j["decisive_labels"] = p.decisive;
+      if (const auto cost = options_.annotator_costs.find(p.name);
+          cost != options_.annotator_costs.end()) {
+        j["cost_per_label"] = cost->second;
+        j["cost_spent"] = cost->second * static_cast<double>(p.labels);
+      }
       const labels::AgreementResult kappa = labels::cohen_kappa(p.given, p.consensus);
       put(j, "cohen_kappa", kappa.value, kappa.note);
       put_share(j, "label_issue_share", p.judged_issues, p.judged_labels,

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <iosfwd>
 #include <functional>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ inline constexpr int kReportSchemaVersion = 1;
 struct QualityReportOptions {
   labels::DawidSkeneOptions dawid_skene;
   std::size_t max_confused_pairs = 20;
+  // Annotator name -> cost per label (winnow report --annotators POOL.csv):
+  // each annotator's cost_per_label and cost_spent. Empty: not reported.
+  std::map<std::string, double> annotator_costs;
   std::string generated_at;               // ISO-8601 UTC; empty: now
   std::ostream* sample_export = nullptr;  // when set, the per-sample export goes here
   // Called as each step starts ("reading samples", "Dawid-Skene", ...), with
