@@ -684,7 +684,7 @@ std::vector<EventRecord> MetadataStore::events_of_batch(std::int64_t batch_id) {
 void MetadataStore::for_each_annotation(const std::function<void(const AnnotationRow&)>& visit) {
   // Not a cached statement: `visit` may run other queries.
   Statement query(db_,
-                  "SELECT sample_id, annotator_id, label FROM annotations "
+                  "SELECT sample_id, annotator_id, label, id FROM annotations "
                   "ORDER BY sample_id, id");
   query.bind_all();
   AnnotationRow row;
@@ -692,8 +692,39 @@ void MetadataStore::for_each_annotation(const std::function<void(const Annotatio
     row.sample_id = query.column_int64(0);
     row.annotator_id = query.column_optional_int64(1);
     row.label = query.column_int64(2);
+    row.id = query.column_int64(3);
     visit(row);
   }
+}
+
+std::optional<std::int64_t> MetadataStore::last_annotation_by(const std::string& timestamp) {
+  StatementScope bounds(db_.cached("SELECT min(id), max(id) FROM annotations"));
+  bounds->bind_all();
+  WINNOW_THROW_IF_NOT(bounds->step(), "{}: min(id) of annotations returned no row", db_.path());
+  if (bounds->is_null(0)) return std::nullopt;
+  std::int64_t low = bounds->column_int64(0), high = bounds->column_int64(1);
+  StatementScope at(
+      db_.cached("SELECT id, created_at FROM annotations WHERE id >= ?1 ORDER BY id LIMIT 1"));
+  const auto written_by = [&](std::int64_t from, std::int64_t& id) {
+    at->bind_all(from);
+    WINNOW_THROW_IF_NOT(at->step(), "{}: no annotation from id {}", db_.path(), from);
+    id = at->column_int64(0);
+    return at->column_text(1) <= timestamp;
+  };
+  std::int64_t id = 0;
+  if (!written_by(low, id)) return std::nullopt;
+  std::optional<std::int64_t> found = id;
+  // Invariant: an annotation at or after `low` was written by then.
+  while (low < high) {
+    const std::int64_t mid = low + (high - low + 1) / 2;
+    if (written_by(mid, id)) {
+      found = id;
+      low = id;
+    } else {
+      high = mid - 1;
+    }
+  }
+  return found;
 }
 
 void MetadataStore::for_each_sample_event(const std::function<void(const EventRecord&)>& visit,

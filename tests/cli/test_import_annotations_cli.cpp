@@ -231,6 +231,15 @@ TEST_CASE("import-annotations CLI: a later round for the same items adds to them
   CHECK(sources["alice"]["decisive_labels"].get<std::int64_t>() <=
         sources["alice"]["labels"].get<std::int64_t>());
 
+  // Each batch's consensus: the annotations by its end, growing round by round.
+  const json& batches = report["batches"];
+  REQUIRE(batches.size() == 3);
+  CHECK(batches[0]["consensus"]["annotations"] == 5);
+  CHECK(batches[1]["consensus"]["annotations"] == 8);  // 2 added, 1 replaced, img3's 1
+  CHECK(batches[2]["consensus"]["annotations"] == 8);  // the same file again
+  CHECK(batches[1]["consensus"]["samples"] == 3);
+  CHECK(batches[1]["consensus"]["expected_accuracy"].get<double>() > 0.5);
+
   // rejudge --consensus covers samples without content.
   const json rejudged = run_json(dir, {"rejudge", "--consensus", "--db", db}, "rejudge");
   CHECK(rejudged["labels"]["annotations_only"] == 3);

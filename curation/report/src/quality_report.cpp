@@ -310,6 +310,7 @@ class ReportBuilder {
       }
       crowd_.annotator.push_back(annotator_of(row.annotator_id));
       crowd_.label.push_back(class_of(row.label));
+      answer_id_.push_back(row.id);
     });
     if (!item_sample_.empty()) crowd_.offsets.push_back(crowd_.label.size());
     crowd_.annotators = annotator_party_.size();
@@ -655,9 +656,62 @@ class ReportBuilder {
     return rows;
   }
 
-  json batches_json() const {
+  // The consensus as each batch left it, under the final estimated model:
+  // per batch, the annotations written by its end, the samples they cover,
+  // and the mean posterior of those samples' most probable class (the
+  // expected share of right consensus labels). Answers are replayed in the
+  // order they were written; each moves its own sample's posterior only.
+  std::vector<json> consensus_by_batch() {
+    std::vector<json> out(batches_.size(), nullptr);
+    if (!ds_ || crowd_.annotations() == 0) return out;
+    const std::size_t K = ds_->classes;
+    std::vector<std::size_t> item_of_answer(crowd_.annotations());
+    for (std::size_t i = 0; i < crowd_.items(); ++i) {
+      for (std::size_t a = crowd_.offsets[i]; a < crowd_.offsets[i + 1]; ++a) item_of_answer[a] = i;
+    }
+    std::vector<std::size_t> order(crowd_.annotations());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t x, std::size_t y) { return answer_id_[x] < answer_id_[y]; });
+    std::vector<float> log_post;                     // items x K, filled on an item's first answer
+    std::vector<float> best(crowd_.items(), -1.0f);  // its max posterior, once answered
+    log_post.assign(crowd_.items() * K, 0.0f);
+    double sum = 0.0;
+    std::size_t covered = 0, next = 0;
+    for (std::size_t b = 0; b < batches_.size(); ++b) {
+      if (!batches_[b].finished_at) continue;
+      const std::optional<std::int64_t> last = store_.last_annotation_by(*batches_[b].finished_at);
+      if (!last) continue;
+      for (; next < order.size() && answer_id_[order[next]] <= *last; ++next) {
+        const std::size_t a = order[next], i = item_of_answer[a];
+        float* row = log_post.data() + i * K;
+        if (best[i] < 0) {
+          for (std::size_t c = 0; c < K; ++c)
+            row[c] = static_cast<float>(std::log(std::max(ds_->priors[c], 1e-300)));
+          ++covered;
+        } else {
+          sum -= best[i];
+        }
+        for (std::size_t c = 0; c < K; ++c)
+          row[c] += static_cast<float>(answer_log_likelihood(a, c));
+        const float top = *std::max_element(row, row + K);
+        double z = 0.0;
+        for (std::size_t c = 0; c < K; ++c) z += std::exp(static_cast<double>(row[c] - top));
+        best[i] = static_cast<float>(1.0 / z);
+        sum += best[i];
+      }
+      out[b] = {{"annotations", next},
+                {"samples", covered},
+                {"expected_accuracy",
+                 covered > 0 ? json(sum / static_cast<double>(covered)) : json(nullptr)}};
+    }
+    return out;
+  }
+
+  json batches_json() {
     json rows = json::array();
     store::StatusCounts cumulative;
+    const std::vector<json> consensus = consensus_by_batch();
     for (std::size_t b = 0; b < batches_.size(); ++b) {
       const store::BatchRecord& batch = batches_[b];
       for (store::SampleStatus status : store::kAllSampleStatuses) {
@@ -670,7 +724,8 @@ class ReportBuilder {
                       {"created_at", batch.created_at},
                       {"finished_at", batch.finished_at ? json(*batch.finished_at) : json(nullptr)},
                       {"counts", counts_json(batch_counts_[b])},
-                      {"cumulative", counts_json(cumulative)}});
+                      {"cumulative", counts_json(cumulative)},
+                      {"consensus", consensus[b]}});
     }
     return rows;
   }
@@ -733,6 +788,7 @@ class ReportBuilder {
   std::unordered_map<std::size_t, int> suggested_;  // sample -> suggested class
   store::StatusCounts status_counts_;
   std::vector<store::BatchRecord> batches_;
+  std::vector<std::int64_t> answer_id_;  // annotations.id of each crowd_ answer
   std::vector<store::StatusCounts> batch_counts_;
 
   // Annotations: Dawid-Skene items are the annotated samples.

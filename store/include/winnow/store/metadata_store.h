@@ -132,6 +132,7 @@ class MetadataStore {
   // contributors(). Each for_each_* runs one query, so it sees one consistent
   // snapshot; `visit` must not write to this store.
   struct AnnotationRow {
+    std::int64_t id = 0;  // annotations.id: ascending in the order they were written
     std::int64_t sample_id = 0;
     std::optional<std::int64_t> annotator_id;  // contributors.id; empty when unknown
     std::int64_t label = 0;
@@ -143,6 +144,10 @@ class MetadataStore {
   };
   // Every annotation in sample-id order (then annotation id).
   void for_each_annotation(const std::function<void(const AnnotationRow&)>& visit);
+  // The largest annotation id written at or before `timestamp` (ISO-8601
+  // UTC, as the store writes them): ids grow with time, so a binary search
+  // over ids with one lookup per step. Empty when none is that old.
+  std::optional<std::int64_t> last_annotation_by(const std::string& timestamp);
   // Every sample event (ingest or revisit) whose decision is `decision`, in id order.
   void for_each_sample_event(const std::function<void(const EventRecord&)>& visit,
                              SampleStatus decision);
