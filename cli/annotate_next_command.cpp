@@ -79,6 +79,9 @@ Command add_annotate_next_command(CLI::App& parent) {
                   "the most the tasks may cost together (in the pool's cost units): then the "
                   "tasks with the largest total expected gain within it")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--pred-probs", o->request.pred_probs,
+                  "a model's out-of-sample predicted probabilities (JSON Lines, as ingest "
+                  "--pred-probs): its predictions vote like one more annotator");
   cmd->add_option("--calibration", o->request.calibration,
                   "with a pool: the share of each annotator's tasks given to items whose "
                   "consensus is sure, to keep grading him")

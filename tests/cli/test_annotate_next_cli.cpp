@@ -113,6 +113,27 @@ TEST_CASE("annotate-next: unsure items first, the pool's limits kept, determinis
                   out, err) == 0);
   CHECK(slurp(out) == first);
 
+  // A model's predictions vote too (siding with alice): the plan changes.
+  std::string probs = "{\"classes\": [\"cat\", \"dog\"]}\n";
+  for (int i = 0; i < 40; ++i) {
+    probs += "{\"key\": \"item" + std::to_string(100 + i) +
+             "\", \"pred_probs\": " + (i % 2 == 0 ? "[0.9, 0.1]" : "[0.1, 0.9]") + "}\n";
+  }
+  std::ofstream(dir.file("probs.jsonl")) << probs;
+  REQUIRE(
+      run_cli("annotate-next --db " + db + " --budget 40 --pred-probs " + dir.file("probs.jsonl"),
+              out, err) == 0);
+  const auto with_model = csv_rows(slurp(out));
+  REQUIRE(run_cli("annotate-next --db " + db + " --budget 40", out, err) == 0);
+  const auto without_model = csv_rows(slurp(out));
+  CHECK(with_model.size() >= 1);
+  CHECK(with_model != without_model);
+  std::ofstream(dir.file("bad-probs.jsonl")) << "{\"key\": \"item100\", \"pred_probs\": [2, -1]}\n";
+  CHECK(run_cli(
+            "annotate-next --db " + db + " --budget 3 --pred-probs " + dir.file("bad-probs.jsonl"),
+            out, err) == 1);
+  CHECK_THAT(slurp(err), Catch::Contains("bad-probs.jsonl"));
+
   // A bad pool is refused by line.
   std::ofstream(dir.file("bad.csv")) << "annotator,cost\nx,1\ny,-2\n";
   CHECK(run_cli("annotate-next --db " + db + " --budget 3 --annotators " + dir.file("bad.csv"), out,

@@ -14,7 +14,9 @@
 #include "expected_gain.h"
 #include "winnow/curation/annotate/annotation_tasks.h"
 #include "winnow/curation/dataset/label_names.h"
+#include "winnow/curation/labels/confident_learning.h"
 #include "winnow/curation/labels/dawid_skene.h"
+#include "winnow/curation/readers/pred_probs_reader.h"
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/curation/review/verdicts.h"
 #include "winnow/error.h"
@@ -143,6 +145,29 @@ void add_neighbour_votes(Dataset& dataset, Crowd& crowd) {
       }
       crowd.answer(crowd.item_of.at(chunk[q]), who, best);
     }
+  }
+}
+
+// A model's predictions as one more voter: the most probable class of each
+// sample the file covers whose class name the dataset knows.
+void add_model_votes(Dataset& dataset, Crowd& crowd, const std::string& path) {
+  if (path.empty()) return;
+  const readers::PredProbsFile file =
+      readers::read_pred_probs(path, labels::kPredProbsSumTolerance);
+  const readers::PredProbsTable& table = file.table;
+  std::vector<int> class_of_column;
+  for (const std::string& name : table.class_names) {
+    const std::optional<std::int64_t> label = dataset.label_names().find(name);
+    class_of_column.push_back(label && crowd.class_of.count(*label) ? crowd.class_of.at(*label)
+                                                                    : -1);
+  }
+  const int who = crowd.voter("(model)", false);
+  for (std::size_t i = 0; i < crowd.items.size(); ++i) {
+    const auto row = table.rows.find(crowd.items[i].sample.external_key);
+    if (row == table.rows.end()) continue;
+    const auto top = static_cast<std::size_t>(
+        std::max_element(row->second.begin(), row->second.end()) - row->second.begin());
+    if (class_of_column[top] >= 0) crowd.answer(i, who, class_of_column[top]);
   }
 }
 
@@ -389,6 +414,7 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
                            "annotate next needs at least two",
                            dataset.path(), crowd.class_of.size());
   add_neighbour_votes(dataset, crowd);
+  add_model_votes(dataset, crowd, request.pred_probs);
 
   labels::CrowdLabels crowd_labels;
   crowd_labels.classes = crowd.class_of.size();

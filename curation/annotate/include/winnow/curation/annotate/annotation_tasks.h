@@ -44,6 +44,10 @@ struct TaskRequest {
   // items (the surest consensus he has not answered) instead of his last
   // ones, so that his answers keep grading him.
   double calibration = 0.1;
+  // A model's out-of-sample predicted probabilities (as `ingest --pred-probs`
+  // reads them): its most probable class is one more voter on each sample it
+  // covers, weighed by Dawid-Skene like any annotator. Empty: none.
+  std::string pred_probs;
 };
 
 struct AnnotationTask {
