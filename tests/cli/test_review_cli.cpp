@@ -4,6 +4,7 @@
 // page escaping hostile keys and labels.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -140,4 +141,25 @@ TEST_CASE("the gallery escapes hostile keys, labels and texts", "[cli][review][g
   CHECK(html.find("<mark>&lt;b&gt;again&lt;/b&gt;</mark>") !=
         std::string::npos);                                // the words that differ
   CHECK(html.find("<script>") == html.rfind("<script>"));  // the page's own script only
+}
+
+TEST_CASE("the gallery shows a near copy of a pixel array, whose content is not stored",
+          "[cli][gallery]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string db = dir.file("d.db"), out = dir.file("out.txt"), err = dir.file("err.txt");
+  json a = {{"key", "a"}, {"width", 8}, {"height", 8}, {"label", "x"}};
+  json b = {{"key", "b"}, {"width", 8}, {"height", 8}, {"label", "x"}};
+  json pa = json::array(), pb = json::array();
+  for (int i = 0; i < 64; ++i) {
+    pa.push_back((i * 37) % 256);
+    pb.push_back(std::min(255, (i * 37) % 256 + (i == 5 ? 1 : 0)));  // one level apart
+  }
+  a["pixels"] = pa;
+  b["pixels"] = pb;
+  write(dir.file("m.jsonl"), a.dump() + "\n" + b.dump() + "\n");
+  REQUIRE(run_cli("init --db " + db, out, err) == 0);
+  REQUIRE(run_cli("ingest --db " + db + " " + dir.file("m.jsonl"), out, err) == 0);
+  REQUIRE(exported(db, out)["b"]["status"] == "duplicate_near");
+  REQUIRE(run_cli("gallery --db " + db + " --out " + dir.file("g.html"), out, err) == 0);
+  CHECK_THAT(slurp(out), Catch::Contains("2 pictures, 0 items without one"));
 }

@@ -1,5 +1,6 @@
 #include "winnow/curation/dataset/embedder_choice.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -19,8 +20,17 @@ constexpr std::size_t kPeekedLines = 1000;
 
 }  // namespace
 
-std::string default_embedder_for(ContentKind kind, std::size_t dim) {
+std::string default_embedder_for(ContentKind kind, std::size_t dim, std::size_t width,
+                                 std::size_t height) {
   if (dim > 0) return fmt::format("provided(dim={})", dim);
+  const bool default_size = width == 28 && height == 28;
+  if (kind == ContentKind::pixels && width > 0 && height > 0 && !default_size) {
+    // The Fourier features take 2 pixels per band a side: 6 bands from 12 up.
+    const std::size_t bands = std::min<std::size_t>(6, std::min(width, height) / 2);
+    return bands > 0
+               ? fmt::format("pixels(width={},height={},pool=1,fourier={})", width, height, bands)
+               : fmt::format("pixels(width={},height={},pool=1)", width, height);
+  }
   switch (kind) {
     case ContentKind::text:
       return "hashed-ngrams(n=3,dim=256)";
@@ -42,7 +52,8 @@ std::optional<BatchContent> manifest_content(const std::string& path, bool follo
     readers::ManifestEntry entry;
     while (reader.lines_read() < kPeekedLines && reader.next(entry)) {
       if (entry.ok() && entry.record->kind != ContentKind::none) {
-        return BatchContent{entry.record->kind, entry.record->embedding.size()};
+        const ManifestRecord& r = *entry.record;
+        return BatchContent{r.kind, r.embedding.size(), r.width, r.height};
       }
     }
   } catch (const std::exception&) {
@@ -59,7 +70,8 @@ std::optional<std::string> choose_embedder(const std::string& db_path,
   const std::optional<std::string> text = store.get_meta(CurationConfig::kMetaKey);
   if (!text) return std::nullopt;  // not initialised: opening the dataset says so
   CurationConfig config = CurationConfig::from_json(*text);
-  const std::string chosen = default_embedder_for(content.kind, content.embedding_dim);
+  const std::string chosen =
+      default_embedder_for(content.kind, content.embedding_dim, content.width, content.height);
   if (!config.embedder_auto || config.embedder == chosen) return std::nullopt;
   if (store::VectorTable(store.database()).any_row()) return std::nullopt;
   config.embedder = chosen;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "thumbnail.h"
+#include "winnow/curation/core/base64.h"
 #include "winnow/curation/gallery/gallery.h"
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
@@ -128,11 +129,33 @@ class ItemReader {
         return;
       }
     }
+    if (const std::optional<store::StoredContent> copy = copy_pixels(details)) {
+      item.thumbnail = stored_thumbnail(*copy, spec_);
+      if (!item.thumbnail.empty()) return;
+    }
     if (details.contains("text") && details["text"].is_string()) {
       item.text = details["text"].get<std::string>();
       return;
     }
     item.missing = !why_not.empty() ? why_not : "the content of this sample is not stored";
+  }
+
+  // A near copy of a pixels record keeps its grey levels in its details.
+  static std::optional<store::StoredContent> copy_pixels(const json& details) {
+    const auto p = details.find("pixels");
+    if (p == details.end() || !p->is_object()) return std::nullopt;
+    const std::optional<double> width = number_at(*p, {"width"}),
+                                height = number_at(*p, {"height"});
+    const auto grey = p->find("grey");
+    if (!width || !height || grey == p->end() || !grey->is_string()) return std::nullopt;
+    const auto bytes = base64_decode(grey->get<std::string>());
+    if (!bytes) return std::nullopt;
+    store::StoredContent c;
+    c.kind = "pixels";
+    c.width = static_cast<std::int64_t>(*width);
+    c.height = static_cast<std::int64_t>(*height);
+    c.bytes.assign(bytes->begin(), bytes->end());
+    return c;
   }
 
   Dataset& dataset_;

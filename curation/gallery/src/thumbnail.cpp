@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "winnow/curation/core/base64.h"
 #include "winnow/curation/core/regular_file.h"
 #include "winnow/error.h"
 #include "winnow/image/image_decoder.h"
@@ -15,21 +16,8 @@ namespace {
 
 constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{256} << 20;
 
-std::string base64(const std::vector<std::uint8_t>& bytes) {
-  static constexpr char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16) |
-                            (i + 1 < bytes.size() ? std::uint32_t{bytes[i + 1]} << 8 : 0) |
-                            (i + 2 < bytes.size() ? std::uint32_t{bytes[i + 2]} : 0);
-    out += kDigits[(n >> 18) & 63];
-    out += kDigits[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kDigits[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kDigits[n & 63] : '=';
-  }
-  return out;
+std::string base64_of(const std::vector<std::uint8_t>& bytes) {
+  return base64_encode(bytes.data(), bytes.size());
 }
 
 // `image` shrunk (never enlarged past 4x) so its longer side is spec.side,
@@ -56,7 +44,7 @@ std::string data_uri(const image::Image& image, const ThumbnailSpec& spec) {
       }
     }
   }
-  return "data:image/jpeg;base64," + base64(image::encode_jpeg(small, spec.quality));
+  return "data:image/jpeg;base64," + base64_of(image::encode_jpeg(small, spec.quality));
 }
 
 }  // namespace

@@ -280,6 +280,11 @@ void IngestBatch::decide_entry(std::size_t e) {
   candidate.line = rec.line;
   if (rec.kind == ContentKind::path) candidate.file = rec.resolved_path;
   if (rec.kind == ContentKind::text) candidate.text = rec.text;
+  if (rec.kind == ContentKind::pixels) {
+    candidate.pixels = &rec.pixels;
+    candidate.width = rec.width;
+    candidate.height = rec.height;
+  }
   candidate.content_hash =
       rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
   s.content_hash = candidate.content_hash;

@@ -1,5 +1,7 @@
 #include "winnow/curation/judge/record_decision.h"
 
+#include "winnow/curation/core/base64.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -214,6 +216,15 @@ store::Decision decide(const Candidate& candidate, const Neighbourhood& n,
         reason += conflict_note(*candidate.label, *n.near_original_label);
       }
       if (!candidate.text.empty()) details.string("text", text_excerpt(candidate.text));
+      if (candidate.pixels != nullptr && !candidate.pixels->empty() &&
+          candidate.pixels->size() <= kCopyPixelsBytes &&
+          candidate.pixels->size() == candidate.width * candidate.height) {
+        JsonObjectText pixels;
+        pixels.integer("width", static_cast<std::int64_t>(candidate.width))
+            .integer("height", static_cast<std::int64_t>(candidate.height))
+            .string("grey", base64_encode(candidate.pixels->data(), candidate.pixels->size()));
+        details.object("pixels", pixels);
+      }
       return {store::SampleStatus::duplicate_near, m.id, reason, details.str()};
     }
   }

@@ -34,6 +34,10 @@ TEST_CASE("the default embedder of each kind of content", "[embedder_choice]") {
   CHECK(default_embedder_for(ContentKind::path) == "pixels(width=32,height=32,fourier=6,colour=1)");
   CHECK(default_embedder_for(ContentKind::text) == "hashed-ngrams(n=3,dim=256)");
   CHECK(default_embedder_for(ContentKind::text, 12) == "provided(dim=12)");
+  // Pixel arrays at their own size (CIFAR's 32 x 32), the default at 28 x 28.
+  CHECK(default_embedder_for(ContentKind::pixels, 0, 32, 32) ==
+        "pixels(width=32,height=32,pool=1,fourier=6)");
+  CHECK(default_embedder_for(ContentKind::pixels, 0, 28, 28) == CurationConfig{}.embedder);
 }
 
 TEST_CASE("a manifest's content is its first record's with any", "[embedder_choice]") {

@@ -12,16 +12,19 @@
 
 namespace winnow::curation {
 
-// The default embedder for a kind of content: pixel arrays, image files
-// (`path` records) or text; with `dim` > 0 (records that bring their own
-// embedding of that length), provided(dim=dim).
-std::string default_embedder_for(ContentKind kind, std::size_t dim = 0);
+// The default embedder for a kind of content: pixel arrays (at their size,
+// `width` x `height`, when given; else 28 x 28), image files (`path`
+// records) or text; with `dim` > 0 (records that bring their own embedding
+// of that length), provided(dim=dim).
+std::string default_embedder_for(ContentKind kind, std::size_t dim = 0, std::size_t width = 0,
+                                 std::size_t height = 0);
 
-// What a batch brings: its first content record's kind and the length of
-// its embedding (0: none given).
+// What a batch brings: its first content record's kind, the length of its
+// embedding (0: none given) and, for pixel arrays, their size.
 struct BatchContent {
   ContentKind kind = ContentKind::pixels;
   std::size_t embedding_dim = 0;
+  std::size_t width = 0, height = 0;  // a pixels record's size (0: not given)
 };
 
 // The content of the first records of a JSON Lines manifest that have any

@@ -49,6 +49,11 @@ struct Candidate {
   // A text record's text (kept in a near duplicate's details, cut to
   // kTextExcerptBytes: the copy's content is not stored otherwise).
   std::string_view text;
+  // A pixels record's grey levels (width x height; kept, base64, in a near
+  // duplicate's details when at most kCopyPixelsBytes, so the gallery can
+  // show the copy).
+  const std::vector<std::uint8_t>* pixels = nullptr;
+  std::size_t width = 0, height = 0;
   std::string content_hash;
   // The reader's reason, or that the key is already in the dataset.
   std::optional<std::string> rejection;
@@ -67,6 +72,7 @@ struct Candidate {
 };
 
 inline constexpr std::size_t kTextExcerptBytes = 2000;
+inline constexpr std::size_t kCopyPixelsBytes = 4096;
 
 // What the index says about an embedded record.
 struct Neighbourhood {
