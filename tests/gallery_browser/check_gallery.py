@@ -210,6 +210,11 @@ def main():
         if not any("buildings/zz_copy.png" in g for g in conflict):
             fail("the copy under another class is not marked as a label conflict")
 
+        # The outliers: samples with their nearest similarity.
+        outliers = browser.eval("document.querySelectorAll('section[data-section=outliers] .unit').length")
+        if not outliers:
+            fail("the outlier section shows no sample")
+
         # A class filter changes what is shown, and shows only that class.
         every = browser.eval("Number(document.getElementById('shown').textContent)")
         browser.eval("""(() => { const s = document.getElementById('f-label'); s.value = 'buildings';
@@ -238,7 +243,7 @@ def main():
         else:
             fail("no verdict file was downloaded")
         if screenshots:
-            for section in ("duplicates", "label-issues", "image-quality"):
+            for section in ("duplicates", "label-issues", "image-quality", "outliers"):
                 browser.screenshot(f"section[data-section={section}]",
                                    os.path.join(screenshots, f"gallery-{section}.png"))
     finally:

@@ -30,6 +30,7 @@ mark{background:#ffe08a}.tag{display:inline-block;border-radius:3px;padding:0 4p
 .verdict button{font-size:11px;padding:1px 4px;margin:1px}
 .card.v-keep{outline:3px solid #2a9d8f}.card.v-drop{outline:3px solid #c0392b;opacity:.6}
 .card.v-not_duplicate{outline:3px solid #4e79a7}.card.v-relabel{outline:3px solid #f28e2b}
+.units.strip{display:flex;flex-wrap:wrap;gap:8px}.units.strip>.unit{margin:0}
 .hidden{display:none!important}
 )css";
 
@@ -235,8 +236,9 @@ class Page {
     std::string html = "<section data-section=\"image-quality\"><h2>Image-quality issues</h2>";
     if (g_.strips.empty()) html += "<p class=\"note\">No image has an image-quality issue.</p>";
     for (const QualityStrip& s : g_.strips) {
-      html += fmt::format("<h3>{} ({} images; {} shown, worst first{})</h3><div class=\"units\">",
-                          esc(s.issue), s.total, s.worst.size(), left_out(s.total, s.worst.size()));
+      html +=
+          fmt::format("<h3>{} ({} images; {} shown, worst first{})</h3><div class=\"units strip\">",
+                      esc(s.issue), s.total, s.worst.size(), left_out(s.total, s.worst.size()));
       std::size_t rank = 0;
       for (const QualityEntry& q : s.worst) {
         html += fmt::format("<div class=\"unit\" data-rank=\"{}\" data-key=\"{}\">", rank++,
@@ -250,6 +252,27 @@ class Page {
     return html + "</section>";
   }
 
+  std::string outliers() {
+    std::string html = fmt::format(
+        "<section data-section=\"outliers\"><h2>Outliers</h2><p class=\"note\">The accepted "
+        "samples least similar to their nearest other judged sample (today's index), among the {} "
+        "of highest information gain; {} shown, least similar first.</p><div class=\"units "
+        "strip\">",
+        g_.outlier_candidates, g_.outliers.size());
+    std::size_t rank = 0;
+    for (const OutlierEntry& o : g_.outliers) {
+      html += fmt::format("<div class=\"unit\" data-rank=\"{}\" data-key=\"{}\">", rank++,
+                          esc(o.item.key));
+      html += card(o.item, "outlier",
+                   fmt::format("<div>nearest similarity {:.3f}</div><div class=\"note\">nearest: "
+                               "{}</div>",
+                               o.nearest_similarity, esc(o.nearest_key)),
+                   true);
+      html += "</div>";
+    }
+    return html + "</div></section>";
+  }
+
   std::string header() const {
     return fmt::format(
         "<header><h1>winnow review gallery</h1><div class=\"note\">{}: {} pictures, {} items "
@@ -259,7 +282,7 @@ class Page {
         "<option value=\"duplicates\">duplicate groups</option><option "
         "value=\"label-issues\">label "
         "issues</option><option value=\"image-quality\">image-quality "
-        "issues</option></select></label>"
+        "issues</option><option value=\"outliers\">outliers</option></select></label>"
         "{}{}{}{}<label>key <input id=\"search\" type=\"search\" placeholder=\"part of a "
         "key\"></label>"
         "<label>order <select id=\"f-sort\"><option value=\"rank\">worst first</option>"
@@ -289,7 +312,8 @@ class Page {
 
 std::string render_gallery_html(const Gallery& gallery) {
   Page page(gallery);
-  const std::string body = page.duplicates() + page.label_issues() + page.quality();
+  const std::string body =
+      page.duplicates() + page.label_issues() + page.quality() + page.outliers();
   return fmt::format(
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
       "content=\"width=device-width\"><title>winnow review gallery: {}</title><style>{}</style>"

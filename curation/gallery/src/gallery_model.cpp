@@ -309,6 +309,56 @@ void add_quality_strips(Dataset& dataset, ItemReader& reader, const GalleryOptio
   }
 }
 
+// Outliers: the candidates of highest gain measured against today's index
+// (their nearest other judged sample), least similar first.
+void add_outliers(Dataset& dataset, ItemReader& reader, const GalleryOptions& options,
+                  Gallery& gallery) {
+  index::VectorIndex& index = dataset.index();
+  if (index.size() < 3 || options.outliers == 0) return;
+  std::vector<std::pair<double, store::SampleRecord>> by_gain;
+  dataset.store().for_each_sample(
+      [&](const store::SampleRecord& s) {
+        if (s.gain) by_gain.emplace_back(*s.gain, s);
+      },
+      store::SampleStatus::accepted);
+  std::stable_sort(by_gain.begin(), by_gain.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (by_gain.size() > options.outlier_candidates) by_gain.resize(options.outlier_candidates);
+  store::VectorTable vectors(dataset.store().database());
+  const std::size_t dim = dataset.embedder().dim();
+  struct Found {
+    double similarity;
+    std::size_t candidate;
+    std::int64_t nearest;
+  };
+  std::vector<Found> found;
+  for (std::size_t c = 0; c < by_gain.size(); ++c) {
+    std::vector<float> embedding;
+    try {
+      vectors.read_embeddings({by_gain[c].second.id}, dim, embedding);
+    } catch (const Error&) {
+      continue;  // no stored vector
+    }
+    const index::SearchResults near = index.search(embedding, 2);
+    for (std::size_t r = 0; r < near.k; ++r) {
+      const std::int64_t id = near.id(0, r);
+      if (id < 0 || id == by_gain[c].second.id) continue;
+      found.push_back({near.similarity(0, r), c, id});
+      break;
+    }
+  }
+  gallery.outlier_candidates = by_gain.size();
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.similarity != b.similarity ? a.similarity < b.similarity : a.candidate < b.candidate;
+  });
+  for (std::size_t n = 0; n < found.size() && n < options.outliers; ++n) {
+    const std::optional<store::SampleRecord> nearest =
+        dataset.store().find_sample(found[n].nearest);
+    gallery.outliers.push_back({reader.item(by_gain[found[n].candidate].second, ""),
+                                found[n].similarity, nearest ? nearest->external_key : ""});
+  }
+}
+
 }  // namespace
 
 Gallery build_gallery(Dataset& dataset, const GalleryOptions& options) {
@@ -318,6 +368,7 @@ Gallery build_gallery(Dataset& dataset, const GalleryOptions& options) {
   add_duplicate_groups(dataset, reader, options, gallery);
   add_label_issues(dataset, reader, options, gallery);
   add_quality_strips(dataset, reader, options, gallery);
+  add_outliers(dataset, reader, options, gallery);
   std::set<std::string> labels;
   for (const auto& q : dataset.store().label_quality_by_label()) {
     labels.insert(dataset.label_names().name_of(q.label));

@@ -21,7 +21,9 @@ struct GalleryOptions {
   std::size_t max_per_section = 200;
   std::size_t thumbnail_side = 112;  // px, the longer side
   int jpeg_quality = 75;
-  std::size_t neighbours = 5;  // shown beside each label issue
+  std::size_t neighbours = 5;             // shown beside each label issue
+  std::size_t outlier_candidates = 2000;  // of highest gain, measured for the outlier section
+  std::size_t outliers = 50;              // shown
 };
 
 // One sample as the page shows it.
@@ -76,6 +78,13 @@ struct QualityStrip {
   std::vector<QualityEntry> worst;  // lowest score first
 };
 
+// A sample far from every other: its nearest judged sample's similarity.
+struct OutlierEntry {
+  GalleryItem item;
+  double nearest_similarity = 0.0;
+  std::string nearest_key;
+};
+
 struct Gallery {
   std::string database;
   std::vector<DuplicateGroup> groups;
@@ -84,6 +93,11 @@ struct Gallery {
   std::vector<LabelIssueEntry> label_issues;
   std::size_t label_issues_total = 0;
   std::vector<QualityStrip> strips;
+  // The judged samples least similar to their nearest other one, lowest
+  // first; looked for among the outlier_candidates of highest information
+  // gain (isolation at ingest), then measured against today's index.
+  std::vector<OutlierEntry> outliers;
+  std::size_t outlier_candidates = 0;
   std::vector<std::string> labels;  // every label name, for the relabel choice
   std::size_t thumbnails = 0;       // pictures embedded
   std::size_t missing = 0;          // items shown without one
