@@ -228,6 +228,16 @@ def main():
         browser.eval("""(() => { const s = document.getElementById('f-label'); s.value = '';
             s.dispatchEvent(new Event('change', {bubbles: true})); })()""")
 
+        # The reason filter: "label conflict" leaves the conflicting group only.
+        browser.eval("""(() => { const s = document.getElementById('reason'); s.value = 'label conflict';
+            s.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+        conflicts_shown = browser.eval("""Array.from(document.querySelectorAll('.unit:not(.hidden)'))
+            .filter(u => !u.closest('section.hidden')).length""")
+        if conflicts_shown < 1 or conflicts_shown >= every:
+            fail(f"the reason filter showed {conflicts_shown} of {every}")
+        browser.eval("""(() => { const s = document.getElementById('reason'); s.value = '';
+            s.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+
         # Verdicts by clicking, then the download.
         browser.click('.card[data-item="buildings/zz_copy.png"] button[data-verdict="drop"]')
         browser.click('.card.copy[data-item="animals/zz_half.jpg"] button[data-verdict="not_duplicate"]')

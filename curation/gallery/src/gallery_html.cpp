@@ -66,6 +66,7 @@ document.addEventListener('change', e => {
   } else if (e.target.closest('#filters')) applyFilters();
 });
 document.getElementById('search').addEventListener('input', applyFilters);
+document.getElementById('reason').addEventListener('input', applyFilters);
 function csvCell(s) { return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; }
 function verdictFile() {
   const reviewer = document.getElementById('reviewer').value;
@@ -83,11 +84,13 @@ const FILTERS = ['section', 'source', 'label', 'status', 'batch'];
 function applyFilters() {
   const want = Object.fromEntries(FILTERS.map(f => [f, document.getElementById('f-' + f).value]));
   const text = document.getElementById('search').value.toLowerCase();
+  const why = document.getElementById('reason').value.toLowerCase();
   for (const s of $('section[data-section]')) s.classList.toggle('hidden', want.section !== '' && s.dataset.section !== want.section);
   for (const u of $('.unit')) {
     const cards = $('.card[data-item]:not(.neighbour)', u);
     const ok = cards.some(c => FILTERS.slice(1).every(f => want[f] === '' || c.dataset[f] === want[f]) &&
-                               (text === '' || c.dataset.item.toLowerCase().includes(text)));
+                               (text === '' || c.dataset.item.toLowerCase().includes(text)) &&
+                               (why === '' || c.dataset.reason.toLowerCase().includes(why)));
     u.classList.toggle('hidden', !ok);
   }
   const order = document.getElementById('f-sort').value;
@@ -140,9 +143,9 @@ class Page {
     const bool text = !i.text.empty();
     std::string html = fmt::format(
         "<div class=\"card {}{}\" data-item=\"{}\" data-source=\"{}\" data-label=\"{}\" "
-        "data-status=\"{}\" data-batch=\"{}\" data-id=\"{}\">",
+        "data-status=\"{}\" data-batch=\"{}\" data-id=\"{}\" data-reason=\"{}\">",
         role, text ? " text" : "", esc(i.key), esc(i.source), esc(i.label), esc(i.status), i.batch,
-        i.id);
+        i.id, esc(i.reason));
     if (!i.thumbnail.empty()) {
       html +=
           fmt::format("<img alt=\"{}\" src=\"{}\">", esc(i.key), i.thumbnail);  // data: URI, base64
@@ -284,7 +287,8 @@ class Page {
         "issues</option><option value=\"image-quality\">image-quality "
         "issues</option><option value=\"outliers\">outliers</option></select></label>"
         "{}{}{}{}<label>key <input id=\"search\" type=\"search\" placeholder=\"part of a "
-        "key\"></label>"
+        "key\"></label><label>reason <input id=\"reason\" type=\"search\" "
+        "placeholder=\"e.g. label conflict\"></label>"
         "<label>order <select id=\"f-sort\"><option value=\"rank\">worst first</option>"
         "<option value=\"key\">by key</option></select></label><span class=\"note\"><span "
         "id=\"shown\">"
