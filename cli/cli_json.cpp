@@ -1,5 +1,7 @@
 #include "cli_json.h"
 
+#include "winnow/curation/core/reviews_json.h"
+
 #include "winnow/curation/dataset/label_check.h"
 #include "winnow/store/image_quality_table.h"
 #include "winnow/version.h"
@@ -65,6 +67,7 @@ json status_json(curation::Dataset& dataset) {
                          ? curation::label_check_json(evidence, dataset.label_names())
                          : json(nullptr);
   j["label_conflicts"] = store.count_label_conflicts();
+  j["reviews"] = curation::reviews_json(store.reviews());
   j["image_issues"] = image_issue_counts_json(store::ImageQualityTable(store.database()).count());
   const std::vector<store::BatchRecord> batches = store.all_batches();  // ordered by id
   j["last_batch"] = batches.empty() ? json(nullptr) : batch_json(batches.back());

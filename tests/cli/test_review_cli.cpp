@@ -80,6 +80,12 @@ TEST_CASE("review verdicts apply and survive rejudge and a later ingest", "[cli]
     CHECK(now[dropped]["status"] == "rejected");
   };
   check_as_reviewed("review");
+  REQUIRE(run_cli("status --json --db " + db, out, err) == 0);
+  const json reviews = json::parse(slurp(out))["reviews"];
+  CHECK(reviews["samples"] == 3);
+  CHECK(reviews["by_reviewer"]["ann"] == 2);
+  CHECK(reviews["by_reviewer"]["bob"] == 1);
+  CHECK(reviews["by_verdict"]["relabel"] == 1);
 
   // The same file again changes nothing.
   CHECK(run_cli("review --json --db " + db + " " + verdicts, out, err) == 1);

@@ -1,5 +1,7 @@
 #include "winnow/curation/report/quality_report.h"
 
+#include "winnow/curation/core/reviews_json.h"
+
 #include <algorithm>
 #include <limits>
 #include <charconv>
@@ -149,6 +151,7 @@ class ReportBuilder {
       image_quality_ = image_quality_json(store_, label_names_);
       read_label_check();
       label_conflicts_ = store_.count_label_conflicts();
+      reviews_ = store_.reviews();
     }
     order_classes();
     step("Dawid-Skene and agreement", 2);
@@ -504,6 +507,7 @@ class ReportBuilder {
     put(d, "health_score", health_.health_score, health_.health_score_note);
     d["label_check"] = label_check_;
     d["label_conflicts"] = label_conflicts_;
+    d["reviews"] = reviews_json(reviews_);
     if (label_check_.is_null()) {
       d["label_check_note"] = "no labelled sample judged by the kNN vote yet";
     }
@@ -808,7 +812,8 @@ class ReportBuilder {
   labels::LabelHealth health_;
   json label_check_;  // null: none
   std::int64_t label_conflicts_ = 0;
-  json image_quality_;  // image_quality_section.h
+  std::vector<store::ReviewRecord> reviews_;  // a person's verdicts
+  json image_quality_;                        // image_quality_section.h
 };
 
 }  // namespace
