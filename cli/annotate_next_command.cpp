@@ -1,7 +1,6 @@
 // winnow annotate-next --db D --budget N [--annotators POOL.csv]
 // [--format csv|jsonl|label-studio] [--out FILE]: what to annotate next and by
 // whom (docs/annotation-campaign.md).
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,6 +11,7 @@
 
 #include "cli_json.h"
 #include "command.h"
+#include "output_file.h"
 #include "csv_field.h"
 #include "winnow/curation/annotate/annotation_tasks.h"
 #include "winnow/curation/core/printable_text.h"
@@ -121,13 +121,7 @@ Command add_annotate_next_command(CLI::App& parent) {
             if (o->out.empty()) {
               std::cout << text.str() << std::flush;
             } else {
-              std::ofstream out(o->out, std::ios::binary | std::ios::trunc);
-              WINNOW_THROW_IF_NOT_KIND(out.is_open(), io, "cannot write the tasks to '{}'",
-                                       curation::visible_text(o->out));
-              out << text.str();
-              out.close();
-              WINNOW_THROW_IF_NOT_KIND(!out.fail(), io, "writing the tasks to '{}' failed",
-                                       curation::visible_text(o->out));
+              write_output_file(o->out, text.str(), "tasks");
             }
             std::cerr << fmt::format(
                 "{} tasks of {} candidate samples: expected consensus gain {:.2f} samples, cost "

@@ -16,6 +16,7 @@
 #include "csv_field.h"
 #include "command.h"
 #include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/labels/dawid_skene.h"
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
@@ -86,11 +87,8 @@ std::map<std::int64_t, AnnotationSummary> annotation_summaries(store::MetadataSt
   if (votes.empty()) return out;
   for (const auto& [id, by_label] : votes) {
     AnnotationSummary& s = out[id];
-    std::int64_t most = 0;
-    for (const auto& [label, n] : by_label) {
-      s.count += n;
-      if (n > most) most = n, s.majority = label;  // the smallest label on ties, as at import
-    }
+    for (const auto& [label, n] : by_label) s.count += n;
+    s.majority = *curation::labels::majority_label(by_label);  // as at import
   }
   const curation::review::ConsensusLabels consensus = curation::review::consensus_labels(store);
   for (const auto& [id, c] : consensus.by_sample) {

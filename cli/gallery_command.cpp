@@ -1,7 +1,6 @@
 // winnow gallery --db D --out FILE.html [--max-per-section N]: the review
 // gallery, one self-contained page of the flagged samples (docs/gallery.md).
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "output_file.h"
 #include "winnow/curation/core/printable_text.h"
 #include "winnow/curation/dataset/dataset.h"
 #include "winnow/curation/gallery/gallery.h"
@@ -43,13 +43,7 @@ Command add_gallery_command(CLI::App& parent) {
             const curation::gallery::Gallery gallery =
                 curation::gallery::build_gallery(dataset, o->gallery);
             const std::string page = curation::gallery::render_gallery_html(gallery);
-            std::ofstream out(o->out, std::ios::binary | std::ios::trunc);
-            WINNOW_THROW_IF_NOT_KIND(out.is_open(), io, "cannot write the gallery to '{}'",
-                                     curation::visible_text(o->out));
-            out << page;
-            out.close();
-            WINNOW_THROW_IF_NOT_KIND(!out.fail(), io, "writing the gallery to '{}' failed",
-                                     curation::visible_text(o->out));
+            write_output_file(o->out, page, "gallery");
             const double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             std::cout << fmt::format(

@@ -21,12 +21,9 @@ std::vector<PoolAnnotator> read_annotator_pool(const std::string& path) {
   std::vector<std::string> fields;
   WINNOW_THROW_IF_NOT_KIND(csv.next(fields), invalid_input,
                            "{}: empty; the header is annotator,cost[,capacity]", path);
-  int name = -1, cost = -1, capacity = -1;
-  for (std::size_t c = 0; c < fields.size(); ++c) {
-    if (fields[c] == "annotator") name = static_cast<int>(c);
-    if (fields[c] == "cost") cost = static_cast<int>(c);
-    if (fields[c] == "capacity") capacity = static_cast<int>(c);
-  }
+  const int name = readers::header_column(fields, "annotator");
+  const int cost = readers::header_column(fields, "cost");
+  const int capacity = readers::header_column(fields, "capacity");
   WINNOW_THROW_IF_NOT_KIND(name >= 0, invalid_input,
                            "{}: line {}: the header must name the column annotator (and may name "
                            "cost and capacity)",
@@ -34,9 +31,7 @@ std::vector<PoolAnnotator> read_annotator_pool(const std::string& path) {
   std::vector<PoolAnnotator> pool;
   std::set<std::string> seen;
   while (csv.next(fields)) {
-    const auto cell = [&](int c) {
-      return c >= 0 && static_cast<std::size_t>(c) < fields.size() ? fields[c] : std::string();
-    };
+    const auto cell = [&](int c) { return readers::cell_at(fields, c); };
     PoolAnnotator a;
     a.name = cell(name);
     WINNOW_THROW_IF_NOT_KIND(!a.name.empty(), invalid_input, "{}: line {}: no annotator name", path,

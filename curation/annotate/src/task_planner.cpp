@@ -171,25 +171,6 @@ void add_model_votes(Dataset& dataset, Crowd& crowd, const std::string& path) {
   }
 }
 
-// Item i's class posterior under the estimated priors and confusions.
-std::vector<double> posterior_of(const Item& item, const labels::DawidSkeneResult& ds) {
-  const std::size_t k = ds.classes;
-  std::vector<double> log_p(k);
-  for (std::size_t c = 0; c < k; ++c) {
-    log_p[c] = std::log(std::max(ds.priors[c], 1e-300));
-    for (const auto& [who, what] : item.answers) {
-      log_p[c] += std::log(std::max(
-          ds.confusion_at(static_cast<std::size_t>(who), c, static_cast<std::size_t>(what)),
-          1e-300));
-    }
-  }
-  const double top = *std::max_element(log_p.begin(), log_p.end());
-  double sum = 0.0;
-  for (double& v : log_p) sum += (v = std::exp(v - top));
-  for (double& v : log_p) v /= sum;
-  return log_p;
-}
-
 std::vector<double> confusion_of(const labels::DawidSkeneResult& ds, std::size_t voter) {
   const std::size_t k = ds.classes;
   return {ds.confusion.begin() + static_cast<std::ptrdiff_t>(voter * k * k),
@@ -431,7 +412,7 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
   std::vector<std::vector<double>> gains(crowd.items.size(),
                                          std::vector<double>(people.size(), -1.0));
   for (std::size_t i = 0; i < crowd.items.size(); ++i) {
-    posteriors[i] = posterior_of(crowd.items[i], ds);
+    posteriors[i] = labels::item_posterior(ds, crowd_labels, i);
     for (std::size_t c = 0; c < people.size(); ++c) {
       if (crowd.items[i].annotated_by.count(people[c].who.name) > 0 || people[c].left == 0)
         continue;

@@ -5,6 +5,7 @@
 
 #include "winnow/curation/core/base64.h"
 #include "winnow/curation/core/regular_file.h"
+#include "winnow/curation/dataset/lookup/stored_record.h"
 #include "winnow/error.h"
 #include "winnow/image/image_decoder.h"
 #include "winnow/image/image_encoder.h"
@@ -61,25 +62,25 @@ std::string file_thumbnail(const std::string& path, const ThumbnailSpec& spec) {
 }
 
 std::string stored_thumbnail(const store::StoredContent& c, const ThumbnailSpec& spec) {
-  const auto width = static_cast<std::size_t>(std::max<std::int64_t>(c.width, 0));
-  const auto height = static_cast<std::size_t>(std::max<std::int64_t>(c.height, 0));
-  const std::size_t grey = width * height;
-  if (grey == 0 || (c.kind != "pixels" && c.kind != "image" && c.kind != "image-colour") ||
-      c.bytes.size() < grey) {
-    return {};
-  }
+  // The content as the store's one mapping reads it back: grey pixels, and a
+  // decoded file's square colour working image after them.
+  const std::optional<ManifestRecord> record = stored_record(0, c);
+  if (!record || !record->has_image()) return {};
   image::Image picture;
-  const std::size_t colour = c.bytes.size() - grey;  // image-colour: a square RGB image after
   std::size_t side = 0;
-  while ((side + 1) * (side + 1) * 3 <= colour) ++side;
-  if (c.kind == "image-colour" && side > 0 && side * side * 3 == colour) {
+  while ((side + 1) * (side + 1) * 3 <= record->colour.size()) ++side;
+  const std::size_t grey = record->width * record->height;
+  if (side > 0 && side * side * 3 == record->colour.size()) {
     picture.width = picture.height = side;
-    picture.rgb.assign(c.bytes.begin() + static_cast<std::ptrdiff_t>(grey), c.bytes.end());
-  } else {
-    picture.width = width;
-    picture.height = height;
+    picture.rgb = record->colour;
+  } else if (grey > 0 && record->pixels.size() >= grey) {
+    picture.width = record->width;
+    picture.height = record->height;
     picture.rgb.reserve(grey * 3);
-    for (std::size_t i = 0; i < grey; ++i) picture.rgb.insert(picture.rgb.end(), 3, c.bytes[i]);
+    for (std::size_t i = 0; i < grey; ++i)
+      picture.rgb.insert(picture.rgb.end(), 3, record->pixels[i]);
+  } else {
+    return {};
   }
   return data_uri(picture, spec);
 }

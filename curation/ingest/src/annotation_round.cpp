@@ -8,20 +8,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "winnow/curation/labels/dawid_skene.h"
+
 namespace winnow::curation::ingest {
 
 namespace {
 
-// The majority label of `annotations`, the smallest label on ties (as at import).
+// The majority label of `annotations` (labels::majority_label's rule, as at import).
 std::optional<std::int64_t> majority(const std::vector<store::AnnotationRecord>& annotations) {
-  std::map<std::int64_t, int> votes;
+  std::map<std::int64_t, std::int64_t> votes;
   for (const store::AnnotationRecord& a : annotations) ++votes[a.label];
-  std::optional<std::int64_t> best;
-  int most = 0;
-  for (const auto& [label, count] : votes) {
-    if (count > most) most = count, best = label;
-  }
-  return best;
+  return labels::majority_label(votes);
 }
 
 bool annotations_only(const store::SampleRecord& s) {

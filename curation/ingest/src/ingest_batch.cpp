@@ -12,6 +12,7 @@
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/clock.h"
 #include "winnow/curation/judge/information_gain.h"
+#include "winnow/curation/labels/dawid_skene.h"
 #include "winnow/error.h"
 #include "winnow/index/exact_scores.h"
 
@@ -443,12 +444,9 @@ void IngestBatch::take_labels(const ManifestRecord& record, store::NewSample& sa
   if (record.label) {
     sample.label = context_.label_names.add(*record.label);
   } else if (!sample.annotations.empty()) {
-    std::map<std::int64_t, int> votes;
+    std::map<std::int64_t, std::int64_t> votes;
     for (const store::NewAnnotation& a : sample.annotations) ++votes[a.label];
-    int best = -1;
-    for (const auto& [label, count] : votes) {
-      if (count > best) best = count, sample.label = label;
-    }
+    sample.label = labels::majority_label(votes);
   }
 }
 

@@ -215,6 +215,48 @@ class DawidSkeneEm {
 
 }  // namespace
 
+double class_log_prior(const DawidSkeneResult& result, std::size_t c) {
+  return std::log(std::max(result.priors[c], 1e-300));
+}
+
+double answer_log_likelihood(const DawidSkeneResult& result, const CrowdLabels& labels,
+                             std::size_t answer, std::size_t c) {
+  return std::log(std::max(result.confusion_at(static_cast<std::size_t>(labels.annotator[answer]),
+                                               c, static_cast<std::size_t>(labels.label[answer])),
+                           1e-300));
+}
+
+void item_log_posterior(const DawidSkeneResult& result, const CrowdLabels& labels, std::size_t item,
+                        std::vector<double>& out) {
+  out.resize(result.classes);
+  for (std::size_t c = 0; c < result.classes; ++c) {
+    out[c] = class_log_prior(result, c);
+    for (std::size_t a = labels.offsets[item]; a < labels.offsets[item + 1]; ++a) {
+      out[c] += answer_log_likelihood(result, labels, a, c);
+    }
+  }
+}
+
+std::vector<double> item_posterior(const DawidSkeneResult& result, const CrowdLabels& labels,
+                                   std::size_t item) {
+  std::vector<double> p;
+  item_log_posterior(result, labels, item, p);
+  const double top = *std::max_element(p.begin(), p.end());
+  double sum = 0.0;
+  for (double& v : p) sum += (v = std::exp(v - top));
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes) {
+  std::optional<std::int64_t> best;
+  std::int64_t most = 0;
+  for (const auto& [label, count] : votes) {
+    if (count > most) most = count, best = label;
+  }
+  return best;
+}
+
 std::vector<int> majority_vote(const CrowdLabels& labels) {
   const std::size_t classes = labels.classes;
   std::vector<int> votes(classes);

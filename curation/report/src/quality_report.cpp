@@ -414,7 +414,7 @@ class ReportBuilder {
     std::vector<double> log_posterior(K);
     for (std::size_t i = 0; i < crowd_.items(); ++i) {
       const std::size_t s = item_sample_[i];
-      item_log_posterior(i, log_posterior);
+      labels::item_log_posterior(*ds_, crowd_, i, log_posterior);
       for (std::size_t a = crowd_.offsets[i]; a < crowd_.offsets[i + 1]; ++a) {
         Party& who = parties_[static_cast<std::size_t>(
             annotator_party_[static_cast<std::size_t>(crowd_.annotator[a])])];
@@ -431,28 +431,13 @@ class ReportBuilder {
     }
   }
 
-  // Item i's unnormalised log posterior under the estimated model.
-  void item_log_posterior(std::size_t i, std::vector<double>& out) const {
-    const std::size_t K = out.size();
-    for (std::size_t c = 0; c < K; ++c) {
-      out[c] = std::log(std::max(ds_->priors[c], 1e-300));
-      for (std::size_t a = crowd_.offsets[i]; a < crowd_.offsets[i + 1]; ++a) {
-        out[c] += answer_log_likelihood(a, c);
-      }
-    }
-  }
-  double answer_log_likelihood(std::size_t a, std::size_t c) const {
-    return std::log(std::max(ds_->confusion_at(static_cast<std::size_t>(crowd_.annotator[a]), c,
-                                               static_cast<std::size_t>(crowd_.label[a])),
-                             1e-300));
-  }
   // Whether answer a decides its item: without it (the estimated model
   // fixed), the most probable class would not be `consensus`.
   bool decides(const std::vector<double>& log_posterior, std::size_t a, int consensus) const {
     std::size_t best = 0;
     double top = -std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < log_posterior.size(); ++c) {
-      const double without = log_posterior[c] - answer_log_likelihood(a, c);
+      const double without = log_posterior[c] - labels::answer_log_likelihood(*ds_, crowd_, a, c);
       if (without > top) top = without, best = c;
     }
     return static_cast<int>(best) != consensus;
@@ -691,13 +676,13 @@ class ReportBuilder {
         float* row = log_post.data() + i * K;
         if (best[i] < 0) {
           for (std::size_t c = 0; c < K; ++c)
-            row[c] = static_cast<float>(std::log(std::max(ds_->priors[c], 1e-300)));
+            row[c] = static_cast<float>(labels::class_log_prior(*ds_, c));
           ++covered;
         } else {
           sum -= best[i];
         }
         for (std::size_t c = 0; c < K; ++c)
-          row[c] += static_cast<float>(answer_log_likelihood(a, c));
+          row[c] += static_cast<float>(labels::answer_log_likelihood(*ds_, crowd_, a, c));
         const float top = *std::max_element(row, row + K);
         double z = 0.0;
         for (std::size_t c = 0; c < K; ++c) z += std::exp(static_cast<double>(row[c] - top));

@@ -589,21 +589,19 @@ std::size_t write_relabels(store::MetadataStore& store, const std::vector<Stored
 
 // The samples without content (annotations only: no vector, so not among
 // `stored`) take their consensus too: the consensus label, and label_issue
-// below consensus_flag_below (accepted at or above it). Reviewed samples
-// stay as the person left them. Returns how many changed.
-std::size_t judge_annotations_only(store::MetadataStore& store, const ConsensusLabels& consensus,
-                                   const StoredSamples& stored, const RejudgeOptions& options,
-                                   const LabelNames& label_names, RejudgeReport& report) {
+// below consensus_flag_below (accepted at or above it). The `reviewed`
+// samples stay as the person left them; the report counts what changed.
+void judge_annotations_only(store::MetadataStore& store, const ConsensusLabels& consensus,
+                            const StoredSamples& stored, const std::set<std::int64_t>& reviewed,
+                            const RejudgeOptions& options, const LabelNames& label_names,
+                            RejudgeReport& report) {
   std::unordered_set<std::int64_t> with_vector;
   for (const StoredSample& s : stored.samples) with_vector.insert(s.id);
-  const std::set<std::int64_t> reviewed =
-      options.override_reviews ? std::set<std::int64_t>() : reviewed_samples(store);
   std::vector<std::int64_t> ids;
   for (const auto& [id, c] : consensus.by_sample) {
     if (with_vector.count(id) == 0 && reviewed.count(id) == 0) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
-  std::size_t changed = 0;
   for (const std::int64_t id : ids) {
     const std::optional<store::SampleRecord> s = store.find_sample(id);
     if (!s || s->content_hash.rfind("annotations:", 0) != 0) continue;
@@ -620,7 +618,6 @@ std::size_t judge_annotations_only(store::MetadataStore& store, const ConsensusL
                                 label_names.name_of(c.label), c.posterior, c.annotations, before),
                     details.dump());
       ++report.relabelled;
-      ++changed;
     }
     const bool flagged = c.posterior < options.consensus_flag_below;
     const bool is_issue = s->status == store::SampleStatus::label_issue;
@@ -634,9 +631,7 @@ std::size_t judge_annotations_only(store::MetadataStore& store, const ConsensusL
                      c.annotations),
          details.dump()});
     ++(flagged ? report.newly_flagged : report.cleared);
-    ++changed;
   }
-  return changed;
 }
 
 }  // namespace
@@ -665,10 +660,9 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     // 1. The stored samples and their vectors (re-embedded when asked), and
     // the index of today's judged samples in the embedding rejudge uses.
     StoredSamples stored = read_stored_samples(store.database(), dataset.path(), embedder, reembed);
-    if (!options.override_reviews) {
-      const std::set<std::int64_t> reviewed = reviewed_samples(store);
-      for (StoredSample& s : stored.samples) s.reviewed = reviewed.count(s.id) > 0;
-    }
+    const std::set<std::int64_t> reviewed =
+        options.override_reviews ? std::set<std::int64_t>() : reviewed_samples(store);
+    for (StoredSample& s : stored.samples) s.reviewed = reviewed.count(s.id) > 0;
     if (reembed) report.re_embedded = stored.samples.size();
     std::unique_ptr<index::VectorIndex> rebuilt;
     if (reembed) rebuilt = index_of(stored, dataset.config().index);
@@ -713,7 +707,8 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
         write_relabels(store, stored.samples, stored_labels, consensus, dataset.label_names());
     for (const auto& [id, decision] : judgements.changes) store.update_status(id, decision);
     if (options.consensus) {
-      judge_annotations_only(store, consensus, stored, options, dataset.label_names(), report);
+      judge_annotations_only(store, consensus, stored, reviewed, options, dataset.label_names(),
+                             report);
     }
     if (relabel && !stored.samples.empty()) {
       // Every label was judged against today's dataset: ingest's re-judging

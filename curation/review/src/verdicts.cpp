@@ -23,13 +23,7 @@ std::vector<VerdictRow> read_csv(std::string_view text, const std::string& path)
   readers::CsvReader csv(text, path);
   std::vector<std::string> fields;
   if (!csv.next(fields)) return {};
-  // Column positions by header name; -1 when the column is absent.
-  const auto column = [&](std::string_view name) {
-    for (std::size_t c = 0; c < fields.size(); ++c) {
-      if (fields[c] == name) return static_cast<int>(c);
-    }
-    return -1;
-  };
+  const auto column = [&](std::string_view name) { return readers::header_column(fields, name); };
   const int item = column("item"), verdict = column("verdict"), label = column("label"),
             reviewer = column("reviewer"), note = column("note");
   if (item < 0 || verdict < 0) {
@@ -39,9 +33,7 @@ std::vector<VerdictRow> read_csv(std::string_view text, const std::string& path)
                       path, csv.line());
   }
   std::vector<VerdictRow> rows;
-  const auto cell = [&](int c) {
-    return c >= 0 && static_cast<std::size_t>(c) < fields.size() ? fields[c] : std::string();
-  };
+  const auto cell = [&](int c) { return readers::cell_at(fields, c); };
   while (csv.next(fields)) {
     rows.push_back(
         {csv.line(), cell(item), cell(verdict), cell(label), cell(reviewer), cell(note)});

@@ -78,4 +78,17 @@ void CsvReader::read_quoted(std::string& field) {
   }
 }
 
+int header_column(const std::vector<std::string>& header, std::string_view name) {
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    if (header[c] == name) return static_cast<int>(c);
+  }
+  return -1;
+}
+
+std::string cell_at(const std::vector<std::string>& fields, int column) {
+  return column >= 0 && static_cast<std::size_t>(column) < fields.size()
+             ? fields[static_cast<std::size_t>(column)]
+             : std::string();
+}
+
 }  // namespace winnow::curation::readers

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
+#include <cstdint>
 #include <vector>
 
 namespace winnow::curation::labels {
@@ -72,6 +75,28 @@ struct DawidSkeneResult {
 // (max_iterations < 1, tolerance or smoothing negative or not finite, zero
 // smoothing). An item without annotations gets the prior as its posterior.
 DawidSkeneResult dawid_skene(const CrowdLabels& labels, const DawidSkeneOptions& options = {});
+
+// The estimated model applied to one item, as consensus labels, the report
+// and annotate-next read it. Logs are floored at 1e-300, so a cell the
+// answers never used stays finite.
+//   class_log_prior:       log p[c];
+//   answer_log_likelihood: log e_w[c][k] of answer `answer` (its annotator w,
+//                          its label k) if the item were of class c;
+//   item_log_posterior:    log p[c] + the item's answers' log likelihoods,
+//                          unnormalised (`out` gets `classes` values);
+//   item_posterior:        the same normalised to sum to 1.
+double class_log_prior(const DawidSkeneResult& result, std::size_t c);
+double answer_log_likelihood(const DawidSkeneResult& result, const CrowdLabels& labels,
+                             std::size_t answer, std::size_t c);
+void item_log_posterior(const DawidSkeneResult& result, const CrowdLabels& labels, std::size_t item,
+                        std::vector<double>& out);
+std::vector<double> item_posterior(const DawidSkeneResult& result, const CrowdLabels& labels,
+                                   std::size_t item);
+
+// The label with the most votes (votes by label), the smallest label on
+// ties; empty without votes. The rule a sample's label follows from its
+// annotations (at import, after a later round, in export's `majority`).
+std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes);
 
 // The plain majority vote of every item (first class on ties; -1 for an item
 // without annotations), the baseline Dawid-Skene is compared with.

@@ -1,5 +1,6 @@
 // CsvReader: the records of CSV text (RFC 4180), one at a time, with the line
-// each starts on, for `winnow import-annotations`.
+// each starts on, for `winnow import-annotations`, `winnow review`'s verdict
+// files and annotate-next's annotator pool.
 //
 // Fields are separated by ',' and records by LF or CRLF. A field in double
 // quotes may hold commas, line breaks and quotes written twice (""). A UTF-8
@@ -39,5 +40,12 @@ class CsvReader {
   std::size_t line_ = 1;  // of text_[pos_]
   std::size_t record_line_ = 0;
 };
+
+// A header row's column named `name`: its position, -1 when absent (the
+// first when named twice).
+int header_column(const std::vector<std::string>& header, std::string_view name);
+// A record's cell at `column`: "" when the column is absent (-1) or the
+// record is shorter than the header.
+std::string cell_at(const std::vector<std::string>& fields, int column);
 
 }  // namespace winnow::curation::readers
