@@ -9,6 +9,8 @@
 //   bytes_per_sample       per-sample state kept between epochs
 //   plan_bytes_per_entry   transient size of the plan per planned sample
 //   peak_rss_mb            peak resident memory of the whole process
+//   huge_pages_mb          of it, on transparent huge pages at the end (0: all 4 KB pages)
+//   memory                 with --memory-probe: copy GB/s of one core, random-read ns
 //
 //   bench_sampler --n 10000000 --epochs 5 --policy infobatch --json out.json
 #include <algorithm>
@@ -54,6 +56,9 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "samples per update call")->check(CLI::PositiveNumber);
   app.add_option("--policy", policy, "policy spec, e.g. infobatch or uniform(keep=0.5)");
   app.add_option("--json", json_path, "write the results to this file as JSON");
+  bool memory_probe = false;
+  app.add_flag("--memory-probe", memory_probe,
+               "also measure one core's copy bandwidth and random-read latency (about 2 s)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -129,8 +134,10 @@ int main(int argc, char** argv) {
          static_cast<double>(planned_total) / static_cast<double>(n * (epochs - 1))},
         {"saved_fraction", totals.saved_fraction()},
         {"peak_rss_mb", peak_rss_mb()},
+        {"huge_pages_mb", huge_pages_mb()},
         {"load_average_1min", load_average()},
     };
+    if (memory_probe) out["memory"] = memory_probe_json();
     return emit(out, json_path);
   } catch (const std::exception& e) {
     std::cerr << "bench_sampler: " << e.what() << "\n";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -53,6 +54,12 @@ inline double load_average() {
   return getloadavg(load, 1) == 1 ? load[0] : -1.0;
 }
 
+// Memory of this process on transparent huge pages now (AnonHugePages of
+// /proc/self/smaps_rollup), in MB; -1 where the kernel does not say. 0 while
+// the big tables are alive means they sit on 4 KB pages (THP off, refused,
+// or not offered by the virtual machine).
+inline double huge_pages_mb();
+
 inline double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -76,6 +83,11 @@ inline std::string first_field(const char* path, const std::string& prefix) {
 
 }  // namespace detail
 
+inline double huge_pages_mb() {
+  const std::string kb = detail::first_field("/proc/self/smaps_rollup", "AnonHugePages");
+  return kb.empty() ? -1.0 : std::stod(kb) / 1024.0;
+}
+
 // The machine a figure was measured on (docs/benchmarks.md names it for
 // every figure): CPU model, cores, the SIMD flags winnow's kernels choose by,
 // transparent huge pages (the selected mode) and memory. bench/machine.py
@@ -87,19 +99,59 @@ inline nlohmann::json machine_json() {
        {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"}) {
     if (flags.find(" " + std::string(f) + " ") != std::string::npos) simd.push_back(f);
   }
-  std::string thp;
-  {
-    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-    std::getline(in, thp);
-    const std::size_t open = thp.find('['), close = thp.find(']');
-    if (open != std::string::npos && close > open) thp = thp.substr(open + 1, close - open - 1);
-  }
+  auto selected = [](const char* path) {
+    std::string choice;
+    std::ifstream in(path);
+    std::getline(in, choice);
+    const std::size_t open = choice.find('['), close = choice.find(']');
+    if (open != std::string::npos && close > open) return choice.substr(open + 1, close - open - 1);
+    return choice;
+  };
+  const std::string thp = selected("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string defrag = selected("/sys/kernel/mm/transparent_hugepage/defrag");
   const std::string mem = detail::first_field("/proc/meminfo", "MemTotal");
   return {{"cpu", detail::first_field("/proc/cpuinfo", "model name")},
           {"cores", std::thread::hardware_concurrency()},
           {"simd", simd},
           {"transparent_hugepages", thp},
+          {"transparent_hugepages_defrag", defrag},
+          {"virtual_machine", flags.find(" hypervisor ") != std::string::npos},
           {"memory_gib", mem.empty() ? 0.0 : std::round(std::stod(mem) / (1 << 20) * 10) / 10}};
+}
+
+// Two figures of the memory a plan streams through, so that a plan's time
+// on one machine can be told apart from another's (docs/benchmarks.md, "The
+// sampler"): one core's copy bandwidth over 128 MiB (GB/s, best of three)
+// and the latency of dependent random reads over 256 MiB (ns, on whatever
+// pages the kernel gives: 4 KB pages add a TLB miss to each).
+inline nlohmann::json memory_probe_json() {
+  constexpr std::size_t kCopyBytes = std::size_t{128} << 20;
+  std::vector<char> from(kCopyBytes, 1), to(kCopyBytes, 0);
+  double best = 1e30;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = Clock::now();
+    std::copy(from.begin(), from.end(), to.begin());
+    best = std::min(best, seconds_since(start));
+  }
+  const double copy_gbps = 2.0 * static_cast<double>(kCopyBytes) / best / 1e9;  // read + write
+  constexpr std::size_t kSlots = (std::size_t{256} << 20) / sizeof(std::uint32_t);
+  std::vector<std::uint32_t> next(kSlots);
+  // One random cycle through every slot (Sattolo's algorithm), so each read
+  // depends on the one before and no prefetcher can guess it.
+  for (std::size_t i = 0; i < kSlots; ++i) next[i] = static_cast<std::uint32_t>(i);
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (std::size_t i = kSlots - 1; i > 0; --i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::swap(next[i], next[x % i]);
+  }
+  constexpr std::size_t kSteps = 2'000'000;
+  std::uint32_t at = 0;
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < kSteps; ++i) at = next[at];
+  const double latency_ns = seconds_since(start) * 1e9 / kSteps;
+  return {{"copy_gbps_one_core", std::round(copy_gbps * 10) / 10},
+          {"random_read_ns", std::round(latency_ns * 10) / 10},
+          {"probe_end_slot", at}};  // keeps the chase from being optimised away
 }
 
 // Prints the JSON (with the machine, when it is an object without one) and

@@ -38,5 +38,7 @@ def machine():
         "cores": os.cpu_count(),
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "transparent_hugepages": _bracketed("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepages_defrag": _bracketed("/sys/kernel/mm/transparent_hugepage/defrag"),
+        "virtual_machine": "hypervisor" in flags,
         "memory_gib": round(int(mem_kib[0]) / (1 << 20), 1) if mem_kib else None,
     }

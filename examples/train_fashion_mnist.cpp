@@ -21,6 +21,8 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -49,7 +51,8 @@ struct Options {
   std::string model = "mlp";
   std::string policy = "infobatch";
   std::uint64_t epochs = 15;
-  double prune_ratio = 0.5;
+  std::optional<double> prune_ratio;    // r; infobatch without it keeps its saving budget
+  std::optional<double> target_saving;  // save=F for infobatch and uniform
   double delta = 0.875;
   std::uint64_t seed = 0;
   int threads = 1;
@@ -66,17 +69,23 @@ struct Options {
   std::string init;  // c10d::FileStore path shared by the ranks
 };
 
-// The policy spec for the command-line flags: --prune-ratio is r for the
-// InfoBatch family and uniform, and the hard-pruned fraction for ucb and
-// epsilon-greedy; a policy given with parameters is used as written.
+// The policy spec for the command-line flags: --target-saving is the saving
+// budget of infobatch and uniform; --prune-ratio is r for them (infobatch's
+// budget of 40% is its default; uniform's r is 0.5) and the hard-pruned
+// fraction for ucb and epsilon-greedy (0.5); a policy given with parameters
+// is used as written.
 std::string policy_spec(const Options& o) {
   if (o.policy.find('(') != std::string::npos || o.policy == "full") return o.policy;
   const std::string delta = fmt::format("delta={}", o.delta);
   if (o.policy == "infobatch" || o.policy == "uniform") {
-    return fmt::format("{}(r={},{})", o.policy, o.prune_ratio, delta);
+    if (o.target_saving) return fmt::format("{}(save={},{})", o.policy, *o.target_saving, delta);
+    if (o.prune_ratio || o.policy == "uniform") {
+      return fmt::format("{}(r={},{})", o.policy, o.prune_ratio.value_or(0.5), delta);
+    }
+    return fmt::format("{}({})", o.policy, delta);
   }
   if (o.policy == "ucb" || o.policy == "epsilon-greedy") {
-    return fmt::format("{}(prune={},{})", o.policy, o.prune_ratio, delta);
+    return fmt::format("{}(prune={},{})", o.policy, o.prune_ratio.value_or(0.5), delta);
   }
   return fmt::format("{}({})", o.policy, delta);
 }
@@ -183,6 +192,9 @@ void print_run_header(const Options& o, winnow::DynamicPruner& pruner, std::uint
               << " steps in epoch 1)";
   }
   std::cerr << "\n";
+  if (const std::string note = pruner.budget_note(); !note.empty()) {
+    std::cerr << "note: " << note << "\n";
+  }
 }
 
 // Cosine decay by epoch: pruned epochs make fewer steps, so the schedule
@@ -368,7 +380,12 @@ int main(int argc, char** argv) {
                  "spec such as 'infobatch(r=0.6,delta=0.85)'");
   app.add_option("--epochs", o.epochs, "epochs of the full-data run")->check(CLI::PositiveNumber);
   app.add_option("--prune-ratio", o.prune_ratio,
-                 "r for infobatch/uniform, pruned fraction for ucb/epsilon-greedy");
+                 "r for infobatch/uniform (infobatch's default is a 40% saving budget, "
+                 "uniform's r 0.5), pruned fraction for ucb/epsilon-greedy (0.5)");
+  app.add_option("--target-saving", o.target_saving,
+                 "saving budget for infobatch/uniform: the share of the run's forward samples "
+                 "to skip")
+      ->excludes("--prune-ratio");
   app.add_option("--delta", o.delta, "share of epochs that may prune; the rest anneal on all data");
   app.add_option("--seed", o.seed, "seed for the model and the sampler");
   app.add_option("--threads", o.threads, "torch CPU threads")->check(CLI::PositiveNumber);

@@ -52,7 +52,10 @@ def main():
                         help="full, infobatch, uniform, infobatch-quantile, ucb, epsilon-greedy "
                              "or a full spec such as 'infobatch(r=0.6,delta=0.85)'")
     parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--prune-ratio", type=float, default=0.5)
+    parser.add_argument("--prune-ratio", type=float, default=None,
+                        help="r for infobatch/uniform (infobatch's default is a 40%% saving budget)")
+    parser.add_argument("--target-saving", type=float, default=None,
+                        help="saving budget: the share of the run's forward samples to skip")
     parser.add_argument("--delta", type=float, default=0.875)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=128)
@@ -92,6 +95,7 @@ def main():
 
     # With torch.distributed initialized the sampler serves this rank's shard.
     sampler = winnow.Sampler(n, args.epochs, policy=args.policy, prune_ratio=args.prune_ratio,
+                             target_saving=args.target_saving,
                              delta=args.delta, seed=args.seed, verify_plan=args.verify_plan)
     loader = DataLoader(winnow.IndexedDataset(TensorDataset(train_x, train_y)),
                         batch_size=args.batch_size, sampler=sampler, num_workers=args.workers)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "plan_builder.h"
 #include "policies/noise_aware_policy.h"
 #include "winnow/error.h"
@@ -109,6 +111,72 @@ PlanKind DynamicPruner::next_kind() const {
   return annealing ? PlanKind::Annealing : PlanKind::Pruned;
 }
 
+std::string DynamicPruner::budget_note() const {
+  const double target = policy_->target_saving();
+  if (target <= 0.0 || fixed_step()) return "";
+  const std::uint64_t first = policy_->needs_scores() ? 1 : 0;
+  const std::uint64_t end = annealing_epoch();
+  const std::uint64_t pruned = end > first ? end - first : 0;
+  const auto epochs = static_cast<double>(options_.num_epochs);
+  const std::string spec = policy_spec();
+  if (pruned == 0) {
+    return fmt::format(
+        "{}: none of the {} epochs may prune (warm-up and annealing), so the run "
+        "saves nothing; more epochs would",
+        spec, options_.num_epochs);
+  }
+  const double mean_share = target * epochs / static_cast<double>(pruned);
+  if (mean_share <= kBusyBudgetShare) return "";
+  if (mean_share > kMaxBudgetShare) {
+    return fmt::format(
+        "{}: {} of the {} epochs may prune, and each skips at most {:.0f}%, so the "
+        "run saves about {:.0f}%, not {:.0f}%; more epochs would reach it",
+        spec, pruned, options_.num_epochs, 100.0 * kMaxBudgetShare,
+        100.0 * kMaxBudgetShare * static_cast<double>(pruned) / epochs, 100.0 * target);
+  }
+  return fmt::format(
+      "{}: {} of the {} epochs may prune, so each skips {:.0f}% of the samples on "
+      "average to save {:.0f}% of the run, which can cost accuracy in a run this "
+      "short; a smaller budget (save=, target_saving=) or more epochs would not",
+      spec, pruned, options_.num_epochs, 100.0 * mean_share, 100.0 * target);
+}
+
+double DynamicPruner::budget_share() const {
+  const double target = policy_->target_saving();
+  if (fixed_step()) return std::min(target, kMaxBudgetShare);
+  // What is left of the budget, in epochs of N samples.
+  double saved = 0.0;
+  for (const EpochStats& e : history_) {
+    saved += static_cast<double>(e.full_forward_samples) - static_cast<double>(e.forward_samples);
+  }
+  const auto n = static_cast<double>(num_samples());
+  const double left = target * static_cast<double>(options_.num_epochs) - saved / n;
+  // The pruned epochs' weights rise linearly from 1 - ramp to 1 + ramp.
+  const std::uint64_t first = policy_->needs_scores() ? 1 : 0;
+  const std::uint64_t end = std::max(annealing_epoch(), epoch_ + 1);
+  const double span = static_cast<double>(end - 1 - std::min(first, end - 1));
+  auto weight = [&](std::uint64_t e) {
+    if (span <= 0.0) return 1.0;
+    const double position = static_cast<double>(e > first ? e - first : 0) / span;
+    return 1.0 + kBudgetRamp * (2.0 * position - 1.0);
+  };
+  // The scale s with sum over the epochs left of min(s * weight, cap) = left
+  // (bisection: the sum grows with s); this epoch skips min(s * weight, cap).
+  auto planned = [&](double scale) {
+    double sum = 0.0;
+    for (std::uint64_t e = epoch_; e < end; ++e)
+      sum += std::min(scale * weight(e), kMaxBudgetShare);
+    return sum;
+  };
+  if (left <= 0.0) return 0.0;
+  double low = 0.0, high = kMaxBudgetShare / (1.0 - kBudgetRamp);
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (low + high);
+    (planned(mid) < left ? low : high) = mid;
+  }
+  return std::min(high * weight(epoch_), kMaxBudgetShare);
+}
+
 void DynamicPruner::sync_scores() {
   if (score_sync_) score_sync_(*this);
 }
@@ -131,6 +199,9 @@ void DynamicPruner::build_plan() {
   plan.kind = next_kind();
   Rng rng = Rng::for_epoch(options_.seed, epoch_);
   if (plan.kind == PlanKind::Full || plan.kind == PlanKind::Pruned) {
+    if (plan.kind == PlanKind::Pruned && policy_->target_saving() > 0.0) {
+      policy_->aim(budget_share());
+    }
     policy_->plan(scores_, rng, plan);
   } else {
     // Warm-up and annealing: every sample, weight 1 (all weights reset).

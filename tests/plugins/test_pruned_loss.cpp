@@ -54,7 +54,7 @@ TEST_CASE("the loss helper returns the weighted mean and records raw scores", "[
 }
 
 TEST_CASE("device tables refresh weights with each plan and sync scores once per epoch", "[loss]") {
-  auto pruner = std::make_shared<DynamicPruner>(200, 10, "infobatch", 5);
+  auto pruner = std::make_shared<DynamicPruner>(200, 10, "infobatch(r=0.5)", 5);
   PrunedLoss pruned_loss(pruner, torch::kCPU, PrunedLoss::Mode::DeviceTables);
   for (int epoch = 0; epoch < 3; ++epoch) {
     pruner->begin_epoch();

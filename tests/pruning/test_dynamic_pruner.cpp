@@ -196,7 +196,7 @@ TEST_CASE("state at rest stays within 8 bytes per sample", "[pruner]") {
 
 TEST_CASE("policy spec reports every parameter including the schedule", "[pruner]") {
   DynamicPruner pruner(10, 10, "infobatch");
-  CHECK(pruner.policy_spec() == "infobatch(delta=0.875,r=0.5)");
+  CHECK(pruner.policy_spec() == "infobatch(delta=0.875,save=0.4)");
   DynamicPruner full(10, 10, "full");
   CHECK(full.policy_spec() == "full(shuffle=1)");
   CHECK(full.plan().kind == PlanKind::Full);

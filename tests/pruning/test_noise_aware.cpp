@@ -31,7 +31,7 @@ void train(DynamicPruner& pruner, std::uint64_t epoch, std::uint64_t hard_epochs
 TEST_CASE("samples whose loss stays high are down-weighted, hard ones recover", "[noise]") {
   DynamicPruner pruner(400, 20, "infobatch(noisy=3,noisy_weight=0.25)", 5);
   CHECK(pruner.policy_spec() ==
-        "infobatch(delta=0.875,noisy=3,noisy_factor=3,noisy_weight=0.25,r=0.5)");
+        "infobatch(delta=0.875,noisy=3,noisy_factor=3,noisy_weight=0.25,save=0.4)");
   for (std::uint64_t e = 0; e < 3; ++e) train(pruner, e, 4);
   // Two pruned plans so far: streaks of 2 < 3, nobody is a suspect yet.
   for (std::uint64_t id = 0; id < 20; ++id) CHECK(pruner.weight(id) == 1.0f);

@@ -166,7 +166,8 @@ TEST_CASE("uniform matches infobatch's plan size, or a fixed keep fraction", "[p
   const EpochPlan fixed = plan_with("uniform(keep=0.3)", scores);
   CHECK(fixed.size() == 300);
   CHECK(fixed.palette.at(1) == Approx(1.0 / 0.3));
-  CHECK_THROWS_WITH(make_policy("uniform(keep=0.3,r=0.5)", 10), Catch::Contains("not both"));
+  CHECK_THROWS_WITH(make_policy("uniform(keep=0.3,r=0.5)", 10),
+                    Catch::Contains("one of r, keep and save"));
 }
 
 TEST_CASE("ucb keeps the samples with the highest upper bound, unweighted", "[policies]") {

@@ -10,7 +10,7 @@ from helpers import SquareDataset, skewed_loss, train_epoch
 def test_len_matches_ids_served_while_pruning():
     n, epochs = 2000, 8
     s = winnow.Sampler(n, epochs, policy="infobatch", seed=3)
-    assert s.policy_spec == "infobatch(delta=0.875,r=0.5)"
+    assert s.policy_spec == "infobatch(delta=0.875,save=0.4)"
     kinds = []
     for epoch in range(epochs):
         s.set_epoch(epoch)
@@ -45,6 +45,41 @@ def test_policy_knobs_and_errors():
     with pytest.raises(ValueError, match="num_samples"):
         winnow.Sampler(0, 4)
     assert issubclass(winnow.Error, ValueError)
+
+
+def test_target_saving_is_met_and_reported_per_epoch():
+    n, epochs = 5000, 15
+    for target in (0.25, 0.4):
+        s = winnow.Sampler(n, epochs, target_saving=target, seed=2)
+        assert s.policy_spec == f"infobatch(delta=0.875,save={target})"
+        for _ in range(epochs):
+            train_epoch(s)
+        assert abs(s.totals()["saved_fraction"] - target) < 0.02
+        per_epoch = [h["saved_fraction"] for h in s.history()]
+        assert per_epoch[0] == 0 and per_epoch[-1] == 0 and max(per_epoch) > target
+    default = winnow.Sampler(n, epochs, seed=2)
+    for _ in range(epochs):
+        train_epoch(default)
+    assert abs(default.totals()["saved_fraction"] - 0.4) < 0.02
+    paper = winnow.Sampler(n, epochs, prune_ratio=0.5, seed=2)
+    assert paper.policy_spec == "infobatch(delta=0.875,r=0.5)"
+    with pytest.raises(ValueError, match="not both"):
+        winnow.Sampler(n, epochs, prune_ratio=0.5, target_saving=0.4)
+    with pytest.raises(ValueError, match="save"):
+        winnow.Sampler(n, epochs, policy="seta", target_saving=0.4)
+
+
+def test_a_budget_the_run_is_short_for_is_said():
+    import warnings
+    with pytest.warns(RuntimeWarning, match=r"4 of the 6 epochs may prune, so each skips 60%"):
+        winnow.Sampler(300, 6)
+    with pytest.warns(RuntimeWarning, match=r"saves about 27%, not 40%"):
+        winnow.Sampler(300, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        winnow.Sampler(300, 15)
+        winnow.Sampler(300, 6, prune_ratio=0.5)
+        winnow.Sampler(300, 6, target_saving=0.3)
 
 
 def test_set_epoch_accepts_current_or_next_only():

@@ -18,7 +18,7 @@ def pruning_sampler(n=400, **kwargs):
 
 
 def test_weighted_mean_and_gradient():
-    s = pruning_sampler()
+    s = pruning_sampler(prune_ratio=0.5)
     ids = torch.tensor(s.pruner.plan_ids()[:64])
     weights = torch.from_numpy(s.weights(ids))
     assert weights.max() == 2.0 and weights.min() == 1.0  # 1/(1-r) for kept candidates

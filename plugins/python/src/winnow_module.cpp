@@ -346,6 +346,8 @@ void bind_read_only_state(PrunerClass& pruner) {
       .def_property_readonly("state_bytes", &DynamicPruner::state_bytes)
       .def("policy_spec", &DynamicPruner::policy_spec,
            "The policy spec with every parameter spelled out, delta included.")
+      .def("budget_note", &DynamicPruner::budget_note,
+           "For a saving budget too large for the run's length, what that costs; else ''.")
       .def(
           "history",
           [](const DynamicPruner& p) {

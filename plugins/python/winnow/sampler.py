@@ -15,20 +15,34 @@ from .loss import DeviceTables, check_inputs, host_ids, host_update, host_update
 _FORMAT = "winnow.Sampler/1"
 
 
-def policy_spec(policy="infobatch", prune_ratio=0.5, delta=0.875):
-    """The core's spec string for a policy name and the two common knobs.
+def policy_spec(policy="infobatch", prune_ratio=None, delta=0.875, target_saving=None):
+    """The core's spec string for a policy name and the common knobs.
 
-    ``prune_ratio`` is ``r`` for infobatch and uniform (the share of below-mean
-    samples skipped, not a share of the data set) and the hard-pruned share for
-    ucb and epsilon-greedy. A policy given with parameters, e.g.
-    ``"infobatch(r=0.3,delta=0.9)"``, and ``"full"`` are used as written.
+    ``target_saving`` is the saving budget of infobatch and uniform: the share
+    of the whole run's forward samples to skip (infobatch's default is 0.4).
+    ``prune_ratio`` is ``r`` for infobatch and uniform (the share of
+    below-mean samples skipped, not a share of the data set; uniform's default
+    0.5) and the hard-pruned share for ucb and epsilon-greedy (0.5). A policy
+    given with parameters, e.g. ``"infobatch(r=0.3,delta=0.9)"``, and
+    ``"full"`` are used as written.
     """
+    if prune_ratio is not None and target_saving is not None:
+        raise ValueError("give prune_ratio (a fixed ratio) or target_saving (a budget), not both")
     if "(" in policy or policy == "full":
+        if prune_ratio is not None or target_saving is not None:
+            raise ValueError(f"policy {policy!r} is used as written; put r= or save= in it "
+                             f"instead of prune_ratio or target_saving")
         return policy
+    if target_saving is not None:
+        return f"{policy}(save={target_saving!r},delta={delta!r})"
     if policy in ("infobatch", "uniform", "repb"):
-        return f"{policy}(r={prune_ratio!r},delta={delta!r})"
+        if prune_ratio is None and policy == "infobatch":
+            return f"{policy}(delta={delta!r})"
+        return f"{policy}(r={0.5 if prune_ratio is None else prune_ratio!r},delta={delta!r})"
     if policy in ("ucb", "epsilon-greedy"):
-        return f"{policy}(prune={prune_ratio!r},delta={delta!r})"
+        return f"{policy}(prune={0.5 if prune_ratio is None else prune_ratio!r},delta={delta!r})"
+    if prune_ratio is not None:
+        raise ValueError(f"policy {policy!r} has no prune_ratio")
     return f"{policy}(delta={delta!r})"
 
 
@@ -68,6 +82,11 @@ class Sampler(torch.utils.data.Sampler):
     ``verify_plan=True`` all-gathers ``plan_hash()`` at the start of each epoch
     and raises on every rank if any rank planned differently.
 
+    How much is saved: ``policy="infobatch"`` (the default) aims at a saving
+    budget, 40% of the whole run's forward samples, warm-up and annealing
+    epochs counted; ``target_saving=F`` sets another budget, ``prune_ratio=R``
+    the paper's fixed ratio instead. ``history()`` gives each epoch's saving.
+
     ``update`` raises winnow.Error on a negative loss (it would drag down the
     mean the policies threshold on); ``allow_negative_losses=True`` accepts
     them for losses that can legitimately be negative.
@@ -75,8 +94,9 @@ class Sampler(torch.utils.data.Sampler):
 
     _CHUNK = 1024  # ids taken from the core at a time
 
-    def __init__(self, num_samples, num_epochs, policy="infobatch", prune_ratio=0.5,
-                 delta=0.875, seed=0, *, world_size=None, rank=None, process_group=None,
+    def __init__(self, num_samples, num_epochs, policy="infobatch", prune_ratio=None,
+                 delta=0.875, seed=0, *, target_saving=None, world_size=None, rank=None,
+                 process_group=None,
                  shard=True, verify_plan=False, device_tables=None,
                  allow_negative_losses=False):
         # torch's Sampler.__init__ only wants a data_source it ignores.
@@ -84,7 +104,8 @@ class Sampler(torch.utils.data.Sampler):
         explicit_ranks = world_size is not None
         world_size, rank = resolve_ranks(world_size, rank, process_group)
         self._core = DynamicPruner(int(num_samples), int(num_epochs),
-                                   policy_spec(policy, prune_ratio, delta), int(seed),
+                                   policy_spec(policy, prune_ratio, delta, target_saving),
+                                   int(seed),
                                    world_size=world_size if shard else 1,
                                    rank=rank if shard else 0,
                                    allow_negative_losses=bool(allow_negative_losses))
@@ -94,6 +115,9 @@ class Sampler(torch.utils.data.Sampler):
         self._setup()
         self._warned_single = explicit_ranks  # asked for on purpose: no warning
         self._warned_no_update = False
+        note = self._core.budget_note()  # a budget the run is short for
+        if note:
+            warnings.warn(note, RuntimeWarning, stacklevel=2)
 
     def _setup(self):
         self._tables = None      # DeviceTables once a device loss was seen

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <vector>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -56,25 +58,45 @@ double read_prune_ratio(ParamReader& reader, const PolicySpec& spec, double fall
   return r;
 }
 
+double read_saving_budget(ParamReader& reader, const PolicySpec& spec, double fallback) {
+  const double save = reader.number("save", fallback);
+  WINNOW_THROW_IF_NOT(save >= 0.0 && save <= kMaxSavingBudget,
+                      "policy '{}': saving budget save must be in [0, {}], got {} (the share of "
+                      "the whole run's forward samples to skip)",
+                      spec.to_string(), kMaxSavingBudget, save);
+  return save;
+}
+
 float candidate_threshold(const ScoreTable& scores) {
   return static_cast<float>(scores.mean());
 }
 
-std::uint64_t count_candidates(const ScoreTable& scores) {
-  const float threshold = candidate_threshold(scores);
+std::uint64_t count_below(const ScoreTable& scores, float threshold) {
   const float* s = scores.data();
   std::uint64_t count = 0;
   for (std::uint64_t i = 0; i < scores.size(); ++i) count += s[i] < threshold ? 1 : 0;
   return count;
 }
 
+std::uint64_t count_candidates(const ScoreTable& scores) {
+  return count_below(scores, candidate_threshold(scores));
+}
+
 InfoBatchPolicy::InfoBatchPolicy(const PolicySpec& spec, std::uint64_t /*num_samples*/) {
+  const bool ratio_given = spec.params.count("r") > 0;
+  WINNOW_THROW_IF_NOT(!ratio_given || spec.params.count("save") == 0,
+                      "policy '{}': give either r (a fixed prune ratio) or save (a saving "
+                      "budget), not both",
+                      spec.to_string());
   ParamReader reader(spec);
   r_ = read_prune_ratio(reader, spec, 0.5);
+  budget_ = !ratio_given;
+  if (budget_) save_ = read_saving_budget(reader, spec, kDefaultSaving);
   reader.finish();
 }
 
 PolicySpec InfoBatchPolicy::spec() const {
+  if (budget_) return PolicySpec{"infobatch", {{"save", format_number(save_)}}};
   return PolicySpec{"infobatch", {{"r", format_number(r_)}}};
 }
 
@@ -89,13 +111,47 @@ std::uint64_t keep_draws_below(double r) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(1.0 - r, 32)));
 }
 
+// The candidate threshold and prune ratio that skip `share` of all samples
+// in expectation: below the mean with r = share * N / |candidates| while that
+// r stays within `max_ratio`; otherwise the threshold rises to the score that
+// makes share * N / max_ratio samples candidates. With no sample below the
+// mean it prunes nothing, as a fixed ratio would.
+struct Aim {
+  float threshold;
+  double r;
+};
+Aim aim_at_share(const ScoreTable& scores, double share, double max_ratio) {
+  const std::uint64_t n = scores.size();
+  const double wanted = share * static_cast<double>(n);
+  const float mean = candidate_threshold(scores);
+  const auto below_mean = static_cast<double>(count_below(scores, mean));
+  // All scores equal (no losses seen): nothing is known to be well learned.
+  if (wanted <= 0.0 || below_mean == 0.0) return {mean, 0.0};
+  if (wanted <= max_ratio * below_mean) return {mean, wanted / below_mean};
+  const auto rank =
+      std::min<std::uint64_t>(n - 1, static_cast<std::uint64_t>(std::ceil(wanted / max_ratio)) - 1);
+  std::vector<float> sorted(scores.data(), scores.data() + n);
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank),
+                   sorted.end());
+  // Strictly below the next float up: the sample at `rank` (and its ties) join.
+  const float threshold = std::nextafter(sorted[rank], std::numeric_limits<float>::infinity());
+  const auto candidates = static_cast<double>(count_below(scores, threshold));
+  return {threshold, std::min(max_ratio, wanted / candidates)};
+}
+
 }  // namespace
 
 void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
+  const Aim aim =
+      budget_ ? aim_at_share(scores, share_, kMaxRatio) : Aim{candidate_threshold(scores), r_};
+  plan_below(scores, aim.threshold, aim.r, rng, plan);
+}
+
+void InfoBatchPolicy::plan_below(const ScoreTable& scores, float candidate_below, double r,
+                                 Rng& rng, EpochPlan& plan) {
   const std::uint64_t n = scores.size();
   const float* s = scores.data();
-  const float mean = candidate_threshold(scores);
-  const std::uint64_t keep_below = keep_draws_below(r_);
+  const std::uint64_t keep_below = keep_draws_below(r);
   const double keep = std::ldexp(static_cast<double>(keep_below), -32);
 
   std::uint64_t candidates = 0;
@@ -108,7 +164,7 @@ void InfoBatchPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) 
     std::uint8_t* codes = staging.codes;
     auto* packed = staging.packed;
     const float* scores_of = s;
-    const float threshold = mean;
+    const float threshold = candidate_below;
     const std::uint64_t below = keep_below;
     Rng local = rng;
     std::uint64_t count = 0;

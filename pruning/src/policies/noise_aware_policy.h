@@ -34,6 +34,8 @@ class NoiseAwarePolicy final : public Policy {
   bool prunes() const override { return inner_->prunes(); }
   bool needs_scores() const override { return inner_->needs_scores(); }
   float score_momentum() const override { return inner_->score_momentum(); }
+  double target_saving() const override { return inner_->target_saving(); }
+  void aim(double share) override { inner_->aim(share); }
   void observe(const ScoreTable& before, const std::uint64_t* ids, const float* losses,
                std::size_t count) override;
   bool observes() const override { return true; }

@@ -10,17 +10,20 @@ UniformPolicy::UniformPolicy(const PolicySpec& spec, std::uint64_t /*num_samples
   ParamReader reader(spec);
   r_ = read_prune_ratio(reader, spec, 0.5);
   keep_ = reader.number("keep", 0.0);
+  budget_ = spec.params.count("save") > 0;
+  if (budget_) save_ = read_saving_budget(reader, spec, 0.0);
   reader.finish();
   const bool keep_given = spec.params.count("keep") > 0;
+  WINNOW_THROW_IF_NOT(spec.params.count("r") + spec.params.count("keep") + (budget_ ? 1 : 0) <= 1,
+                      "policy '{}': give one of r, keep and save", spec.to_string());
   WINNOW_THROW_IF_NOT(!keep_given || (keep_ > 0.0 && keep_ <= 1.0),
                       "policy '{}': keep must be in (0, 1] (or absent to match infobatch), got {}",
                       spec.to_string(), keep_);
-  WINNOW_THROW_IF_NOT(!keep_given || spec.params.count("r") == 0,
-                      "policy '{}': give either keep or r, not both", spec.to_string());
 }
 
 PolicySpec UniformPolicy::spec() const {
   if (keep_ > 0.0) return PolicySpec{"uniform", {{"keep", format_number(keep_)}}};
+  if (budget_) return PolicySpec{"uniform", {{"save", format_number(save_)}}};
   return PolicySpec{"uniform", {{"r", format_number(r_)}}};
 }
 
@@ -31,6 +34,9 @@ void UniformPolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan) {
   if (keep_ > 0.0) {
     keep_count = std::max<std::uint64_t>(1, detail::kept_count(n, keep_, rng));
     weight = 1.0 / keep_;
+  } else if (budget_) {
+    keep_count = std::max<std::uint64_t>(1, detail::kept_count(n, 1.0 - share_, rng));
+    weight = static_cast<double>(n) / static_cast<double>(keep_count);
   } else {
     // The size infobatch(r) would plan, in expectation: all samples minus
     // the pruned share of the candidates.

@@ -52,6 +52,11 @@ struct PlanBatch {
 class DynamicPruner {
  public:
   static constexpr double kDefaultDelta = 0.875;
+  // A saving budget's most any one plan skips, and how its pruned epochs
+  // share it: linearly rising weights from 1 - ramp to 1 + ramp, so the last
+  // pruned epoch skips three times the first's (docs/pruning.md#a-saving-budget).
+  static constexpr double kMaxBudgetShare = 0.8;
+  static constexpr double kBudgetRamp = 0.5;
 
   explicit DynamicPruner(const PrunerOptions& options);
   DynamicPruner(std::uint64_t num_samples, std::uint64_t num_epochs,
@@ -135,6 +140,12 @@ class DynamicPruner {
   bool allows_negative_losses() const { return options_.allow_negative_losses; }
   // First epoch of the annealing phase (epoch mode).
   std::uint64_t annealing_epoch() const;
+  // For a saving budget the run is short for (epoch mode): its pruned epochs
+  // must skip more than kBusyBudgetShare of their samples on average, or
+  // cannot reach it at all; a sentence that says so and what would help.
+  // Empty otherwise.
+  std::string budget_note() const;
+  static constexpr double kBusyBudgetShare = 0.55;
 
   const std::vector<EpochStats>& history() const { return history_; }
   RunStats totals() const;
@@ -173,6 +184,13 @@ class DynamicPruner {
   friend DynamicPruner read_pruner(std::istream&, const std::string&);
 
   PlanKind next_kind() const;
+  // Saving-budget policies: the share of all samples the coming pruned plan
+  // skips so the whole run saves the budget. What is left of it is spread
+  // over the pruned epochs left (this one included) by their ramp weights,
+  // no plan above kMaxBudgetShare, so a shortfall in one epoch is made up by
+  // the next. In fixed-step mode the run's length is the step budget, and
+  // each pruned plan skips the budget's share itself.
+  double budget_share() const;
   void build_plan();
   void advance_epoch();
   void build_shard();

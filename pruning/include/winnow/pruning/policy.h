@@ -34,6 +34,13 @@ class Policy {
   // EMA momentum the score table should use for this policy (0: last loss).
   virtual float score_momentum() const { return 0.0f; }
 
+  // A saving budget ("save=F" in the spec): the share of the whole run's
+  // forward samples to save, 0 when the policy prunes by a fixed ratio.
+  // DynamicPruner then calls aim() before every pruned plan with the share of
+  // all samples that plan should skip (docs/pruning.md#a-saving-budget).
+  virtual double target_saving() const { return 0.0; }
+  virtual void aim(double /*share*/) {}
+
   // Per-sample state beyond the score table (UCB's loss spread). Called with
   // the table *before* the new losses are written; ids and losses are checked.
   virtual void observe(const ScoreTable& /*before*/, const std::uint64_t* /*ids*/,
