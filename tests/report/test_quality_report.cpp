@@ -594,7 +594,19 @@ TEST_CASE("quality report: past 30 classes no annotator's matrix is written, a n
     CHECK(source["estimated_accuracy"].is_number());
   }
   CHECK(annotators == 3);
+  // The class confusion: the 29 classes given most often and one "other".
+  const json& confusion = j["dataset"]["class_confusion"];
+  REQUIRE(confusion["class_names"].size() == 30);
+  CHECK(confusion["class_names"][29] == "(other 11 classes)");
+  CHECK_THAT(confusion["note"].get<std::string>(), Catch::Contains("40 classes"));
+  std::int64_t total = 0;
+  for (const json& row : confusion["counts"]) {
+    REQUIRE(row.size() == 30);
+    for (const json& cell : row) total += cell.get<std::int64_t>();
+  }
+  CHECK(total == j["dataset"]["labelled_samples"].get<std::int64_t>());
+  for (const json& source : j["sources"]) CHECK(source["class_names"].empty());
   const Run html = run_cli(dir, "report --db " + db + " --format html");
   REQUIRE(html.rc == 0);
-  CHECK(html.out.size() < 2'000'000);  // one 40x40 class table, no 40x40 per annotator
+  CHECK(html.out.size() < 2'000'000);  // one 30x30 class table, no 40x40 per annotator
 }

@@ -171,10 +171,15 @@ void add_model_votes(Dataset& dataset, Crowd& crowd, const std::string& path) {
   }
 }
 
+// A voter's K x K confusion [c][k], also from the one-coin model.
 std::vector<double> confusion_of(const labels::DawidSkeneResult& ds, std::size_t voter) {
   const std::size_t k = ds.classes;
-  return {ds.confusion.begin() + static_cast<std::ptrdiff_t>(voter * k * k),
-          ds.confusion.begin() + static_cast<std::ptrdiff_t>((voter + 1) * k * k)};
+  std::vector<double> out(k * k);
+  for (std::size_t c = 0; c < k; ++c) {
+    for (std::size_t given = 0; given < k; ++given)
+      out[c * k + given] = ds.confusion_at(voter, c, given);
+  }
+  return out;
 }
 
 // The people a request chooses among, each with his shrunk confusion; one

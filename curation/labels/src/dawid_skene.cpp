@@ -43,40 +43,115 @@ void check_input(const CrowdLabels& labels, const DawidSkeneOptions& options) {
                       options.diagonal_prior);
 }
 
-// The EM state over flat arrays. Sufficient statistics and log parameters are
-// laid out so the E-step adds one contiguous K-row per annotation: cell
-// (w, k, c) = answer k, true class c.
-class DawidSkeneEm {
+// Each item's majority-vote shares, EM's starting posteriors (uniform for an
+// item without answers): [i * K + c].
+std::vector<double> majority_shares(const CrowdLabels& labels) {
+  const std::size_t K = labels.classes;
+  std::vector<double> shares(labels.items() * K, 0.0);
+  for (std::size_t i = 0; i < labels.items(); ++i) {
+    double* row = shares.data() + i * K;
+    const std::size_t first = labels.offsets[i];
+    const std::size_t last = labels.offsets[i + 1];
+    if (first == last) {
+      std::fill(row, row + K, 1.0 / static_cast<double>(K));
+      continue;
+    }
+    for (std::size_t a = first; a < last; ++a) row[labels.label[a]] += 1.0;
+    for (std::size_t c = 0; c < K; ++c) row[c] /= static_cast<double>(last - first);
+  }
+  return shares;
+}
+
+// exp(log_row - max), normalised, into `out`.
+void normalise_into(std::vector<double>& log_row, double* out) {
+  const double top = *std::max_element(log_row.begin(), log_row.end());
+  double total = 0.0;
+  for (double& v : log_row) total += (v = std::exp(v - top));
+  for (std::size_t c = 0; c < log_row.size(); ++c) out[c] = log_row[c] / total;
+}
+
+// Every item's most likely class and its posterior (first class on ties).
+void write_argmax(const std::vector<double>& posterior, std::size_t items, std::size_t classes,
+                  DawidSkeneResult& result) {
+  result.consensus.resize(items);
+  result.consensus_posterior.resize(items);
+  for (std::size_t i = 0; i < items; ++i) {
+    const double* p = posterior.data() + i * classes;
+    const auto best = static_cast<std::size_t>(std::max_element(p, p + classes) - p);
+    result.consensus[i] = static_cast<int>(best);
+    result.consensus_posterior[i] = p[best];
+  }
+}
+
+// What both models keep: the input, the options, every item's posterior and
+// the class prior, and how a round's change is reported.
+class EmState {
  public:
+  void write_consensus(DawidSkeneResult& result) const { write_argmax(posterior_, N_, K_, result); }
+
+ protected:
   // Starts from each item's majority-vote shares.
-  DawidSkeneEm(const CrowdLabels& labels, double smoothing, double diagonal_prior)
+  EmState(const CrowdLabels& labels, double smoothing, double diagonal_prior)
       : labels_(labels),
         K_(labels.classes),
         W_(labels.annotators),
         N_(labels.items()),
         s_(smoothing),
         d_(diagonal_prior),
-        posterior_(N_ * K_, 0.0),
+        posterior_(majority_shares(labels)),
+        prior_(K_, 0.0),
+        log_prior_(K_),
+        class_mass_(K_),
+        row_(K_) {}
+
+  // p[c] from class_mass_ (the summed posteriors); the largest change of one.
+  double update_prior() {
+    double change = 0.0;
+    for (std::size_t c = 0; c < K_; ++c) {
+      const double updated =
+          (class_mass_[c] + s_) / (static_cast<double>(N_) + static_cast<double>(K_) * s_);
+      change = std::max(change, std::abs(updated - prior_[c]));
+      prior_[c] = updated;
+      log_prior_[c] = std::log(updated);
+    }
+    return change;
+  }
+
+  // An M-step's change, infinity the first time (nothing to compare with).
+  double round_change(double change) {
+    if (!first_m_step_) return change;
+    first_m_step_ = false;
+    return std::numeric_limits<double>::infinity();
+  }
+
+  const CrowdLabels& labels_;
+  // K classes, W annotators, N items, s smoothing: the header's notation.
+  const std::size_t K_;
+  const std::size_t W_;
+  const std::size_t N_;
+  const double s_;
+  const double d_;                 // diagonal_prior
+  std::vector<double> posterior_;  // [i * K + c] = P(item i is class c | its answers)
+  std::vector<double> prior_;
+  std::vector<double> log_prior_;
+  std::vector<double> class_mass_;  // per class: summed posteriors
+  std::vector<double> row_;         // the E-step's scratch row
+
+ private:
+  bool first_m_step_ = true;
+};
+
+// The EM state over flat arrays. Sufficient statistics and log parameters are
+// laid out so the E-step adds one contiguous K-row per annotation: cell
+// (w, k, c) = answer k, true class c.
+class DawidSkeneEm : public EmState {
+ public:
+  DawidSkeneEm(const CrowdLabels& labels, double smoothing, double diagonal_prior)
+      : EmState(labels, smoothing, diagonal_prior),
         counts_(W_ * K_ * K_),
         log_error_(W_ * K_ * K_),
         error_(W_ * K_ * K_, 0.0),
-        prior_(K_),
-        log_prior_(K_),
-        column_total_(K_),
-        class_mass_(K_),
-        row_(K_) {
-    for (std::size_t i = 0; i < N_; ++i) {
-      double* row = posterior_.data() + i * K_;
-      const std::size_t first = labels_.offsets[i];
-      const std::size_t last = labels_.offsets[i + 1];
-      if (first == last) {
-        std::fill(row, row + K_, 1.0 / static_cast<double>(K_));
-        continue;
-      }
-      for (std::size_t a = first; a < last; ++a) row[labels_.label[a]] += 1.0;
-      for (std::size_t c = 0; c < K_; ++c) row[c] /= static_cast<double>(last - first);
-    }
-  }
+        column_total_(K_) {}
 
   // Re-estimates the prior and confusion matrices from the posteriors and
   // returns how far they moved since the previous M-step (the convergence
@@ -87,11 +162,7 @@ class DawidSkeneEm {
     for (std::size_t w = 0; w < W_; ++w) {
       change = std::max(change, update_confusion(w));
     }
-    if (first_m_step_) {
-      first_m_step_ = false;
-      return std::numeric_limits<double>::infinity();
-    }
-    return change;
+    return round_change(change);
   }
 
   // Recomputes every item's posterior from the parameters, in log space
@@ -103,14 +174,7 @@ class DawidSkeneEm {
         const double* cell = log_error_.data() + cell_row(a);
         for (std::size_t c = 0; c < K_; ++c) row_[c] += cell[c];
       }
-      const double top = *std::max_element(row_.begin(), row_.end());
-      double total = 0.0;
-      for (std::size_t c = 0; c < K_; ++c) {
-        row_[c] = std::exp(row_[c] - top);
-        total += row_[c];
-      }
-      double* p = posterior_.data() + i * K_;
-      for (std::size_t c = 0; c < K_; ++c) p[c] = row_[c] / total;
+      normalise_into(row_, posterior_.data() + i * K_);
     }
   }
 
@@ -130,16 +194,7 @@ class DawidSkeneEm {
     }
   }
 
-  void write_consensus(DawidSkeneResult& result) const {
-    result.consensus.resize(N_);
-    result.consensus_posterior.resize(N_);
-    for (std::size_t i = 0; i < N_; ++i) {
-      const double* p = posterior_.data() + i * K_;
-      const std::size_t best = static_cast<std::size_t>(std::max_element(p, p + K_) - p);
-      result.consensus[i] = static_cast<int>(best);
-      result.consensus_posterior[i] = p[best];
-    }
-  }
+  void write_consensus(DawidSkeneResult& result) const { write_argmax(posterior_, N_, K_, result); }
 
  private:
   // Offset of the K-row of cells (annotator of a, answer of a, every c).
@@ -162,19 +217,6 @@ class DawidSkeneEm {
     }
   }
 
-  // Returns the largest change of a prior.
-  double update_prior() {
-    double change = 0.0;
-    for (std::size_t c = 0; c < K_; ++c) {
-      const double updated =
-          (class_mass_[c] + s_) / (static_cast<double>(N_) + static_cast<double>(K_) * s_);
-      change = std::max(change, std::abs(updated - prior_[c]));
-      prior_[c] = updated;
-      log_prior_[c] = std::log(updated);
-    }
-    return change;
-  }
-
   // Annotator w's confusion cells; returns the largest change of one.
   double update_confusion(std::size_t w) {
     const double* block = counts_.data() + w * K_ * K_;
@@ -194,24 +236,100 @@ class DawidSkeneEm {
     return change;
   }
 
-  const CrowdLabels& labels_;
-  // K classes, W annotators, N items, s smoothing: the header's notation.
-  const std::size_t K_;
-  const std::size_t W_;
-  const std::size_t N_;
-  const double s_;
-  const double d_;                 // diagonal_prior
-  std::vector<double> posterior_;  // [i * K + c] = P(item i is class c | its answers)
   std::vector<double> counts_;
   std::vector<double> log_error_;
-  std::vector<double> error_;  // probabilities, same layout
-  std::vector<double> prior_;
-  std::vector<double> log_prior_;
+  std::vector<double> error_;         // probabilities, same layout
   std::vector<double> column_total_;  // per true class: an annotator's answers
-  std::vector<double> class_mass_;    // per class: summed posteriors
-  std::vector<double> row_;           // the E-step's scratch row
-  bool first_m_step_ = true;
 };
+
+// The one-coin model: annotator w answers the true class with probability
+// a_w and each other class with (1 - a_w) / (K - 1). Its E-step starts every
+// class from the sum of the item's "wrong" logs and moves only the answered
+// classes, so a round costs the annotations plus N x K, with no K x K state.
+class OneCoinEm : public EmState {
+ public:
+  OneCoinEm(const CrowdLabels& labels, double smoothing, double diagonal_prior)
+      : EmState(labels, smoothing, diagonal_prior),
+        accuracy_(W_, 0.0),
+        log_right_(W_),
+        log_wrong_(W_),
+        right_(W_),
+        answers_(W_) {}
+
+  double m_step() {
+    std::fill(right_.begin(), right_.end(), 0.0);
+    std::fill(answers_.begin(), answers_.end(), 0.0);
+    std::fill(class_mass_.begin(), class_mass_.end(), 0.0);
+    for (std::size_t i = 0; i < N_; ++i) {
+      const double* p = posterior_.data() + i * K_;
+      for (std::size_t c = 0; c < K_; ++c) class_mass_[c] += p[c];
+      for (std::size_t a = labels_.offsets[i]; a < labels_.offsets[i + 1]; ++a) {
+        const auto w = static_cast<std::size_t>(labels_.annotator[a]);
+        right_[w] += p[labels_.label[a]];
+        answers_[w] += 1.0;
+      }
+    }
+    double change = update_prior();
+    for (std::size_t w = 0; w < W_; ++w) {
+      const double updated = (right_[w] + s_ + d_) / (answers_[w] + 2.0 * s_ + d_);
+      change = std::max(change, std::abs(updated - accuracy_[w]));
+      accuracy_[w] = updated;
+      log_right_[w] = std::log(updated);
+      log_wrong_[w] = std::log((1.0 - updated) / static_cast<double>(K_ - 1));
+    }
+    return round_change(change);
+  }
+
+  void e_step() {
+    for (std::size_t i = 0; i < N_; ++i) {
+      double wrong = 0.0;
+      for (std::size_t a = labels_.offsets[i]; a < labels_.offsets[i + 1]; ++a) {
+        wrong += log_wrong_[static_cast<std::size_t>(labels_.annotator[a])];
+      }
+      for (std::size_t c = 0; c < K_; ++c) row_[c] = log_prior_[c] + wrong;
+      for (std::size_t a = labels_.offsets[i]; a < labels_.offsets[i + 1]; ++a) {
+        const auto w = static_cast<std::size_t>(labels_.annotator[a]);
+        row_[static_cast<std::size_t>(labels_.label[a])] += log_right_[w] - log_wrong_[w];
+      }
+      normalise_into(row_, posterior_.data() + i * K_);
+    }
+  }
+
+  void write_parameters(DawidSkeneResult& result) const {
+    result.priors = prior_;
+    result.one_coin = true;
+    result.accuracy = accuracy_;
+    result.expected_accuracy = accuracy_;  // the same whatever the class
+  }
+
+ private:
+  std::vector<double> accuracy_;
+  std::vector<double> log_right_;
+  std::vector<double> log_wrong_;
+  std::vector<double> right_;    // per annotator: summed posteriors of his answers
+  std::vector<double> answers_;  // per annotator: his answers
+};
+
+// Runs EM rounds (M-step, then E-step) until the parameters settle.
+template <typename Em>
+DawidSkeneResult run_em(Em& em, const CrowdLabels& labels, const DawidSkeneOptions& options) {
+  DawidSkeneResult result;
+  result.classes = labels.classes;
+  result.annotators = labels.annotators;
+  for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
+    const double change = em.m_step();
+    em.e_step();
+    result.iterations = iteration;
+    if (std::isfinite(change)) result.final_change = change;
+    if (change <= options.tolerance) {
+      result.converged = true;
+      break;
+    }
+  }
+  em.write_parameters(result);
+  em.write_consensus(result);
+  return result;
+}
 
 }  // namespace
 
@@ -274,23 +392,14 @@ std::vector<int> majority_vote(const CrowdLabels& labels) {
 
 DawidSkeneResult dawid_skene(const CrowdLabels& labels, const DawidSkeneOptions& options) {
   check_input(labels, options);
-  DawidSkeneEm em(labels, options.smoothing, options.diagonal_prior);
-  DawidSkeneResult result;
-  result.classes = labels.classes;
-  result.annotators = labels.annotators;
-  for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
-    const double change = em.m_step();
-    em.e_step();
-    result.iterations = iteration;
-    if (std::isfinite(change)) result.final_change = change;
-    if (change <= options.tolerance) {
-      result.converged = true;
-      break;
-    }
+  const std::size_t k = labels.classes;
+  const bool one_coin = k > 1 && labels.annotators > options.max_confusion_cells / (k * k);
+  if (one_coin) {
+    OneCoinEm em(labels, options.smoothing, options.diagonal_prior);
+    return run_em(em, labels, options);
   }
-  em.write_parameters(result);
-  em.write_consensus(result);
-  return result;
+  DawidSkeneEm em(labels, options.smoothing, options.diagonal_prior);
+  return run_em(em, labels, options);
 }
 
 }  // namespace winnow::curation::labels

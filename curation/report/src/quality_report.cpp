@@ -488,7 +488,7 @@ class ReportBuilder {
     for (const labels::ClassHealth& c : health_.classes)
       distribution[class_names_[c.label]] = c.given;
     d["class_distribution"] = distribution;
-    d["class_confusion"] = {{"class_names", class_names_}, {"counts", matrix_json(health_.counts)}};
+    d["class_confusion"] = class_confusion_json();
     put(d, "health_score", health_.health_score, health_.health_score_note);
     d["label_check"] = label_check_;
     d["label_conflicts"] = label_conflicts_;
@@ -510,7 +510,8 @@ class ReportBuilder {
                   {"smoothing", options_.dawid_skene.smoothing},
                   {"items", static_cast<std::int64_t>(crowd_.items())},
                   {"classes", static_cast<std::int64_t>(crowd_.classes)},
-                  {"annotators", static_cast<std::int64_t>(crowd_.annotators)}};
+                  {"annotators", static_cast<std::int64_t>(crowd_.annotators)},
+                  {"model", ds_->one_coin ? "one-coin" : "confusion matrices"}};
       d["dawid_skene"] = run;
     } else {
       d["dawid_skene"] = nullptr;
@@ -519,6 +520,49 @@ class ReportBuilder {
     put_share(d, "consensus_vs_majority", consensus_differs_, multiply_annotated_,
               "no sample has two or more annotations");
     return d;
+  }
+
+  // The dataset's class confusion: K x K up to kMaxConfusionClasses; past
+  // that the kMaxConfusionClasses - 1 classes given most often, and one
+  // "other" row and column that sums the rest, so the report's size does not
+  // grow with the square of the classes.
+  json class_confusion_json() const {
+    const std::size_t K = class_labels_.size();
+    if (K <= kMaxConfusionClasses) {
+      return {{"class_names", class_names_}, {"counts", matrix_json(health_.counts)}};
+    }
+    std::vector<std::int64_t> given(K, 0);
+    for (std::size_t r = 0; r < K; ++r) {
+      for (std::size_t c = 0; c < K; ++c) given[r] += health_.counts[r * K + c];
+    }
+    std::vector<std::size_t> order(K);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return given[a] > given[b]; });
+    const std::size_t kept = kMaxConfusionClasses - 1;
+    std::vector<std::size_t> slot(K, kept);  // the folded row of each class
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kept; ++i) {
+      slot[order[i]] = i;
+      names.push_back(class_names_[order[i]]);
+    }
+    names.push_back(fmt::format("(other {} classes)", K - kept));
+    const std::size_t F = kept + 1;
+    std::vector<std::int64_t> folded(F * F, 0);
+    for (std::size_t r = 0; r < K; ++r) {
+      for (std::size_t c = 0; c < K; ++c)
+        folded[slot[r] * F + slot[c]] += health_.counts[r * K + c];
+    }
+    json rows = json::array();
+    for (std::size_t r = 0; r < F; ++r) {
+      rows.push_back(std::vector<std::int64_t>(folded.begin() + static_cast<long>(r * F),
+                                               folded.begin() + static_cast<long>((r + 1) * F)));
+    }
+    return {{"class_names", names},
+            {"counts", rows},
+            {"note", fmt::format("{} classes: the {} given most often, the rest summed in one row "
+                                 "and column",
+                                 K, kept)}};
   }
 
   json matrix_json(const std::vector<std::int64_t>& counts) const {
@@ -534,7 +578,7 @@ class ReportBuilder {
   json source_json(const Party& p) const {
     const char* kind = p.submits && p.annotates ? "both" : p.annotates ? "annotator" : "source";
     json j = {{"name", p.name}, {"kind", kind}, {"submitted", p.submitted}};
-    j["class_names"] = class_names_;
+    j["class_names"] = json::array();  // filled when the source's matrix is given
     if (p.annotator >= 0) {
       const auto w = static_cast<std::size_t>(p.annotator);
       j["labels"] = p.labels;
@@ -551,6 +595,11 @@ class ReportBuilder {
               fmt::format("{} classes: a matrix per annotator is given up to {} classes; "
                           "estimated_accuracy sums it up",
                           K, kMaxConfusionClasses));
+        } else if (ds_->one_coin) {
+          put(j, "confusion", std::nullopt,
+              fmt::format("{} annotators x {} classes squared is past the {} cells of the full "
+                          "model: each annotator has one accuracy (the one-coin model)",
+                          crowd_.annotators, K, options_.dawid_skene.max_confusion_cells));
         } else {
           json confusion = json::array();
           for (std::size_t c = 0; c < K; ++c) {
@@ -559,6 +608,7 @@ class ReportBuilder {
             confusion.push_back(row);
           }
           j["confusion"] = confusion;
+          j["class_names"] = class_names_;
         }
       } else {
         put(j, "estimated_accuracy", std::nullopt, accuracy_note_);

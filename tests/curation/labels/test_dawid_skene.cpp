@@ -125,6 +125,33 @@ TEST_CASE("Dawid-Skene: 5 simulated annotators over 2,000 Fashion-MNIST items", 
   }
 }
 
+TEST_CASE("Dawid-Skene: past its cell budget the one-coin model, as accurate on one-coin data",
+          "[dawid_skene]") {
+  const std::vector<double> accuracy = {0.95, 0.9, 0.8, 0.6, 0.35};
+  const Simulation sim = simulate(fashion_labels(2000), accuracy, 3, 2024);
+  DawidSkeneOptions options;
+  options.max_confusion_cells = 5 * kClasses * kClasses - 1;  // one cell short of the full model
+  const DawidSkeneResult one_coin = dawid_skene(sim.labels, options);
+  const DawidSkeneResult full = dawid_skene(sim.labels);
+  REQUIRE(one_coin.one_coin);
+  CHECK_FALSE(full.one_coin);
+  CHECK(one_coin.confusion.empty());
+  CHECK(one_coin.converged);
+  for (std::size_t w = 0; w < accuracy.size(); ++w) {
+    INFO("annotator " << w);
+    CHECK(std::abs(one_coin.expected_accuracy[w] - sim.realised_accuracy[w]) < 0.03);
+    double row = 0.0;
+    for (std::size_t k = 0; k < kClasses; ++k) row += one_coin.confusion_at(w, 3, k);
+    CHECK(row == Approx(1.0).epsilon(1e-9));
+  }
+  // The simulated errors are uniform, as the one-coin model assumes: its
+  // consensus is at least as good as the full model's.
+  CHECK(accuracy_of(one_coin.consensus, sim.truth) >=
+        accuracy_of(full.consensus, sim.truth) - 0.005);
+  CHECK(accuracy_of(one_coin.consensus, sim.truth) >
+        accuracy_of(majority_vote(sim.labels), sim.truth));
+}
+
 TEST_CASE("Dawid-Skene: majority vote and a two-class hand case", "[dawid_skene]") {
   CrowdLabels labels;
   labels.classes = 2;

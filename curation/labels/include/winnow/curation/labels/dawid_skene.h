@@ -49,6 +49,11 @@ struct DawidSkeneOptions {
   // asked only about hard items), it keeps the estimate from sliding into a
   // solution that reads his errors as the items' classes.
   double diagonal_prior = 0.0;
+  // The most confusion cells (annotators x classes x classes) the full model
+  // keeps. Past it (hundreds of classes and annotators) each annotator gets
+  // the one-coin model instead: one accuracy, the errors spread evenly over
+  // the other classes, so memory grows with annotators + items x classes.
+  std::size_t max_confusion_cells = std::size_t{1} << 22;
 };
 
 struct DawidSkeneResult {
@@ -56,6 +61,9 @@ struct DawidSkeneResult {
   std::size_t annotators = 0;
   std::vector<double> priors;               // [c]
   std::vector<double> confusion;            // [w][c][k]: P(label k | true class c), rows sum to 1
+                                            // (empty for the one-coin model)
+  bool one_coin = false;                    // each annotator one accuracy (see the options)
+  std::vector<double> accuracy;             // [w]: the one-coin model's P(label = true class)
   std::vector<double> expected_accuracy;    // [w]: sum_c p[c] * e_w[c][c]
   std::vector<int> consensus;               // [item]: argmax posterior (first class on ties)
   std::vector<double> consensus_posterior;  // [item]: that posterior
@@ -66,6 +74,10 @@ struct DawidSkeneResult {
   double final_change = 0.0;
 
   double confusion_at(std::size_t annotator, std::size_t true_class, std::size_t given) const {
+    if (one_coin) {
+      const double right = accuracy[annotator];
+      return given == true_class ? right : (1.0 - right) / static_cast<double>(classes - 1);
+    }
     return confusion[(annotator * classes + true_class) * classes + given];
   }
 };
