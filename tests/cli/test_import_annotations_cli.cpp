@@ -244,3 +244,42 @@ TEST_CASE("import-annotations CLI: a later round for the same items adds to them
   const json rejudged = run_json(dir, {"rejudge", "--consensus", "--db", db}, "rejudge");
   CHECK(rejudged["labels"]["annotations_only"] == 3);
 }
+
+TEST_CASE("import-annotations and ingest CLI: a file of junk is counted, not stored row by row",
+          "[curation][annotations][cli]") {
+  winnow::curation::test::ScratchDir dir;
+  const std::string db = dir.file("junk.db");
+  REQUIRE(run_cli(dir, {"init", "--db", db}, "init").exit_code == 0);
+  // 25,000 empty tasks around two real ones: read task by task, the first
+  // 1,000 refusals stored, the other 24,000 counted in one more.
+  std::string tasks = R"([{"id": 1, "annotations": [{"completed_by": 7, "result": [{"type":)"
+                      R"( "choices", "value": {"choices": ["cat"]}}]}]})";
+  for (int i = 0; i < 25000; ++i) tasks += ",{}";
+  tasks += R"(,{"id": 2, "annotations": [{"completed_by": 7, "result": [{"type": "choices",)"
+           R"( "value": {"choices": ["dog"]}}]}]}])";
+  const std::string export_file = dir.write("export.json", tasks);
+  const json imported =
+      run_json(dir, {"import-annotations", "--json", "--db", db, export_file}, "junk tasks");
+  CHECK(imported["counts"]["accepted"] == 2);
+  CHECK(imported["counts"]["rejected"] == 1001);
+  const json status = run_json(dir, {"status", "--db", db, "--json"}, "status");
+  CHECK(status["total"] == 1003);
+  bool summarised = false;
+  for (const json& group : imported["rejections"]) {
+    summarised =
+        summarised || group["reason"].get<std::string>().find(
+                          "24000 more tasks refused past the first 1000") != std::string::npos;
+  }
+  CHECK(summarised);
+
+  // A manifest of junk lines: past 10,000 refused lines the rest are counted.
+  std::string lines;
+  for (int i = 0; i < 10050; ++i) lines += "not a record\n";
+  const std::string manifest = dir.write("junk.jsonl", lines);
+  const Run junk = run_cli(dir, {"ingest", "--json", "--db", db, manifest}, "junk lines");
+  CHECK(junk.exit_code == 1);  // every record refused
+  const json ingested = json::parse(junk.out);
+  CHECK(ingested["counts"]["rejected"] == 10000);
+  CHECK(ingested["rejected_not_stored"] == 50);
+  CHECK(ingested["rejections"][0]["count"] == 10050);
+}

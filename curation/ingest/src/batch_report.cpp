@@ -11,7 +11,8 @@ nlohmann::json to_json(const BatchReport& r) {
                       {"counts", counts_json(r.counts)},
                       {"seconds", r.seconds}};
   if (!r.skipped && r.seconds > 0) j["samples_per_second"] = double(r.counts.total()) / r.seconds;
-  put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected]);
+  put_rejections(j, r.rejections, r.counts[store::SampleStatus::rejected] + r.rejected_not_stored);
+  if (r.rejected_not_stored > 0) j["rejected_not_stored"] = r.rejected_not_stored;
   if (!r.skipped) j["index_saved"] = r.index_saved;
   if (!r.index_save_error.empty()) j["index_save_error"] = r.index_save_error;
   if (!r.skipped) {

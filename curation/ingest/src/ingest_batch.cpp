@@ -419,6 +419,13 @@ void IngestBatch::supersede(const judge::Neighbourhood::BetterCopy& b, std::int6
 // An entry the reader refused: rejected, under a key of its own when its key
 // is missing or taken.
 void IngestBatch::reject_entry(const readers::Rejection& rejection) {
+  if (stored_refusals_ == kMaxStoredRefusals) {
+    // A manifest of millions of junk lines: counted, not stored one by one.
+    rejections_.add(rejection.reason, rejection.key, rejection.line);
+    ++refusals_not_stored_;
+    return;
+  }
+  ++stored_refusals_;
   Pending p;
   store::NewSample& s = p.sample;
   s.batch_id = batch_id_;

@@ -60,6 +60,10 @@ class IngestBatch {
   void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
   // The batch's rejections by reason, once run() returned.
   const RejectionSummary& rejections() const { return rejections_; }
+  // Entries the reader refused past the first kMaxStoredRefusals of the
+  // batch: counted in rejections() and here, not stored as samples.
+  static constexpr std::size_t kMaxStoredRefusals = 10000;
+  std::int64_t refusals_not_stored() const { return refusals_not_stored_; }
   // Seconds spent adding this batch's judged vectors to the index (the
   // work a process that reopens the index before its next snapshot redoes).
   double index_add_seconds() const { return index_add_seconds_; }
@@ -163,6 +167,8 @@ class IngestBatch {
   int neighbours_k_;  // searched per record: enough for near dups, label quality and gain
   judge::DecisionRules rules_;
   RejectionSummary rejections_;
+  std::size_t stored_refusals_ = 0;
+  std::int64_t refusals_not_stored_ = 0;
   labels::LabelQuality label_quality_;
   // Where the vote judges: the store's evidence at the batch's start, with
   // each of this batch's labels added as it is judged.

@@ -109,6 +109,7 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
     }
     report.rejections = ingest.rejections().groups();
     report.other_rejections = ingest.rejections().other_count();
+    report.rejected_not_stored = ingest.refusals_not_stored();
     report.job_neighbours = ingest.job_neighbours();
     report.label_conflicts = ingest.label_conflicts();
     report.annotation_rounds = ingest.annotation_rounds();

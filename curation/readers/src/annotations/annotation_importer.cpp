@@ -49,7 +49,20 @@ AnnotationImporter::AnnotationImporter(const std::string& path, AnnotationImport
 }
 
 bool AnnotationImporter::next(ManifestEntry& entry) {
-  if (next_ == table_.items().size()) return false;
+  if (next_ == table_.items().size()) {
+    // The refusals past the table's limit, as one rejection that counts them.
+    if (table_.refused_not_kept == 0 || not_kept_reported_) return false;
+    not_kept_reported_ = true;
+    entry = ManifestEntry{};
+    entry.rejection = Rejection{
+        table_.first_not_kept_line, "",
+        fmt::format("{} more {}s refused past the first {}, counted here rather than stored one "
+                    "by one; the first of them: {}",
+                    table_.refused_not_kept, table_.unit, AnnotationTable::kMaxRefusedItems,
+                    table_.first_not_kept),
+        options_.source};
+    return true;
+  }
   AnnotatedItem& item = table_.items()[next_++];
   entry = ManifestEntry{};
   const std::string source = item.source.empty() ? options_.source : item.source;

@@ -19,6 +19,16 @@ AnnotatedItem& AnnotationTable::item(std::size_t line, const std::string& key) {
 }
 
 void AnnotationTable::refuse(std::size_t line, const std::string& key, const std::string& reason) {
+  const bool new_item = key.empty() || index_.find(key) == index_.end();
+  if (new_item && refused_items_ >= kMaxRefusedItems) {
+    if (refused_not_kept == 0) {
+      first_not_kept = fmt::format("{} {}: {}", unit, line, reason);
+      first_not_kept_line = line;
+    }
+    ++refused_not_kept;
+    return;
+  }
+  if (new_item) ++refused_items_;
   AnnotatedItem& it = item(line, key);
   if (it.refusal.empty()) it.refusal = fmt::format("{} {}: {}", unit, line, reason);
 }

@@ -155,20 +155,34 @@ void read_task(const json& task, std::size_t number, const std::string& control,
 
 AnnotationTable read_label_studio_json(std::string_view text, const std::string& name,
                                        const std::string& control) {
-  json tasks;
+  // Each task is read as soon as the parser has it and then dropped, so
+  // memory follows the largest task, not the file (7M empty tasks would
+  // otherwise be 7M JSON objects).
+  AnnotationTable table;
+  table.unit = "task";
+  bool list = false;
+  std::size_t tasks = 0;
+  const json::parser_callback_t each_task = [&](int depth, json::parse_event_t event,
+                                                json& parsed) {
+    if (depth == 0 && event == json::parse_event_t::array_start) list = true;
+    const bool task_done = event == json::parse_event_t::object_end ||
+                           event == json::parse_event_t::array_end ||
+                           event == json::parse_event_t::value;
+    if (!list || depth != 1 || !task_done) return true;
+    read_task(parsed, ++tasks, control, table);
+    return false;  // not kept in the list
+  };
+  json top;
   try {
-    tasks = json::parse(text.begin(), text.end());
+    top = json::parse(text.begin(), text.end(), each_task);
   } catch (const json::parse_error& e) {
     WINNOW_THROW("{}: line {}: not valid JSON: {}", name, line_of(text, e.byte), e.what());
   } catch (const json::exception& e) {  // a number out of range (1e999), ...
     WINNOW_THROW("{}: not valid JSON: {}", name, e.what());
   }
-  WINNOW_THROW_IF_NOT(tasks.is_array(),
+  WINNOW_THROW_IF_NOT(top.is_array(),
                       "{}: expected a JSON list of tasks (Label Studio's JSON export), got {}",
-                      name, tasks.type_name());
-  AnnotationTable table;
-  table.unit = "task";
-  for (std::size_t t = 0; t < tasks.size(); ++t) read_task(tasks[t], t + 1, control, table);
+                      name, top.type_name());
   return table;
 }
 

@@ -62,6 +62,9 @@ struct BatchReport {
   // (empty when skipped); rejections past RejectionSummary::kMaxGroups groups.
   std::vector<RejectionGroup> rejections;
   std::int64_t other_rejections = 0;
+  // Entries the reader refused past the batch's first 10,000: counted in
+  // `rejections`, not stored as rejected samples (and not in `counts`).
+  std::int64_t rejected_not_stored = 0;
   double seconds = 0.0;
   // Whether the index file was saved after the batch (IndexSnapshots), and
   // why not when a save failed (the index is a cache: the next open catches

@@ -65,6 +65,7 @@ class AnnotationImporter {
   AnnotationTable table_;
   std::string checksum_;
   std::size_t next_ = 0;
+  bool not_kept_reported_ = false;
 };
 
 }  // namespace winnow::curation::readers

@@ -43,7 +43,14 @@ class AnnotationTable {
   AnnotatedItem& item(std::size_t line, const std::string& key);
   // Refuses `item` with "line L: reason" ("task L: reason" for Label
   // Studio; the first refusal is kept). An empty key is an item of its own.
+  // Past kMaxRefusedItems items refused on sight, a new one is only counted
+  // (refused_not_kept), so a file of millions of junk rows or tasks costs no
+  // memory per row.
   void refuse(std::size_t line, const std::string& key, const std::string& reason);
+  static constexpr std::size_t kMaxRefusedItems = 1000;
+  std::size_t refused_not_kept = 0;
+  std::string first_not_kept;  // the first of them: "line L: reason"
+  std::size_t first_not_kept_line = 0;
 
   // Items in order of first appearance.
   const std::vector<AnnotatedItem>& items() const { return items_; }
@@ -63,6 +70,7 @@ class AnnotationTable {
   std::vector<AnnotatedItem> items_;
   std::unordered_map<std::string, std::size_t> index_;  // key -> items_
   std::size_t annotations_ = 0;
+  std::size_t refused_items_ = 0;  // items that were new when refused
 };
 
 // The long CSV: a header naming the columns `item` (or `task`), `annotator`
