@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -74,6 +75,11 @@ class Daemon {
     process_->wait(30);
   }
   int port() const { return port_; }
+  // SIGTERM, then the exit code once it has ended within `seconds`.
+  std::optional<int> terminate(double seconds) {
+    process_->signal(SIGTERM);
+    return process_->wait(seconds);
+  }
   fs::path inbox() const { return dir_.path() / "inbox"; }
   bool running() { return !process_->wait(0.0).has_value(); }
   const json& heartbeat() const { return heartbeat_; }
@@ -358,5 +364,68 @@ TEST_CASE("http: clients that take every descriptor do not stop the daemon", "[d
   std::ofstream(daemon.inbox() / "after.jsonl")
       << "{\"key\": \"a\", \"text\": \"after the flood\"}\n";
   CHECK(poll_until([&] { return fs::exists(daemon.inbox() / "processed" / "after.jsonl"); }, 30));
+  CHECK(daemon.running());
+}
+
+TEST_CASE("http: slow clients are cut off at the deadline and do not hold SIGTERM",
+          "[daemon][http]") {
+  Daemon daemon;
+  // Clients that send a request one header line at a time and never end it:
+  // each read is within the read timeout, so only the deadline stops them.
+  auto slow_clients = [&](std::vector<std::unique_ptr<RawConnection>>& slow) {
+    for (int i = 0; i < 20; ++i) {
+      slow.push_back(std::make_unique<RawConnection>(daemon.port()));
+      REQUIRE(slow.back()->send_all("GET /status HTTP/1.1\r\nHost: localhost\r\n"));
+    }
+  };
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  slow_clients(slow);
+  std::atomic<bool> dripping{true};
+  std::thread drip([&] {
+    while (dripping) {
+      for (auto& c : slow) c->send_all("X-Slow: 1\r\n");  // false once cut off: fine
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  // The others are served meanwhile.
+  httplib::Client client("127.0.0.1", daemon.port());
+  client.set_read_timeout(3, 0);
+  const auto health = client.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  // Every slow connection is shut down at the deadline (6 s), well before
+  // the 10 s each read here waits.
+  const auto start = Clock::now();
+  for (auto& c : slow) CHECK(c->read_until_closed().has_value());
+  CHECK(Clock::now() - start < std::chrono::seconds(9));
+  dripping = false;
+  drip.join();
+
+  // Twenty more, then SIGTERM: the daemon does not wait for them.
+  std::vector<std::unique_ptr<RawConnection>> more;
+  slow_clients(more);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto stop_start = Clock::now();
+  const std::optional<int> rc = daemon.terminate(10);
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 0);
+  CHECK(Clock::now() - stop_start < std::chrono::seconds(3));
+}
+
+TEST_CASE("http: a flood of idle connections does not keep a request waiting", "[daemon][http]") {
+  Daemon daemon;
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 150; ++i) idle.push_back(std::make_unique<RawConnection>(daemon.port()));
+  // Past the cap of 32 the oldest are shut down: a request made now is served
+  // at once, not after the 118 older connections have timed out.
+  httplib::Client client("127.0.0.1", daemon.port());
+  client.set_read_timeout(2, 0);
+  const auto start = Clock::now();
+  const auto health = client.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+  // The first connections were shut down rather than left open.
+  CHECK(idle.front()->read_until_closed().has_value());
   CHECK(daemon.running());
 }

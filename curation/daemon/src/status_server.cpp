@@ -1,5 +1,7 @@
 #include "winnow/curation/daemon/status_server.h"
 
+#include "connection_guard.h"
+
 #include "winnow/curation/core/json_text.h"
 
 #include <arpa/inet.h>
@@ -170,6 +172,9 @@ StatusServer::StatusServer(const curation::daemon::DaemonStatus& status, const s
         return refused(req, res, allow_remote) ? res.status : 100;
       });
   server_->set_payload_max_length(kMaxRequestBody);
+  // More threads than cpp-httplib's default 8, so a few slow clients do not
+  // hold every one of them until the guard cuts them off.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpThreads); };
   const auto timeout = static_cast<time_t>(kHttpTimeout.count());
   server_->set_read_timeout(timeout);
   server_->set_write_timeout(timeout);
@@ -207,6 +212,7 @@ StatusServer::StatusServer(const curation::daemon::DaemonStatus& status, const s
                              host, port);
     port_ = port;
   }
+  guard_ = std::make_unique<ConnectionGuard>(port_, kHttpConnectionDeadline, kMaxHttpConnections);
   thread_ = std::thread([this] {
     server_->listen_after_bind();
     listen_returned_ = true;
@@ -221,7 +227,11 @@ StatusServer::~StatusServer() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   server_->stop();
+  // The server's threads end with their connections: cut them all, so that
+  // a slow client does not hold the daemon's exit.
+  guard_->cut_all();
   if (thread_.joinable()) thread_.join();
+  guard_.reset();
 }
 
 }  // namespace winnow::curation::daemon

@@ -23,11 +23,21 @@ class Server;
 
 namespace winnow::curation::daemon {
 
+class ConnectionGuard;
+
 // Largest request body accepted (the endpoint takes none; this caps what
 // cpp-httplib would ever buffer).
 inline constexpr std::size_t kMaxRequestBody = 4096;
 // Waiting for a request, reading it and writing the answer each time out after this.
 inline constexpr std::chrono::seconds kHttpTimeout{2};
+// A connection is shut down this long after it was accepted, however slowly
+// it keeps sending (a status request takes milliseconds).
+inline constexpr std::chrono::milliseconds kHttpConnectionDeadline{6000};
+// Threads that serve connections, and the connections kept open at once:
+// one thread each, so a request never queues behind idle clients. Past it
+// the oldest are shut down.
+inline constexpr std::size_t kHttpThreads = 32;
+inline constexpr std::size_t kMaxHttpConnections = kHttpThreads;
 
 // True for "localhost" and literal loopback addresses (127.0.0.0/8, ::1).
 // Other names count as remote even when they resolve to loopback.
@@ -54,6 +64,7 @@ class StatusServer {
   std::string host_;
   int port_ = 0;
   std::atomic<bool> listen_returned_{false};
+  std::unique_ptr<ConnectionGuard> guard_;
   std::thread thread_;
 };
 
