@@ -4,11 +4,14 @@ SIGKILLed and restarted every few seconds, while another process takes the
 database's write lock now and then.
 
 The manifests mix good batches, binary files, FIFOs, symbolic links, records
-naming files over the size cap or outside the content root, and non-UTF-8
-names. At the end (no more kills, the daemon drains the inbox, SIGTERM) it
-checks that every good record is stored exactly once, every bad manifest is in
-failed/ with a reason, and nothing is left in processing/. Prints one JSON
-object; exits 1 when a check fails.
+naming files over the size cap or outside the content root, non-UTF-8 names,
+records keyed like the keys the pipeline generates for rejected records
+(planted), and manifests whose first line is broken. Meanwhile clients of the
+status endpoint send their requests a header line at a time. At the end (no
+more kills, the daemon drains the inbox, SIGTERM with slow clients connected)
+it checks that every good record is stored exactly once, every bad manifest is
+in failed/ with a reason, nothing is left in processing/, and SIGTERM was
+honoured within 3 s. Prints one JSON object; exits 1 when a check fails.
 
   bench/daemon_fault_soak.py --winnow build/bin/winnow [--manifests 1000]
       [--kill-every 3] [--seed 1] [--json FILE]
@@ -18,6 +21,7 @@ import json
 import os
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -73,8 +77,9 @@ def main():
     kinds = {}
     for i in range(args.manifests):
         kind = rng.choices(
-            ["good", "binary", "fifo", "symlink", "oversize", "non_utf8_name"],
-            weights=[60, 8, 6, 6, 12, 8])[0]
+            ["good", "binary", "fifo", "symlink", "oversize", "non_utf8_name", "planted",
+             "broken_first_line"],
+            weights=[60, 8, 6, 6, 12, 8, 6, 6])[0]
         kinds[kind] = kinds.get(kind, 0) + 1
         name = b"m%04d.jsonl" % i
         if kind in ("good", "non_utf8_name"):
@@ -85,6 +90,22 @@ def main():
                 key = "m%04d-r%03d" % (i, r)
                 good_keys.add(key)
                 lines.append(text_line(key, "record %d of manifest %d, %x" % (r, i, rng.getrandbits(64))))
+            actions.append((drop, (inbox, name, b"".join(lines))))
+        elif kind == "planted":
+            # Keys of the shape the pipeline gives rejected records: refused one
+            # by one (reserved), never in the way of a later manifest's.
+            key = "m%04d-ok" % i
+            good_keys.add(key)
+            planted = b"".join(text_line("#rejected-b%d-l%d" % (b, 1), "planted %d" % i)
+                               + text_line("k%04d#rejected-b%d-l2" % (i, b), "planted")
+                               for b in range(1, 6))
+            actions.append((drop, (inbox, name, planted + text_line(key, "beside planted %d" % i))))
+        elif kind == "broken_first_line":
+            lines = [b"{this is not json\n"]
+            for r in range(rng.randint(2, 20)):
+                key = "m%04d-r%03d" % (i, r)
+                good_keys.add(key)
+                lines.append(text_line(key, "after a broken line %d %d" % (r, i)))
             actions.append((drop, (inbox, name, b"".join(lines))))
         elif kind == "binary":
             actions.append((drop, (inbox, name, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(rng.getrandbits(8) for _ in range(200)))))
@@ -106,8 +127,12 @@ def main():
                  + (json.dumps({"key": "m%04d-out" % i, "path": outside}) + "\n").encode()
                  + (json.dumps({"key": "m%04d-zero" % i, "path": "/dev/zero"}) + "\n").encode())))
 
-    serve = [winnow, "serve", "--db", db, "--inbox", inbox, "--no-http", "--poll-ms", "200",
-             "--content-root", content, "--max-content-bytes", "4096"]
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    http_port = probe.getsockname()[1]
+    probe.close()
+    serve = [winnow, "serve", "--db", db, "--inbox", inbox, "--http-port", str(http_port),
+             "--poll-ms", "200", "--content-root", content, "--max-content-bytes", "4096"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
     log = open(os.path.join(work, "serve.log"), "ab")
 
@@ -127,6 +152,31 @@ def main():
             con.execute("COMMIT")
             con.close()
 
+    stop_clients = threading.Event()
+    slow_requests = [0]
+
+    def slow_clients():
+        """Ten clients that send a request a header line every 0.5 s, again and again."""
+        open_ = []
+        while not stop_clients.is_set():
+            while len(open_) < 10:
+                try:
+                    c = socket.create_connection(("127.0.0.1", http_port), timeout=1)
+                    c.sendall(b"GET /status HTTP/1.1\r\nHost: localhost\r\n")
+                    open_.append(c)
+                    slow_requests[0] += 1
+                except OSError:
+                    break  # the daemon is restarting
+            for c in list(open_):
+                try:
+                    c.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    c.close()
+                    open_.remove(c)
+            stop_clients.wait(0.5)
+        for c in open_:
+            c.close()
+
     def dropper():
         for fn, fargs in actions:
             fn(*fargs)
@@ -135,6 +185,8 @@ def main():
     t0 = time.time()
     holder = threading.Thread(target=lock_holder)
     holder.start()
+    clients = threading.Thread(target=slow_clients)
+    clients.start()
     dropping = threading.Thread(target=dropper)
     dropping.start()
     kills = 0
@@ -166,8 +218,13 @@ def main():
         except (OSError, ValueError):
             pass
         time.sleep(0.1)
+    time.sleep(1.0)  # slow clients connected to this daemon too
+    stop_start = time.time()
     daemon.send_signal(signal.SIGTERM)
     rc = daemon.wait()
+    stop_seconds = time.time() - stop_start
+    stop_clients.set()
+    clients.join()
     seconds = time.time() - t0
 
     con = sqlite3.connect(db)
@@ -187,11 +244,13 @@ def main():
         "nothing left in processing/": not os.listdir(os.path.join(inbox, b"processing")),
         "inbox drained": remaining() == 0,
         "daemon exited 0 on SIGTERM": rc == 0,
+        "SIGTERM honoured within 3 s beside slow clients": stop_seconds < 3.0,
     }
     result = {
         "manifests": args.manifests, "duration": args.duration, "kinds": kinds, "kills": kills, "lock_holds": lock_holds[0],
         "good_records": len(good_keys), "stored_by_status": counts,
         "interruptions_recorded": interrupted, "failed_manifests": len(failed),
+        "slow_requests": slow_requests[0], "stop_seconds": round(stop_seconds, 2),
         "seconds": round(seconds, 1), "seed": args.seed, "exit_code": rc, "checks": checks,
         "ok": all(checks.values()), "work_dir": work,
     }
