@@ -105,7 +105,7 @@ std::uint64_t DynamicPruner::annealing_epoch() const {
 
 PlanKind DynamicPruner::next_kind() const {
   if (!policy_->prunes()) return PlanKind::Full;
-  if (policy_->needs_scores() && epoch_ == 0) return PlanKind::Warmup;
+  if (epoch_ < first_pruned_epoch()) return PlanKind::Warmup;
   const bool annealing = fixed_step() ? steps_served_ >= floor_share(delta_, options_.step_budget)
                                       : epoch_ >= annealing_epoch();
   return annealing ? PlanKind::Annealing : PlanKind::Pruned;
@@ -114,7 +114,7 @@ PlanKind DynamicPruner::next_kind() const {
 std::string DynamicPruner::budget_note() const {
   const double target = policy_->target_saving();
   if (target <= 0.0 || fixed_step()) return "";
-  const std::uint64_t first = policy_->needs_scores() ? 1 : 0;
+  const std::uint64_t first = first_pruned_epoch();
   const std::uint64_t end = annealing_epoch();
   const std::uint64_t pruned = end > first ? end - first : 0;
   const auto epochs = static_cast<double>(options_.num_epochs);
@@ -144,15 +144,15 @@ std::string DynamicPruner::budget_note() const {
 double DynamicPruner::budget_share() const {
   const double target = policy_->target_saving();
   if (fixed_step()) return std::min(target, kMaxBudgetShare);
-  // What is left of the budget, in epochs of N samples.
-  double saved = 0.0;
-  for (const EpochStats& e : history_) {
-    saved += static_cast<double>(e.full_forward_samples) - static_cast<double>(e.forward_samples);
-  }
+  // What is left of the budget, in epochs of N samples (no plan is built
+  // while planning, so the totals are the finished epochs').
+  const RunStats run = totals();
+  const double saved =
+      static_cast<double>(run.full_forward_samples) - static_cast<double>(run.forward_samples);
   const auto n = static_cast<double>(num_samples());
   const double left = target * static_cast<double>(options_.num_epochs) - saved / n;
   // The pruned epochs' weights rise linearly from 1 - ramp to 1 + ramp.
-  const std::uint64_t first = policy_->needs_scores() ? 1 : 0;
+  const std::uint64_t first = first_pruned_epoch();
   const std::uint64_t end = std::max(annealing_epoch(), epoch_ + 1);
   const double span = static_cast<double>(end - 1 - std::min(first, end - 1));
   auto weight = [&](std::uint64_t e) {

@@ -184,6 +184,9 @@ class DynamicPruner {
   friend DynamicPruner read_pruner(std::istream&, const std::string&);
 
   PlanKind next_kind() const;
+  // The first epoch that may prune: 1 after a warm-up epoch for policies that
+  // need scores, else 0.
+  std::uint64_t first_pruned_epoch() const { return policy_->needs_scores() ? 1 : 0; }
   // Saving-budget policies: the share of all samples the coming pruned plan
   // skips so the whole run saves the budget. What is left of it is spread
   // over the pruned epochs left (this one included) by their ramp weights,
