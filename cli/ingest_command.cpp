@@ -136,22 +136,78 @@ nlohmann::json revision_json(const curation::review::LabelRevisionReport& rev,
             {"thresholds", thresholds}}}};
 }
 
+struct IngestOptions {
+  std::string db;
+  std::vector<std::string> manifests;
+  std::string pred_probs;
+  std::string filter_by = "prune_by_noise_rate";
+  std::string label_quality = "self_confidence";
+  int min_examples_per_class = 1;
+  int threads = 0;
+  bool quiet = false;
+  bool redo = false;
+  SummaryStyle style;
+};
+
+// Each manifest streamed into its batch: memory does not grow with the
+// manifest. Returns the command's exit code.
+int ingest_streamed(const IngestOptions& o, curation::Dataset& dataset,
+                    curation::ingest::Ingester& ingester,
+                    const curation::readers::ManifestReaderOptions& reading) {
+  CommandOutcome outcome;
+  for (const std::string& m : o.manifests) {
+    curation::readers::ManifestReader reader(m, reading);
+    const std::string checksum =
+        batch_checksum(dataset, curation::readers::file_checksum(m, true), o.redo);
+    std::error_code size_error;
+    const auto size = std::filesystem::file_size(m, size_error);
+    ProgressLine progress(size_error ? 0 : size, "records", o.quiet, ProgressLine::Unit::Bytes);
+    std::size_t records = 0;
+    const curation::ingest::BatchReport report = ingester.ingest_batch(
+        curation::printable_text(m), checksum, [&](curation::readers::ManifestEntry& entry) {
+          const bool more = reader.next_deferred(entry);
+          records += more ? 1 : 0;
+          progress.update(reader.bytes_read(), records);
+          return more;
+        });
+    progress.finish();
+    print_report(report, dataset.embedder().spec(), o.style, o.db, outcome);
+  }
+  return outcome.code();
+}
+
+// With pred-probs every manifest is read first: the rows are checked against
+// the store and all manifests before any write; confident learning follows
+// each batch. Returns the command's exit code.
+int ingest_with_pred_probs(const IngestOptions& o,
+                           const curation::labels::ConfidentLearningOptions& cl,
+                           curation::Dataset& dataset, curation::ingest::Ingester& ingester,
+                           const curation::readers::ManifestReaderOptions& reading) {
+  const curation::readers::PredProbsFile probs =
+      curation::readers::read_pred_probs(o.pred_probs, curation::labels::kPredProbsSumTolerance);
+  std::vector<std::vector<curation::readers::ManifestEntry>> manifests;
+  for (const std::string& m : o.manifests)
+    manifests.push_back(curation::readers::read_manifest(m, reading));
+  check_pred_probs(probs, o.pred_probs, dataset, manifests);
+  CommandOutcome outcome;
+  for (std::size_t i = 0; i < o.manifests.size(); ++i) {
+    const std::string& m = o.manifests[i];
+    const curation::ingest::BatchReport report = ingester.ingest_batch(
+        curation::printable_text(m),
+        batch_checksum(dataset, curation::readers::file_checksum(m, true), o.redo),
+        std::move(manifests[i]));
+    print_report(report, dataset.embedder().spec(), o.style, o.db, outcome);
+    const curation::review::LabelRevisionReport rev =
+        curation::review::revise_label_issues(dataset, probs.table, cl, report.batch_id);
+    std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;
+  }
+  return outcome.code();
+}
+
 }  // namespace
 
 Command add_ingest_command(CLI::App& parent) {
-  struct Options {
-    std::string db;
-    std::vector<std::string> manifests;
-    std::string pred_probs;
-    std::string filter_by = "prune_by_noise_rate";
-    std::string label_quality = "self_confidence";
-    int min_examples_per_class = 1;
-    int threads = 0;
-    bool quiet = false;
-    bool redo = false;
-    SummaryStyle style;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<IngestOptions>();
   auto* cmd = parent.add_subcommand("ingest", "ingest JSON Lines manifests, one batch each");
   cmd->footer("Example: winnow ingest --db data.db batch-1.jsonl batch-2.jsonl");
   cmd->add_option("--db", o->db, "database file")->required();
@@ -171,83 +227,40 @@ Command add_ingest_command(CLI::App& parent) {
   add_threads_option(*cmd, o->threads);
   add_quiet_option(*cmd, o->quiet);
   cmd->add_option("manifests", o->manifests, "manifest files")->required();
-  return {
-      cmd, [o] {
-        for (const std::string& m : o->manifests) {
-          WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(m), "manifest '{}' does not exist",
-                              m);
-        }
-        curation::labels::ConfidentLearningOptions cl;
-        cl.filter_by = curation::labels::parse_label_issue_filter(o->filter_by);
-        cl.quality = curation::labels::parse_label_quality_method(o->label_quality);
-        cl.min_examples_per_class = o->min_examples_per_class;
-        WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
-                            "--min-examples-per-class={} must be >= 0", cl.min_examples_per_class);
-        if (o->pred_probs.empty()) {
-          for (const std::string& m : o->manifests) {
-            if (const auto content = curation::manifest_content(m)) {
-              choose_embedder_for(o->db, *content, o->quiet);
-              break;
+  return {cmd, [o] {
+            for (const std::string& m : o->manifests) {
+              WINNOW_THROW_IF_NOT(std::filesystem::is_regular_file(m),
+                                  "manifest '{}' does not exist", m);
             }
-          }
-        }
-        curation::Dataset dataset(o->db);
-        curation::ingest::Ingester ingester(dataset);
-        dataset.set_threads(o->threads);
-        curation::readers::ManifestReaderOptions reading;
-        reading.image = dataset.image_reading();
-        // The user's own files: symbolic links are followed, as every tool does.
-        reading.follow_manifest_link = true;
-        reading.content.follow_links = true;
-        if (o->pred_probs.empty()) {
-          CommandOutcome outcome;
-          for (const std::string& m : o->manifests) {
-            // Streamed: memory does not grow with the manifest.
-            curation::readers::ManifestReader reader(m, reading);
-            const std::string checksum =
-                batch_checksum(dataset, curation::readers::file_checksum(m, true), o->redo);
-            std::error_code size_error;
-            const auto size = std::filesystem::file_size(m, size_error);
-            ProgressLine progress(size_error ? 0 : size, "records", o->quiet,
-                                  ProgressLine::Unit::Bytes);
-            std::size_t records = 0;
-            const curation::ingest::BatchReport report =
-                ingester.ingest_batch(curation::printable_text(m), checksum,
-                                      [&](curation::readers::ManifestEntry& entry) {
-                                        const bool more = reader.next_deferred(entry);
-                                        records += more ? 1 : 0;
-                                        progress.update(reader.bytes_read(), records);
-                                        return more;
-                                      });
-            progress.finish();
-            print_report(report, dataset.embedder().spec(), o->style, o->db, outcome);
-          }
-          save_index_at_end(dataset);
-          return outcome.code();
-        }
-        // With pred-probs every manifest is read first: the rows are
-        // checked against the store and all manifests before any write.
-        const curation::readers::PredProbsFile probs = curation::readers::read_pred_probs(
-            o->pred_probs, curation::labels::kPredProbsSumTolerance);
-        std::vector<std::vector<curation::readers::ManifestEntry>> manifests;
-        for (const std::string& m : o->manifests)
-          manifests.push_back(curation::readers::read_manifest(m, reading));
-        check_pred_probs(probs, o->pred_probs, dataset, manifests);
-        CommandOutcome outcome;
-        for (std::size_t i = 0; i < o->manifests.size(); ++i) {
-          const std::string& m = o->manifests[i];
-          const curation::ingest::BatchReport report = ingester.ingest_batch(
-              curation::printable_text(m),
-              batch_checksum(dataset, curation::readers::file_checksum(m, true), o->redo),
-              std::move(manifests[i]));
-          print_report(report, dataset.embedder().spec(), o->style, o->db, outcome);
-          const curation::review::LabelRevisionReport rev =
-              curation::review::revise_label_issues(dataset, probs.table, cl, report.batch_id);
-          std::cout << json_text(revision_json(rev, probs.table, report.batch_id, cl)) << std::endl;
-        }
-        save_index_at_end(dataset);
-        return outcome.code();
-      }};
+            curation::labels::ConfidentLearningOptions cl;
+            cl.filter_by = curation::labels::parse_label_issue_filter(o->filter_by);
+            cl.quality = curation::labels::parse_label_quality_method(o->label_quality);
+            cl.min_examples_per_class = o->min_examples_per_class;
+            WINNOW_THROW_IF_NOT(cl.min_examples_per_class >= 0,
+                                "--min-examples-per-class={} must be >= 0",
+                                cl.min_examples_per_class);
+            if (o->pred_probs.empty()) {
+              for (const std::string& m : o->manifests) {
+                if (const auto content = curation::manifest_content(m)) {
+                  choose_embedder_for(o->db, *content, o->quiet);
+                  break;
+                }
+              }
+            }
+            curation::Dataset dataset(o->db);
+            curation::ingest::Ingester ingester(dataset);
+            dataset.set_threads(o->threads);
+            curation::readers::ManifestReaderOptions reading;
+            reading.image = dataset.image_reading();
+            // The user's own files: symbolic links are followed, as every tool does.
+            reading.follow_manifest_link = true;
+            reading.content.follow_links = true;
+            const int code = o->pred_probs.empty()
+                                 ? ingest_streamed(*o, dataset, ingester, reading)
+                                 : ingest_with_pred_probs(*o, cl, dataset, ingester, reading);
+            save_index_at_end(dataset);
+            return code;
+          }};
 }
 
 }  // namespace winnow::cli

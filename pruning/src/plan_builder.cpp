@@ -112,13 +112,23 @@ void fisher_yates(Entry* p, std::uint64_t size, Rng& rng) {
   }
 }
 
+// A bucket of the plan shuffle: its entries, its place in the plan and the
+// seed of its own shuffle.
 template <typename Entry>
-void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle,
-                    unsigned shift) {
-  const Entry id_mask = static_cast<Entry>((Entry{1} << shift) - 1);
-  const bool any_code = plan.palette.size() > 1;
-  const auto* packed = static_cast<const Entry*>(staging_buffer().memory.data());
+struct PlanBucket {
+  Entry* entries;
+  std::uint64_t size;
+  std::uint64_t offset;
+  std::uint64_t seed;
+};
 
+// Scatters the `kept` staged entries into buckets at random (one bucket
+// when not `shuffle`), in the order they are staged. A full bucket spills
+// into its vector of `spill`, which must outlive the buckets.
+template <typename Entry>
+std::vector<PlanBucket<Entry>> scatter_staged(Rng& shared_rng, std::uint64_t kept, bool shuffle,
+                                              std::vector<std::vector<Entry>>& spill) {
+  const auto* packed = static_cast<const Entry*>(staging_buffer().memory.data());
   std::uint64_t count = 1;
   while (shuffle && count < kMaxBuckets && count * kBucketTarget < kept) count *= 2;
   const std::uint64_t mask = count - 1;
@@ -143,7 +153,7 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
   // A local copy of the generator: its state stays in registers, which it
   // cannot while entry stores might alias it through a reference.
   Rng rng = shared_rng;
-  std::vector<std::vector<Entry>> spill(count);  // entries past a full bucket, rare
+  spill.assign(count, {});
   auto place = [&](std::size_t b, Entry entry) {
     if (next[b] != end[b]) {
       *next[b]++ = entry;
@@ -164,14 +174,7 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
     }
   }
 
-  // Each bucket's place in the plan and the seed of its own shuffle.
-  struct Bucket {
-    Entry* entries;
-    std::uint64_t size;
-    std::uint64_t offset;
-    std::uint64_t seed;
-  };
-  std::vector<Bucket> parts(count);
+  std::vector<PlanBucket<Entry>> parts(count);
   std::uint64_t offset = 0;
   for (std::uint64_t b = 0; b < count; ++b) {
     Entry* first = buckets + b * stride;
@@ -181,23 +184,23 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
       first = spill[b].data();
       size = spill[b].size();
     }
-    parts[b] = Bucket{first, size, offset, rng.next()};
+    parts[b] = PlanBucket<Entry>{first, size, offset, rng.next()};
     offset += size;
   }
   shared_rng = rng;
+  return parts;
+}
 
-  // Sized, not appended: the plan keeps the previous epoch's length, so only
-  // growth is zero-filled (a resize from empty would zero-fill all of it in
-  // one cold pass).
-  plan.ids.resize(kept);
-  if (any_code) {
-    plan.weight_codes.resize(kept);
-  } else {
-    plan.weight_codes.clear();
-  }
+// Shuffles each bucket (when `shuffle`) and splits its entries into the
+// plan's ids and weight codes (`any_code`) at the bucket's place; past
+// parallel_plan_entries() entries a second thread takes buckets too.
+template <typename Entry>
+void finish_buckets(EpochPlan& plan, const std::vector<PlanBucket<Entry>>& parts,
+                    std::uint64_t kept, bool shuffle, bool any_code, unsigned shift) {
+  const Entry id_mask = static_cast<Entry>((Entry{1} << shift) - 1);
   std::uint64_t* ids = plan.ids.data();
   std::uint8_t* codes = plan.weight_codes.data();
-  auto finish_bucket = [&](const Bucket& bucket) {
+  auto finish_bucket = [&](const PlanBucket<Entry>& bucket) {
     Rng bucket_rng(bucket.seed);
     if (shuffle) fisher_yates(bucket.entries, bucket.size, bucket_rng);
     // The bucket is hot in cache: split codes and ids there. Locals, not
@@ -217,6 +220,7 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
       }
     }
   };
+  const std::uint64_t count = parts.size();
   std::atomic<std::uint64_t> next_bucket{0};
   auto work = [&]() {
     for (std::uint64_t b; (b = next_bucket.fetch_add(1)) < count;) finish_bucket(parts[b]);
@@ -231,6 +235,25 @@ void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool s
   }
   work();
   if (helper.joinable()) helper.join();
+}
+
+template <typename Entry>
+void shuffle_staged(EpochPlan& plan, Rng& shared_rng, std::uint64_t kept, bool shuffle,
+                    unsigned shift) {
+  const bool any_code = plan.palette.size() > 1;
+  std::vector<std::vector<Entry>> spill;  // entries past a full bucket, rare
+  const std::vector<PlanBucket<Entry>> parts =
+      scatter_staged<Entry>(shared_rng, kept, shuffle, spill);
+  // Sized, not appended: the plan keeps the previous epoch's length, so only
+  // growth is zero-filled (a resize from empty would zero-fill all of it in
+  // one cold pass).
+  plan.ids.resize(kept);
+  if (any_code) {
+    plan.weight_codes.resize(kept);
+  } else {
+    plan.weight_codes.clear();
+  }
+  finish_buckets(plan, parts, kept, shuffle, any_code, shift);
   if (!any_code) plan.codes_by_id.clear();
 }
 

@@ -28,6 +28,10 @@ class Pipeline {
   curation::ingest::BatchReport ingest_batch(Args&&... args) {
     return ingester_.ingest_batch(std::forward<Args>(args)...);
   }
+  template <typename... Args>
+  curation::ingest::BatchReport ingest_job_batch(Args&&... args) {
+    return ingester_.ingest_job_batch(std::forward<Args>(args)...);
+  }
   bool start_job(std::size_t records) { return ingester_.start_job(records); }
   bool can_start_job() { return ingester_.can_start_job(); }
   bool job_under_way() const { return ingester_.job_under_way(); }

@@ -43,6 +43,7 @@ struct IngestBatch::Pending {
   // curation_vectors (a later rejudge may re-judge them); only accepted ones
   // join the index.
   const ManifestRecord* record = nullptr;
+  std::int64_t job_position = -1;  // the record's place in a bulk job (-1: none)
   std::vector<float> embedding;
   std::uint32_t home_cell = kAnyCell;                      // its search's first probe (fold_in)
   std::optional<store::ImageQualityRecord> image_quality;  // a decoded image file's
@@ -68,12 +69,12 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
                    finder_options(context.config, judge::NearDuplicateCheck::text)),
       vectors_(context.store.database()),
       image_quality_(context.store.database()),
-      sketch_table_(context.store.database()),
+      sketches_(context.text_sketches, context.text_verifier, context.store.database()),
       image_issues_(context.config.image_issues, image_quality_) {}
 
 IngestBatch::~IngestBatch() = default;
 
-void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
+void IngestBatch::run(const JobEntrySource& next_entry, const std::string& name,
                       const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
   const auto chunk_size = static_cast<std::size_t>(context_.config.micro_batch);
@@ -105,7 +106,7 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
       t = Clock::now();
       preparing = context_.pool.start([&] {
         const auto started = Clock::now();
-        index_unindexed();
+        index_queue_.join(context_.index);
         prepare_block(context_, k, next);
         pool_seconds = seconds_since(started);
       });
@@ -113,7 +114,7 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
       phases_.wait_for_pool += seconds_since(t);
     } else {
       t = Clock::now();
-      index_unindexed();
+      index_queue_.join(context_.index);
       phases_.decide += seconds_since(t);
     }
     for (std::size_t c = 0; c < block.size(); ++c) {
@@ -142,7 +143,7 @@ void IngestBatch::run(const EntrySource& next_entry, const std::string& name,
     if (last) break;
   }
   t = Clock::now();
-  index_unindexed();
+  index_queue_.join(context_.index);
   if (!superseded_.empty()) {
     context_.index.remove(std::vector<std::int64_t>(superseded_.begin(), superseded_.end()));
   }
@@ -184,15 +185,11 @@ void IngestBatch::start_chunk() {
 // those whose home cell (the first cell their own search scanned) its search
 // scanned, when the index has cells (fold_in). (A chunk whose
 // records bring prior lists asks the index at decision time instead.)
-// Folding in one list and then the other keeps the same best k as both at
-// once: ties go to the lower id either way.
 void IngestBatch::fold_in_unsearched() {
   if (chunk_.listed || chunk_.rows == 0) return;
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  for (const UnindexedVectors* unindexed : {&previous_added_, &added_}) {
-    if (unindexed->ids.empty()) continue;
-    fold_in(chunk_.found, chunk_.rows, chunk_.vectors.data(), unindexed->ids, unindexed->vectors,
-            unindexed->homes, dim_, k, context_.pool);
+  if (index_queue_.fold_into(chunk_.found, chunk_.rows, chunk_.vectors.data(), dim_, k,
+                             context_.pool)) {
     chunk_.searched = true;
   }
 }
@@ -223,7 +220,7 @@ void IngestBatch::precompute_verifications() {
     auto& pairs = finder == &text_finder_ ? text_pairs : image_pairs;
     const auto query = static_cast<std::size_t>(row);
     const std::size_t n = finder->candidate_count(candidates, query);
-    const std::optional<std::vector<std::uint64_t>> shingles = sketch_shingles(record);
+    const std::optional<std::vector<std::uint64_t>> shingles = sketches_.shingles(record);
     for (std::size_t r = 0; r < n; ++r) {
       const std::int64_t id = candidates.id(query, r);
       if (shingles && ruled_out_by_sketch(*shingles, id)) continue;  // decide_entry skips it too
@@ -275,19 +272,7 @@ void IngestBatch::decide_entry(std::size_t e) {
   s.batch_id = batch_id_;
   take_labels(rec, s);
   s.source = rec.source;
-  judge::Candidate candidate;
-  candidate.key = rec.key;
-  if (s.label) candidate.label = context_.label_names.name_of(*s.label);
-  candidate.line = rec.line;
-  if (rec.kind == ContentKind::path) candidate.file = rec.resolved_path;
-  if (rec.kind == ContentKind::text) candidate.text = rec.text;
-  if (rec.kind == ContentKind::pixels) {
-    candidate.pixels = &rec.pixels;
-    candidate.width = rec.width;
-    candidate.height = rec.height;
-  }
-  candidate.content_hash =
-      rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
+  judge::Candidate candidate = candidate_of(rec, s.label);
   s.content_hash = candidate.content_hash;
   judge::Neighbourhood neighbourhood_facts;
   const float* vector = nullptr;
@@ -328,7 +313,8 @@ void IngestBatch::decide_entry(std::size_t e) {
       s.annotations.clear();
     } else if (!decided) {
       vector = chunk_.vectors.data() + static_cast<std::size_t>(row) * dim_;
-      neighbourhood_facts = neighbourhood(rec, nearest(rec, row, vector), s);
+      const bulk::JobRecord& job = chunk_.jobs[e];
+      neighbourhood_facts = neighbourhood(rec, job, nearest(job, row, vector), s);
     }
   }
   s.decision = judge::decide(candidate, neighbourhood_facts, rules_);
@@ -348,14 +334,43 @@ void IngestBatch::decide_entry(std::size_t e) {
     set_rejected_key(s, rec.key, rec.line, /*leave_key_free=*/true);
   }
   note_rejection(s, candidate);
-  const store::SampleStatus status = s.decision.status;
-  if (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue) {
-    add_label_evidence(s, neighbourhood_facts);
+  queue_decided(e, std::move(p), vector, neighbourhood_facts);
+}
+
+// What a decision reads of a record: its key, label, line, content and
+// content hash (computed when the reader left it empty).
+judge::Candidate IngestBatch::candidate_of(const ManifestRecord& rec,
+                                           const std::optional<std::int64_t>& label) const {
+  judge::Candidate candidate;
+  candidate.key = rec.key;
+  if (label) candidate.label = context_.label_names.name_of(*label);
+  candidate.line = rec.line;
+  if (rec.kind == ContentKind::path) candidate.file = rec.resolved_path;
+  if (rec.kind == ContentKind::text) candidate.text = rec.text;
+  if (rec.kind == ContentKind::pixels) {
+    candidate.pixels = &rec.pixels;
+    candidate.width = rec.width;
+    candidate.height = rec.height;
   }
-  // Only embedded records have a vector and content to keep (not annotations only).
-  if (vector != nullptr &&
-      (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
-    p.record = &rec;
+  candidate.content_hash =
+      rec.content_hash.empty() ? dedup::record_content_hash(rec) : rec.content_hash;
+  return candidate;
+}
+
+// Queues entry `e`'s decided sample `p`. A judged one (accepted or
+// label_issue) adds its label to the evidence, and an embedded one (its
+// `vector`; not annotations only) keeps its content and vector for the
+// chunk's later records and the store, and supersedes the copy it is better
+// than (`n.better_copy`).
+void IngestBatch::queue_decided(std::size_t e, Pending p, const float* vector,
+                                const judge::Neighbourhood& n) {
+  const store::SampleStatus status = p.sample.decision.status;
+  const bool judged =
+      status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue;
+  if (judged) add_label_evidence(p.sample, n);
+  if (vector != nullptr && judged) {
+    p.record = &*chunk_.entries[e].record;
+    p.job_position = chunk_.jobs[e].position;
     p.embedding.assign(vector, vector + dim_);
     const index::SearchResults& found = chunk_.found;
     if (found.probes_per_query > 0 && found.num_queries == chunk_.rows) {
@@ -365,9 +380,8 @@ void IngestBatch::decide_entry(std::size_t e) {
     recent_.push_back(items_.size());
   }
   items_.push_back(std::move(p));
-  if (vector != nullptr && neighbourhood_facts.better_copy &&
-      (status == store::SampleStatus::accepted || status == store::SampleStatus::label_issue)) {
-    supersede(*neighbourhood_facts.better_copy, item_id(items_.size() - 1));
+  if (vector != nullptr && judged && n.better_copy) {
+    supersede(*n.better_copy, item_id(items_.size() - 1));
   }
 }
 
@@ -507,53 +521,13 @@ std::optional<std::int64_t> IngestBatch::exact_original(const std::string& hash)
   return original;
 }
 
-// Candidate lists merged from several sources into merged_ (cleared by the
-// caller): row `row` of a search, up to its first empty slot ...
-void IngestBatch::merge_found(const index::SearchResults& found, int row) {
-  for (std::size_t r = 0; r < found.k; ++r) {
-    if (found.id(row, r) < 0) break;
-    merged_.emplace_back(found.similarity(row, r), found.id(row, r));
-  }
-}
-
-// ... a search of `index` for `vector` alone (it holds none of this chunk's
-// items: they are merged as pending) ...
-void IngestBatch::merge_searched(const index::VectorIndex& index, const float* vector,
-                                 std::size_t k) {
-  const index::SearchResults found = index.search(1, vector, static_cast<int>(k));
-  for (std::size_t r = 0; r < found.k && found.id(0, r) >= 0; ++r) {
-    merged_.emplace_back(found.similarity(0, r), found.id(0, r));
-  }
-}
-
-// ... this chunk's queued items (not yet in an index), scored against `vector` ...
+// This chunk's queued items (not yet in an index), scored against `vector`,
+// join the merge.
 void IngestBatch::merge_pending(const std::vector<std::size_t>& items, const float* vector) {
   for (std::size_t i : items) {
-    merged_.emplace_back(index::inner_product(vector, items_[i].embedding.data(), dim_),
-                         kPendingBase + static_cast<std::int64_t>(i));
+    merge_.add(index::inner_product(vector, items_[i].embedding.data(), dim_),
+               kPendingBase + static_cast<std::int64_t>(i));
   }
-}
-
-// ... and the best `k` of them as one query's results, best first, padded with -1.
-index::SearchResults IngestBatch::best_merged(std::size_t k) {
-  if (!superseded_.empty()) {  // duplicates now, still in the index until the batch ends
-    merged_.erase(std::remove_if(merged_.begin(), merged_.end(),
-                                 [this](const auto& m) { return superseded_.count(m.second) > 0; }),
-                  merged_.end());
-  }
-  const std::size_t keep = std::min(merged_.size(), k);
-  std::partial_sort(merged_.begin(), merged_.begin() + keep, merged_.end(),
-                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  index::SearchResults best;
-  best.num_queries = 1;
-  best.k = k;
-  best.ids.assign(k, -1);
-  best.similarities.assign(k, -std::numeric_limits<float>::infinity());
-  for (std::size_t r = 0; r < keep; ++r) {
-    best.similarities[r] = merged_[r].first;
-    best.ids[r] = merged_[r].second;
-  }
-  return best;
 }
 
 // The record's nearest judged samples (accepted and label_issue), best
@@ -562,44 +536,42 @@ index::SearchResults IngestBatch::best_merged(std::size_t k) {
 // with this chunk's samples judged since. A prior list that cannot prove
 // itself exact (too few of its records judged) gives way to a search for
 // this record alone.
-index::SearchResults IngestBatch::nearest(const ManifestRecord& record, int row,
+index::SearchResults IngestBatch::nearest(const bulk::JobRecord& job, int row,
                                           const float* vector) {
   const auto k = static_cast<std::size_t>(neighbours_k_);
-  merged_.clear();
+  merge_.clear();
   if (chunk_.listed) {
     ++job_neighbours_.listed;
     merge_pending(recent_, vector);
-    if (merge_prior(*record.prior_neighbours)) return best_merged(k);
+    if (merge_prior(*job.prior_neighbours)) return merge_.best(k, superseded_);
     ++job_neighbours_.searched;
-    merged_.clear();
-    if (context_.index.size() > 0) merge_searched(context_.index, vector, k);
+    merge_.clear();
+    if (context_.index.size() > 0) merge_.add_search(context_.index, vector, k);
     merge_pending(recent_, vector);
-    return best_merged(k);
+    return merge_.best(k, superseded_);
   }
-  if (chunk_.searched) merge_found(chunk_.found, row);
+  if (chunk_.searched) merge_.add_row(chunk_.found, static_cast<std::size_t>(row));
   merge_pending(recent_, vector);
-  return best_merged(k);
+  return merge_.best(k, superseded_);
 }
 
-// Adds to merged_ the records of `prior` that are in the index now (and so
+// Adds to the merge the records of `prior` that are in the index now (and so
 // were decided in an earlier chunk: this chunk's are pending, merged from
-// recent_). Returns whether merged_ then holds the record's true nearest
+// recent_). Returns whether the merge then holds the record's true nearest
 // ones: the list is complete, or neighbours_k_ of the merged score at least
 // the list's last similarity (every earlier record left off the list scores
-// at most that). merged_ must already hold the chunk's pending ones.
-bool IngestBatch::merge_prior(const PriorNeighbours& prior) {
+// at most that). The merge must already hold the chunk's pending ones.
+bool IngestBatch::merge_prior(const bulk::PriorNeighbours& prior) {
   const index::VectorIndex& index = context_.index;
   const std::size_t n = std::min(prior.positions.size(), prior.similarities.size());
   float last = -std::numeric_limits<float>::infinity();
   for (std::size_t r = 0; r < n && prior.positions[r] >= 0; ++r) {
     last = prior.similarities[r];
     const std::int64_t id = context_.job->id_at(prior.positions[r]);
-    if (id >= 0 && index.contains(id)) merged_.emplace_back(prior.similarities[r], id);
+    if (id >= 0 && index.contains(id)) merge_.add(prior.similarities[r], id);
   }
   if (prior.complete) return true;
-  const auto at_least_last = std::count_if(merged_.begin(), merged_.end(),
-                                           [last](const auto& m) { return m.first >= last; });
-  return at_least_last >= neighbours_k_;
+  return merge_.count_at_least(last) >= static_cast<std::size_t>(neighbours_k_);
 }
 
 // After the chunk's flush: the ids of its records that kept a vector, by job
@@ -607,8 +579,8 @@ bool IngestBatch::merge_prior(const PriorNeighbours& prior) {
 void IngestBatch::publish_job_ids() {
   if (context_.job == nullptr) return;
   for (const Pending& p : items_) {
-    if (p.record != nullptr && context_.job->holds(p.record->job_position)) {
-      context_.job->set(p.record->job_position, p.id);
+    if (p.record != nullptr && context_.job->holds(p.job_position)) {
+      context_.job->set(p.job_position, p.id);
     }
   }
 }
@@ -619,6 +591,7 @@ void IngestBatch::publish_job_ids() {
 // dataset), the gain against the accepted ones among them; sets the
 // sample's gain and label quality.
 judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
+                                                const bulk::JobRecord& job,
                                                 const index::SearchResults& labelled,
                                                 store::NewSample& sample) {
   judge::Neighbourhood n;
@@ -626,7 +599,7 @@ judge::Neighbourhood IngestBatch::neighbourhood(const ManifestRecord& record,
   n.gain = judge::information_gain(nn, 0);
   n.neighbours = nn.count(0);
   sample.gain = n.gain;
-  n.near_duplicate = near_duplicate(record, labelled);
+  n.near_duplicate = near_duplicate(record, job, labelled);
   if (n.near_duplicate && n.near_duplicate->found) {
     n.near_original_label = label_name_of(n.near_duplicate->id);
     n.near_original_key = key_of(n.near_duplicate->id);
@@ -686,7 +659,7 @@ index::SearchResults IngestBatch::accepted_among(const index::SearchResults& lab
 // candidate_margin of the best index cosine are verified (a re-submitted copy
 // is almost always the top candidate).
 std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
-    const ManifestRecord& record, const index::SearchResults& nn) {
+    const ManifestRecord& record, const bulk::JobRecord& job, const index::SearchResults& nn) {
   const dedup::NearDuplicateFinder* finder = finder_for(record);
   if (finder == nullptr || nn.ids.empty() || nn.ids[0] < 0) return std::nullopt;
   index::SearchResults candidates = nn;
@@ -700,14 +673,14 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
   }
   const dedup::RecordLookup record_lookup = [this](std::int64_t id) { return record_of(id); };
   dedup::RuledOut ruled_out;
-  if (std::optional<std::vector<std::uint64_t>> shingles = sketch_shingles(record)) {
+  if (std::optional<std::vector<std::uint64_t>> shingles = sketches_.shingles(record)) {
     ruled_out = [this, shingles = std::move(*shingles)](std::int64_t id) {
       return ruled_out_by_sketch(shingles, id);
     };
   }
   dedup::NearDuplicateMatch match =
-      finder->verify(candidates, 0, record, record_lookup, listed_verdicts(record), ruled_out);
-  if (context_.job != nullptr && record.prior_neighbours) {
+      finder->verify(candidates, 0, record, record_lookup, listed_verdicts(job), ruled_out);
+  if (context_.job != nullptr && job.prior_neighbours) {
     job_neighbours_.verdicts_taken += match.candidates_known;
     job_neighbours_.verified_by_writer += match.candidates_checked - match.candidates_known;
   }
@@ -720,16 +693,15 @@ std::optional<dedup::NearDuplicateMatch> IngestBatch::near_duplicate(
 // The verdicts the workers made on `record`'s listed candidates (a bulk
 // job's), by candidate id: a listed record the writer flushed has its store
 // id, a pending one of this chunk its pending id. None outside a job.
-dedup::KnownVerification IngestBatch::listed_verdicts(const ManifestRecord& record) const {
-  const PriorNeighbours* prior = record.prior_neighbours.get();
+dedup::KnownVerification IngestBatch::listed_verdicts(const bulk::JobRecord& job) const {
+  const bulk::PriorNeighbours* prior = job.prior_neighbours.get();
   if (context_.job == nullptr || prior == nullptr || prior->verified_similarities.empty()) {
     return {};
   }
   return [this, prior](std::int64_t id) -> std::optional<dedup::Verification> {
     const bool pending = id >= kPendingBase;
-    const ManifestRecord* other =
-        pending ? items_[static_cast<std::size_t>(id - kPendingBase)].record : nullptr;
-    const std::int64_t position = other != nullptr ? other->job_position : -1;
+    const std::int64_t position =
+        pending ? items_[static_cast<std::size_t>(id - kPendingBase)].job_position : -1;
     const std::size_t n = std::min({prior->verified_similarities.size(),
                                     prior->verified_thresholds.size(), prior->positions.size()});
     for (std::size_t r = 0; r < n; ++r) {
@@ -743,26 +715,13 @@ dedup::KnownVerification IngestBatch::listed_verdicts(const ManifestRecord& reco
   };
 }
 
-std::optional<std::vector<std::uint64_t>> IngestBatch::sketch_shingles(
-    const ManifestRecord& record) const {
-  const StoredTextSketches* sketches = context_.text_sketches;
-  if (sketches == nullptr || record.kind != ContentKind::text ||
-      sketches->shingle() != context_.text_verifier.options().shingle) {
-    return std::nullopt;
-  }
-  return dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle());
-}
-
 // Whether stored candidate `id` surely falls below the text verifier's
-// threshold against a record whose shingles are `shingles`: the kept sketch
-// of its text bounds their similarity. A candidate of this chunk, or one
-// without a sketch (not a text, or not yet read), is not ruled out.
+// threshold against a record whose shingles are `shingles`
+// (BatchTextSketches::rules_out); a candidate of this chunk never is.
 bool IngestBatch::ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles,
                                       std::int64_t id) const {
   if (id >= kPendingBase || (first_id_ >= 0 && id >= first_id_)) return false;
-  const std::optional<dedup::TextSketch> sketch = context_.text_sketches->find(id);
-  return sketch && context_.text_verifier.similarity_at_most(shingles, *sketch) <
-                       context_.text_verifier.threshold();
+  return sketches_.rules_out(shingles, id);
 }
 
 const dedup::NearDuplicateFinder* IngestBatch::finder_for(const ManifestRecord& record) const {
@@ -794,7 +753,7 @@ void IngestBatch::flush() {
     }
     flushed_ = items_.size();
   }
-  store_sketches();
+  sketches_.store();
 }
 
 // The block's flushed vectors are kept to complete the next block's results
@@ -803,22 +762,8 @@ void IngestBatch::flush() {
 // records ask the index when decided (their prior lists name this block's
 // records): during a job they join at once.
 void IngestBatch::end_block() {
-  std::swap(previous_added_, added_);
-  added_.clear();
-  unindexed_ = true;
-  if (context_.job != nullptr) index_unindexed();
-}
-
-// The block before the one being decided joins the index, once: only while
-// no search of it runs.
-void IngestBatch::index_unindexed() {
-  if (!unindexed_) return;
-  unindexed_ = false;
-  if (!previous_added_.ids.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    context_.index.add(previous_added_.ids, previous_added_.vectors);
-    index_add_seconds_ += seconds_since(t0);
-  }
+  index_queue_.end_block();
+  if (context_.job != nullptr) index_queue_.join(context_.index);
 }
 
 // Item `i`, just given its store id: indexed by id, its vector written and
@@ -837,9 +782,7 @@ void IngestBatch::record_flushed(std::size_t i) {
     image_quality_.put(quality);
   }
   if (p.record == nullptr) return;
-  added_.ids.push_back(p.id);
-  added_.vectors.insert(added_.vectors.end(), p.embedding.begin(), p.embedding.end());
-  added_.homes.push_back(p.home_cell);
+  index_queue_.add(p.id, p.embedding, p.home_cell);
   if (p.accepted && p.sample.label) {
     context_.accepted_labels.accepted.set(p.id, static_cast<int>(*p.sample.label));
     ++context_.accepted_labels.counts[*p.sample.label];
@@ -847,32 +790,7 @@ void IngestBatch::record_flushed(std::size_t i) {
     context_.accepted_labels.flagged.set(p.id, static_cast<int>(*p.sample.label));
   }
   vectors_.put(p.id, p.embedding.data(), p.embedding.size(), stored_content(*p.record));
-  keep_sketch(p.id, *p.record);
-}
-
-// Keeps the sketch of sample `id`'s text, written or read, for later batches
-// of this process and, in the store (text_sketches, in the batch's
-// transaction), for later processes. Another content at `id` drops any sketch
-// there: an id a rolled-back batch had given a text may come back holding an
-// image (its stored sketch rolled back with it).
-void IngestBatch::keep_sketch(std::int64_t id, const ManifestRecord& record) {
-  StoredTextSketches* sketches = context_.text_sketches;
-  if (sketches == nullptr) return;
-  if (record.kind != ContentKind::text) {
-    sketches->forget(id);
-    return;
-  }
-  const dedup::TextSketch sketch = dedup::TextSketch::of(
-      dedup::TextNearDuplicateVerifier::shingles(record.text, sketches->shingle()));
-  if (!sketches->put(id, sketch)) return;
-  unstored_sketches_.push_back({id, static_cast<std::int64_t>(sketch.size()), sketch.bits()});
-}
-
-// Writes the sketches kept since the last call, as one row.
-void IngestBatch::store_sketches() {
-  if (context_.text_sketches == nullptr) return;
-  sketch_table_.add(context_.text_sketches->shingle(), unstored_sketches_);
-  unstored_sketches_.clear();
+  sketches_.keep(p.id, *p.record);
 }
 
 // The store id of an item, flushing first when it is not written yet.
@@ -907,9 +825,8 @@ const ManifestRecord* IngestBatch::record_of(std::int64_t id, ContentUse use) {
     cached = content_cache_.emplace(id, std::move(loaded)).first;
   }
   const ManifestRecord* record = cached->second.get();
-  if (record != nullptr && use == ContentUse::decision && context_.text_sketches != nullptr &&
-      !context_.text_sketches->find(id)) {
-    keep_sketch(id, *record);
+  if (record != nullptr && use == ContentUse::decision && sketches_.wants(id)) {
+    sketches_.keep(id, *record);
   }
   return record;
 }

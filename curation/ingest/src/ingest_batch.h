@@ -34,7 +34,6 @@
 #include "winnow/curation/judge/record_decision.h"
 #include "winnow/curation/ingest/rejection_summary.h"
 #include "winnow/store/image_quality_table.h"
-#include "winnow/store/text_sketch_table.h"
 #include "winnow/store/vector_table.h"
 
 #include "winnow/curation/review/label_judgement_log.h"
@@ -43,6 +42,9 @@
 #include "ingest_context.h"
 #include "winnow/curation/bulk/job_positions.h"
 #include "precomputed_verifier.h"
+#include "batch_text_sketches.h"
+#include "index_queue.h"
+#include "neighbour_merge.h"
 #include "prepared_chunk.h"
 #include "annotation_round.h"
 
@@ -57,7 +59,8 @@ class IngestBatch {
 
   // Decides and writes every entry of `next_entry`; throws BatchInterrupted
   // (naming `name`) when `stop` is set between two entries.
-  void run(const EntrySource& next_entry, const std::string& name, const std::atomic<bool>* stop);
+  void run(const JobEntrySource& next_entry, const std::string& name,
+           const std::atomic<bool>* stop);
   // The batch's rejections by reason, once run() returned.
   const RejectionSummary& rejections() const { return rejections_; }
   // Entries the reader refused past the first kMaxStoredRefusals of the
@@ -66,7 +69,7 @@ class IngestBatch {
   std::int64_t refusals_not_stored() const { return refusals_not_stored_; }
   // Seconds spent adding this batch's judged vectors to the index (the
   // work a process that reopens the index before its next snapshot redoes).
-  double index_add_seconds() const { return index_add_seconds_; }
+  double index_add_seconds() const { return index_queue_.add_seconds(); }
   // The writer's phases of run() and the pool's preparation beside them
   // (BatchPhaseSeconds; the pipeline adds the phases after run()).
   const BatchPhaseSeconds& phases() const { return phases_; }
@@ -86,19 +89,6 @@ class IngestBatch {
 
  private:
   struct Pending;
-  // Judged vectors not in the index yet, with each one's home cell (the
-  // first cell its search scanned; kAnyCell without): a chunk's row folds in
-  // only those whose home its own search scanned.
-  struct UnindexedVectors {
-    std::vector<std::int64_t> ids;
-    std::vector<float> vectors;
-    std::vector<std::uint32_t> homes;
-    void clear() {
-      ids.clear();
-      vectors.clear();
-      homes.clear();
-    }
-  };
 
   std::size_t next_block_chunks(const std::vector<PreparedChunk>& block) const;
   void start_chunk();
@@ -108,6 +98,9 @@ class IngestBatch {
   // The finder for a record's content kind, or null (exact dedup only).
   const dedup::NearDuplicateFinder* finder_for(const ManifestRecord& record) const;
   void decide_entry(std::size_t e);
+  judge::Candidate candidate_of(const ManifestRecord& rec,
+                                const std::optional<std::int64_t>& label) const;
+  void queue_decided(std::size_t e, Pending p, const float* vector, const judge::Neighbourhood& n);
   void reject_entry(const readers::Rejection& rejection);
   void take_labels(const ManifestRecord& record, store::NewSample& sample);
   // leave_key_free: a rejection that may pass (Rejection::passing) never
@@ -120,13 +113,10 @@ class IngestBatch {
   static bool reserved_key(const std::string& key);
   void note_rejection(const store::NewSample& sample, const judge::Candidate& candidate);
   std::optional<std::int64_t> exact_original(const std::string& hash);
-  index::SearchResults nearest(const ManifestRecord& record, int row, const float* vector);
-  void merge_found(const index::SearchResults& found, int row);
-  void merge_searched(const index::VectorIndex& index, const float* vector, std::size_t k);
-  bool merge_prior(const PriorNeighbours& prior);
+  index::SearchResults nearest(const bulk::JobRecord& job, int row, const float* vector);
+  bool merge_prior(const bulk::PriorNeighbours& prior);
   void publish_job_ids();
   void merge_pending(const std::vector<std::size_t>& items, const float* vector);
-  index::SearchResults best_merged(std::size_t k);
   std::optional<std::string> label_name_of(std::int64_t id);
   // The external key of sample `id` (written or flushed), "" when unknown.
   std::string key_of(std::int64_t id);
@@ -134,24 +124,19 @@ class IngestBatch {
                                                               std::int64_t original);
   void supersede(const judge::Neighbourhood::BetterCopy& b, std::int64_t kept);
   void add_label_evidence(const store::NewSample& sample, const judge::Neighbourhood& n);
-  judge::Neighbourhood neighbourhood(const ManifestRecord& record,
+  judge::Neighbourhood neighbourhood(const ManifestRecord& record, const bulk::JobRecord& job,
                                      const index::SearchResults& labelled,
                                      store::NewSample& sample);
   bool label_issue(std::int64_t id) const;
   index::SearchResults accepted_among(const index::SearchResults& labelled) const;
   std::optional<dedup::NearDuplicateMatch> near_duplicate(const ManifestRecord& record,
+                                                          const bulk::JobRecord& job,
                                                           const index::SearchResults& candidates);
-  dedup::KnownVerification listed_verdicts(const ManifestRecord& record) const;
-  // The shingles a text record's stored candidates are ruled out with, or
-  // nothing when the process keeps no text sketches (or not this record's kind).
-  std::optional<std::vector<std::uint64_t>> sketch_shingles(const ManifestRecord& record) const;
+  dedup::KnownVerification listed_verdicts(const bulk::JobRecord& job) const;
   bool ruled_out_by_sketch(const std::vector<std::uint64_t>& shingles, std::int64_t id) const;
   void flush();
   void end_block();
-  void index_unindexed();
   void record_flushed(std::size_t i);
-  void keep_sketch(std::int64_t id, const ManifestRecord& record);
-  void store_sketches();
   std::int64_t item_id(std::size_t i);
   // Who asks record_of: a decision sketches a stored text the first time it
   // uses it (as one thread does when it reads it); the pre-pass never does.
@@ -189,8 +174,7 @@ class IngestBatch {
   dedup::NearDuplicateFinder text_finder_;
   store::VectorTable vectors_;
   store::ImageQualityTable image_quality_;
-  store::TextSketchTable sketch_table_;
-  std::vector<store::StoredTextSketch> unstored_sketches_;  // kept, written at the next flush
+  BatchTextSketches sketches_;
   judge::ImageIssueJudge image_issues_;
 
   // Only one chunk of micro_batch entries is decided at a time (and the next
@@ -218,17 +202,11 @@ class IngestBatch {
 
   std::vector<std::size_t> recent_;  // accepted and label_issue items since the chunk's search
   JobNeighbourCounts job_neighbours_;
-  // What the block's chunks so far add to the index (the flushed accepted
-  // and label_issue vectors), and what the block before added after this
-  // one was searched: both are folded into each chunk's results. The block
-  // before joins the index while the next block is prepared (unindexed_
-  // until then).
-  UnindexedVectors added_, previous_added_;
-  bool unindexed_ = false;
-  double index_add_seconds_ = 0.0;
+  // The flushed judged vectors the index does not hold yet.
+  IndexQueue index_queue_;
   BatchPhaseSeconds phases_;
   std::vector<review::JudgedRange> judged_ranges_;
-  std::vector<std::pair<float, std::int64_t>> merged_;
+  NeighbourMerge merge_;  // the nearest judged samples of the record being decided
 };
 
 }  // namespace winnow::curation::ingest

@@ -60,6 +60,20 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
   });
 }
 
+BatchReport Ingester::ingest_job_batch(const std::string& name, const std::string& checksum,
+                                       std::vector<readers::ManifestEntry> entries,
+                                       std::vector<bulk::JobRecord> jobs) {
+  WINNOW_THROW_IF_NOT(jobs.size() == entries.size(), "batch '{}': {} job records for {} entries",
+                      name, jobs.size(), entries.size());
+  std::size_t next = 0;
+  return ingest_job_batch(name, checksum, [&](readers::ManifestEntry& entry, bulk::JobRecord& job) {
+    if (next == entries.size()) return false;
+    job = std::move(jobs[next]);
+    entry = std::move(entries[next++]);
+    return true;
+  });
+}
+
 BatchReport Ingester::ingest_batch(const std::string& name, const std::string& checksum,
                                    readers::ManifestReader& reader, const std::atomic<bool>* stop) {
   // Deferred: the batch parses a chunk's lines (and decodes their files) on its threads.
@@ -70,6 +84,14 @@ BatchReport Ingester::ingest_batch(const std::string& name, const std::string& c
 
 BatchReport Ingester::ingest_batch(const std::string& name, const std::string& checksum,
                                    const EntrySource& next_entry, const std::atomic<bool>* stop) {
+  return ingest_job_batch(
+      name, checksum,
+      [&](readers::ManifestEntry& entry, bulk::JobRecord&) { return next_entry(entry); }, stop);
+}
+
+BatchReport Ingester::ingest_job_batch(const std::string& name, const std::string& checksum,
+                                       const JobEntrySource& next_entry,
+                                       const std::atomic<bool>* stop) {
   const auto t0 = std::chrono::steady_clock::now();
   BatchReport report;
   report.name = name;

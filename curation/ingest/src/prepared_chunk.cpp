@@ -23,10 +23,11 @@ bool prior_lists_cover(const PreparedChunk& chunk, const bulk::JobPositions* job
   for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
     if (chunk.row[e] < 0) continue;
     const ManifestRecord& record = *chunk.entries[e].record;
-    if (!record.prior_neighbours) return false;
-    WINNOW_THROW_IF_NOT(job->holds(record.job_position),
+    const bulk::JobRecord& place = chunk.jobs[e];
+    if (!place.prior_neighbours) return false;
+    WINNOW_THROW_IF_NOT(job->holds(place.position),
                         "record '{}' (line {}) has job position {}, outside the job's {} records",
-                        record.key, record.line, record.job_position, job->size());
+                        record.key, record.line, place.position, job->size());
     any = true;
   }
   return any;
@@ -44,21 +45,22 @@ void embed_chunk(const IngestContext& context, PreparedChunk& chunk) {
   for (std::size_t e = 0; e < end; ++e) {
     // Annotation-only records have nothing to embed (import-annotations).
     if (!chunk.entries[e].ok() || chunk.entries[e].record->kind == ContentKind::none) continue;
-    const ManifestRecord& record = *chunk.entries[e].record;
-    WINNOW_THROW_IF_NOT(
-        record.precomputed_embedding.empty() || record.precomputed_embedding.size() == dim,
-        "record '{}' comes with a precomputed embedding of {} values; the dataset's embedder {} "
-        "gives {}",
-        record.key, record.precomputed_embedding.size(), context.embedder.spec(), dim);
+    const std::vector<float>& precomputed = chunk.jobs[e].embedding;
+    WINNOW_THROW_IF_NOT(precomputed.empty() || precomputed.size() == dim,
+                        "record '{}' comes with a precomputed embedding of {} values; the "
+                        "dataset's embedder {} gives {}",
+                        chunk.entries[e].record->key, precomputed.size(), context.embedder.spec(),
+                        dim);
     to_embed.push_back(e);
   }
   chunk.vectors.assign(to_embed.size() * dim, 0.0f);
   std::vector<char> failed(to_embed.size(), 0);
   const auto embed_one = [&](std::size_t r) {
     const ManifestRecord& record = *chunk.entries[to_embed[r]].record;
+    const std::vector<float>& precomputed = chunk.jobs[to_embed[r]].embedding;
     float* out = chunk.vectors.data() + r * dim;
-    if (!record.precomputed_embedding.empty()) {  // by the same embedder elsewhere (winnow.dask)
-      std::copy(record.precomputed_embedding.begin(), record.precomputed_embedding.end(), out);
+    if (!precomputed.empty()) {  // by the same embedder elsewhere (winnow.dask)
+      std::copy(precomputed.begin(), precomputed.end(), out);
       return;
     }
     try {
@@ -89,13 +91,14 @@ void embed_chunk(const IngestContext& context, PreparedChunk& chunk) {
 
 }  // namespace
 
-void read_chunk_entries(const EntrySource& next_entry, std::size_t size, const std::string& name,
+void read_chunk_entries(const JobEntrySource& next_entry, std::size_t size, const std::string& name,
                         const std::atomic<bool>* stop, PreparedChunk& chunk) {
   chunk = PreparedChunk{};
   while (chunk.entries.size() < size) {
     if (stop != nullptr && stop->load()) throw BatchInterrupted(name);
-    if (!next_entry(chunk.entries.emplace_back())) {
+    if (!next_entry(chunk.entries.emplace_back(), chunk.jobs.emplace_back())) {
       chunk.entries.pop_back();
+      chunk.jobs.pop_back();
       chunk.last = true;
       return;
     }
@@ -109,13 +112,13 @@ namespace {
 std::size_t held_bytes(const PreparedChunk& chunk) {
   constexpr std::size_t kPerRecord = sizeof(readers::ManifestEntry) + sizeof(ManifestRecord) + 128;
   std::size_t bytes = chunk.vectors.size() * sizeof(float);
-  for (const readers::ManifestEntry& entry : chunk.entries) {
+  for (std::size_t e = 0; e < chunk.entries.size(); ++e) {
     bytes += kPerRecord;
-    if (!entry.record) continue;
-    const ManifestRecord& r = *entry.record;
+    if (!chunk.entries[e].record) continue;
+    const ManifestRecord& r = *chunk.entries[e].record;
     bytes += r.key.size() + r.path.size() + r.resolved_path.size() + r.text.size() +
              r.source.size() + r.pixels.size() + r.colour.size() +
-             (r.embedding.size() + r.precomputed_embedding.size()) * sizeof(float);
+             (r.embedding.size() + chunk.jobs[e].embedding.size()) * sizeof(float);
   }
   return bytes;
 }
@@ -130,8 +133,8 @@ std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared) {
   return std::clamp<std::size_t>(kSearchBlockBytes / per_chunk, 1, kSearchBlockChunks);
 }
 
-void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, std::size_t chunks,
-                        const std::string& name, const std::atomic<bool>* stop,
+void read_block_entries(const JobEntrySource& next_entry, std::size_t chunk_size,
+                        std::size_t chunks, const std::string& name, const std::atomic<bool>* stop,
                         std::vector<PreparedChunk>& block) {
   block.clear();
   do {

@@ -43,6 +43,8 @@ inline constexpr std::size_t kSearchBlockBytes = std::size_t{8} << 20;
 
 struct PreparedChunk {
   std::vector<readers::ManifestEntry> entries;
+  // Per entry: what a bulk job adds to it (empty outside a job).
+  std::vector<bulk::JobRecord> jobs;
   bool last = false;  // the source had no entry after these
   // The embedded entries' vectors, row by row; an entry's row, -1 when it
   // was not embedded (rejected, annotations only, or embed_errors says why).
@@ -66,7 +68,7 @@ struct PreparedChunk {
 // (their parsing deferred: prepare_chunk does it), on the caller's thread:
 // a source may ask the store. Throws BatchInterrupted (naming `name`) when
 // `stop` is set between two entries.
-void read_chunk_entries(const EntrySource& next_entry, std::size_t size, const std::string& name,
+void read_chunk_entries(const JobEntrySource& next_entry, std::size_t size, const std::string& name,
                         const std::atomic<bool>* stop, PreparedChunk& chunk);
 
 // How many chunks the block after `prepared` may hold: kSearchBlockChunks,
@@ -76,8 +78,8 @@ std::size_t search_block_chunks(const std::vector<PreparedChunk>& prepared);
 
 // Reads up to `chunks` chunks of `chunk_size` entries into a cleared `block`
 // (at least one; the last may be empty and marked last), as read_chunk_entries.
-void read_block_entries(const EntrySource& next_entry, std::size_t chunk_size, std::size_t chunks,
-                        const std::string& name, const std::atomic<bool>* stop,
+void read_block_entries(const JobEntrySource& next_entry, std::size_t chunk_size,
+                        std::size_t chunks, const std::string& name, const std::atomic<bool>* stop,
                         std::vector<PreparedChunk>& block);
 
 // Completes the block's deferred entries and embeds its records on the pool,

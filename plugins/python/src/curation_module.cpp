@@ -185,7 +185,7 @@ void verify_listed_rows(const Curator& c, ListedContents& contents, const FlagAr
     const std::size_t r = row++;
     const ManifestRecord* record = contents.at(i);
     if (record == nullptr) continue;
-    winnow::curation::PriorNeighbours list;
+    winnow::curation::bulk::PriorNeighbours list;
     list.positions.assign(neighbours.data() + r * k, neighbours.data() + (r + 1) * k);
     list.similarities.assign(similarities.data() + r * k, similarities.data() + (r + 1) * k);
     winnow::curation::bulk::verify_listed(*record, list, listed, c.config(), c.image_verifier(),
@@ -462,17 +462,15 @@ std::vector<std::optional<std::string>> partition_content_hashes(const ManifestP
 // Embeddings [entries, dim]: a row of NaN where there is none.
 FloatArray partition_embeddings(const ManifestPartition& p) {
   std::size_t dim = 0;
-  for (const ManifestEntry& e : p.entries) {
-    if (e.ok() && !e.record->precomputed_embedding.empty())
-      dim = e.record->precomputed_embedding.size();
+  for (const winnow::curation::bulk::JobRecord& job : p.jobs) {
+    if (!job.embedding.empty()) dim = job.embedding.size();
   }
   FloatArray out({static_cast<py::ssize_t>(p.entries.size()), static_cast<py::ssize_t>(dim)});
   std::fill_n(out.mutable_data(), out.size(), std::numeric_limits<float>::quiet_NaN());
   for (std::size_t i = 0; i < p.entries.size(); ++i) {
-    const ManifestEntry& e = p.entries[i];
-    if (e.ok() && e.record->precomputed_embedding.size() == dim) {
-      std::copy(e.record->precomputed_embedding.begin(), e.record->precomputed_embedding.end(),
-                out.mutable_data() + i * dim);
+    const std::vector<float>& embedding = p.jobs[i].embedding;
+    if (p.entries[i].ok() && embedding.size() == dim) {
+      std::copy(embedding.begin(), embedding.end(), out.mutable_data() + i * dim);
     }
   }
   return out;
@@ -625,7 +623,7 @@ class PartitionEntries {
         it_(py::iter(parts)),
         next_(py::module_::import("builtins").attr("next")) {}
 
-  bool next(ManifestEntry& entry) {
+  bool next(ManifestEntry& entry, winnow::curation::bulk::JobRecord& job) {
     while (position_ == current_.entries.size()) {
       lines_before_ += current_.lines;
       if (!take_next_partition()) return false;
@@ -635,6 +633,8 @@ class PartitionEntries {
                           "embedder is {}",
                           name_, current_.embedder, embedder_);
     }
+    job = position_ < current_.jobs.size() ? std::move(current_.jobs[position_])
+                                           : winnow::curation::bulk::JobRecord{};
     entry = std::move(current_.entries[position_++]);
     (entry.ok() ? entry.record->line : entry.rejection->line) += lines_before_;
     return true;
@@ -715,8 +715,10 @@ class Writer {
     winnow::curation::ingest::BatchReport report;
     try {
       py::gil_scoped_release release;
-      report = ingester_.ingest_batch(name, checksum,
-                                      [&](ManifestEntry& entry) { return entries.next(entry); });
+      report = ingester_.ingest_job_batch(
+          name, checksum, [&](ManifestEntry& entry, winnow::curation::bulk::JobRecord& job) {
+            return entries.next(entry, job);
+          });
     } catch (const winnow::Error&) {
       if (entries.source_error()) std::rethrow_exception(entries.source_error());
       throw;

@@ -74,8 +74,7 @@ json record_json(const ManifestRecord& r) {
           {"annotations", std::move(annotations)},
           {"embedding", bytes_of(r.embedding)},
           {"image_quality", std::move(quality)},
-          {"content_hash", r.content_hash},
-          {"precomputed_embedding", bytes_of(r.precomputed_embedding)}};
+          {"content_hash", r.content_hash}};
 }
 
 ManifestRecord record_in(const json& j) {
@@ -109,7 +108,6 @@ ManifestRecord record_in(const json& j) {
     r.image_quality = m;
   }
   r.content_hash = j.at("content_hash").get<std::string>();
-  r.precomputed_embedding = floats_in(j.at("precomputed_embedding"));
   return r;
 }
 
@@ -159,9 +157,11 @@ ManifestRecord verification_record(std::string_view bytes) {
 
 std::string to_bytes(const ManifestPartition& partition) {
   json entries = json::array();
-  for (const ManifestEntry& e : partition.entries) {
+  for (std::size_t i = 0; i < partition.entries.size(); ++i) {
+    const ManifestEntry& e = partition.entries[i];
     WINNOW_THROW_IF_NOT(!e.deferred, "manifest partition: an entry was not read to its end");
-    entries.push_back(e.ok() ? json{{"record", record_json(*e.record)}}
+    entries.push_back(e.ok() ? json{{"record", record_json(*e.record)},
+                                    {"embedding", bytes_of(partition.jobs.at(i).embedding)}}
                              : json{{"rejection", rejection_json(*e.rejection)}});
   }
   const json j = {{"lines", partition.lines},
@@ -181,8 +181,10 @@ ManifestPartition partition_from_bytes(std::string_view bytes) {
     partition.embedder = j.at("embedder").get<std::string>();
     for (const json& e : j.at("entries")) {
       ManifestEntry& entry = partition.entries.emplace_back();
+      curation::bulk::JobRecord& job = partition.jobs.emplace_back();
       if (e.contains("record")) {
         entry.record = record_in(e.at("record"));
+        job.embedding = floats_in(e.at("embedding"));
       } else {
         entry.rejection = rejection_in(e.at("rejection"));
       }
@@ -205,10 +207,10 @@ const ManifestRecord& record_of_entry(const ManifestPartition& partition, std::i
 namespace {
 
 // Row r of the lists: only the leading ranks with a verdict (the rest are NaN padding).
-std::shared_ptr<curation::PriorNeighbours> prior_neighbours_of_row(const PriorNeighbourRows& rows,
-                                                                   std::size_t r) {
+std::shared_ptr<curation::bulk::PriorNeighbours> prior_neighbours_of_row(
+    const PriorNeighbourRows& rows, std::size_t r) {
   const std::size_t k = rows.k;
-  auto prior = std::make_shared<curation::PriorNeighbours>();
+  auto prior = std::make_shared<curation::bulk::PriorNeighbours>();
   prior->positions.assign(rows.positions + r * k, rows.positions + (r + 1) * k);
   prior->similarities.assign(rows.similarities + r * k, rows.similarities + (r + 1) * k);
   prior->complete = rows.complete[r];
@@ -230,12 +232,12 @@ void set_prior_neighbours(ManifestPartition& partition, std::int64_t first_posit
                           const PriorNeighbourRows& rows) {
   for (std::size_t e = 0; e < partition.entries.size(); ++e) {
     if (partition.entries[e].ok())
-      partition.entries[e].record->job_position = first_position + static_cast<std::int64_t>(e);
+      partition.jobs.at(e).position = first_position + static_cast<std::int64_t>(e);
   }
   for (std::size_t r = 0; r < rows.rows; ++r) {
     const std::int64_t e = rows.entries[r];
     record_of_entry(partition, e, "set_prior_neighbours");
-    partition.entries[static_cast<std::size_t>(e)].record->prior_neighbours =
+    partition.jobs.at(static_cast<std::size_t>(e)).prior_neighbours =
         prior_neighbours_of_row(rows, r);
   }
 }
@@ -263,6 +265,7 @@ ManifestPartition Curator::read(std::string text, const std::string& name,
     partition.entries.push_back(std::move(entry));
   }
   partition.lines = reader.lines_read();
+  partition.jobs.resize(partition.entries.size());
   const curation::ThreadPool pool(threads);
   const auto complete = [&](std::size_t i) {
     ManifestEntry& entry = partition.entries[i];
@@ -273,7 +276,7 @@ ManifestPartition Curator::read(std::string text, const std::string& name,
     if (record.content_hash.empty())
       record.content_hash = curation::dedup::record_content_hash(record);
     try {
-      record.precomputed_embedding = embedder_->embed(record);
+      partition.jobs[i].embedding = embedder_->embed(record);
     } catch (const Error&) {
       // Left empty: the writer's embedder rejects it with the same reason.
     }

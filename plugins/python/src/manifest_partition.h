@@ -1,7 +1,7 @@
 // ManifestPartition: a part of a manifest as winnow.dask's workers hand it to
 // the one writer: its entries parsed (records' files read and decoded), their
 // content hashes and their embeddings computed by the dataset's embedder
-// (ManifestRecord::precomputed_embedding), so that the writer's ordinary
+// (bulk::JobRecord::embedding), so that the writer's ordinary
 // ingest (Ingester::ingest_batch) only decides and writes.
 //
 // A Curator is the read-only half of a dataset's curation, built from its
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "winnow/curation/bulk/job_record.h"
 #include "winnow/curation/embed/embedder.h"
 #include "winnow/curation/config/dataset_config.h"
 #include "winnow/curation/dedup/colour_image_verifier.h"
@@ -26,6 +27,9 @@ namespace winnow::python {
 
 struct ManifestPartition {
   std::vector<curation::readers::ManifestEntry> entries;  // complete: record or rejection
+  // What the job adds to each entry, by entry: its embedding, then its job
+  // position and prior neighbours (set_prior_neighbours).
+  std::vector<curation::bulk::JobRecord> jobs;
   // Lines of the manifest the part spans, blank ones too: line numbers in
   // `entries` count from the part's start, and the writer adds the lines of
   // the parts before it.

@@ -138,7 +138,9 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
       std::size_t i = 0;
       for (std::size_t b = 0; b < batches.size(); ++b) {
         std::vector<ManifestEntry> entries = entries_of(batches[b]);
-        for (ManifestEntry& e : entries) {
+        std::vector<JobRecord> jobs(entries.size());
+        for (std::size_t j = 0; j < entries.size(); ++j) {
+          const ManifestEntry& e = entries[j];
           auto prior = std::make_shared<PriorNeighbours>();
           prior->positions.assign(lists.positions.begin() + i * list_k,
                                   lists.positions.begin() + (i + 1) * list_k);
@@ -149,11 +151,11 @@ TEST_CASE("prior neighbour lists give the decisions of a plain ingest", "[ingest
             verify_listed(*e.record, *prior, at_position, plain.config(), *image_verifier,
                           *text_verifier, 20);
           }
-          e.record->job_position = static_cast<std::int64_t>(i++);
-          e.record->prior_neighbours = std::move(prior);
+          jobs[j].position = static_cast<std::int64_t>(i++);
+          jobs[j].prior_neighbours = std::move(prior);
         }
-        const BatchReport r =
-            job.ingest_batch("b" + std::to_string(b), "c" + std::to_string(b), std::move(entries));
+        const BatchReport r = job.ingest_job_batch("b" + std::to_string(b), "c" + std::to_string(b),
+                                                   std::move(entries), std::move(jobs));
         counts.listed += r.job_neighbours.listed;
         counts.searched += r.job_neighbours.searched;
         counts.verdicts_taken += r.job_neighbours.verdicts_taken;
@@ -222,6 +224,7 @@ TEST_CASE("the writer takes the workers' near-duplicate verdicts as they are", "
       index::prior_neighbours(vectors.data(), positions.data(), wanted.data(), n, dim, 60);
   REQUIRE(job.start_job(n));
   std::vector<ManifestEntry> entries = entries_of(records);
+  std::vector<JobRecord> jobs(n);
   std::size_t gated = 0;  // records with an earlier record at or above the gate
   std::vector<bool> has_verdicts(n, false);
   for (std::size_t i = 0; i < n; ++i) {
@@ -239,11 +242,11 @@ TEST_CASE("the writer takes the workers' near-duplicate verdicts as they are", "
     }
     has_verdicts[i] = !prior->verified_similarities.empty();
     gated += has_verdicts[i];
-    entries[i].record->job_position = static_cast<std::int64_t>(i);
-    entries[i].record->prior_neighbours = std::move(prior);
+    jobs[i].position = static_cast<std::int64_t>(i);
+    jobs[i].prior_neighbours = std::move(prior);
   }
   REQUIRE(gated > 20);
-  const BatchReport r = job.ingest_batch("b", "c", std::move(entries));
+  const BatchReport r = job.ingest_job_batch("b", "c", std::move(entries), std::move(jobs));
   CHECK(r.job_neighbours.verdicts_taken > 0);
   CHECK(r.job_neighbours.verified_by_writer < r.job_neighbours.verdicts_taken);
 
@@ -274,16 +277,18 @@ TEST_CASE("a bulk job ends when another process writes the dataset, and needs an
   winnow::test::Pipeline job(db);
   REQUIRE(job.start_job(10));
   // Lists that name nothing: taken while the job holds, ignored once it ended.
-  const auto listed = [](std::vector<ManifestRecord> records, std::int64_t first) {
-    std::vector<ManifestEntry> entries = entries_of(records);
-    for (ManifestEntry& e : entries) {
-      e.record->job_position = first++;
-      e.record->prior_neighbours = std::make_shared<PriorNeighbours>();
+  const auto listed = [](winnow::test::Pipeline& pipeline, const std::string& name,
+                         const std::string& checksum, const std::vector<ManifestRecord>& records,
+                         std::int64_t first) {
+    std::vector<JobRecord> jobs(records.size());
+    for (JobRecord& j : jobs) {
+      j.position = first++;
+      j.prior_neighbours = std::make_shared<PriorNeighbours>();
     }
-    return entries;
+    return pipeline.ingest_job_batch(name, checksum, entries_of(records), std::move(jobs));
   };
   const std::vector<ManifestRecord> first(batches[0].begin(), batches[0].begin() + 5);
-  BatchReport r = job.ingest_batch("b0", "c0", listed(first, 0));
+  BatchReport r = listed(job, "b0", "c0", first, 0);
   CHECK(r.job_neighbours.listed == 5);
   // An empty list that is not complete proves nothing: the pipeline searched.
   CHECK(r.job_neighbours.searched == 5);
@@ -293,7 +298,7 @@ TEST_CASE("a bulk job ends when another process writes the dataset, and needs an
     other.ingest_batch("other", "c-other", entries_of({batches[1][0]}));
   }
   const std::vector<ManifestRecord> second(batches[0].begin() + 5, batches[0].begin() + 10);
-  r = job.ingest_batch("b1", "c1", listed(second, 5));
+  r = listed(job, "b1", "c1", second, 5);
   CHECK(r.job_neighbours.listed == 0);
   CHECK_FALSE(job.job_under_way());
   CHECK(r.counts[SampleStatus::accepted] + r.counts[SampleStatus::label_issue] +
@@ -307,7 +312,7 @@ TEST_CASE("a bulk job ends when another process writes the dataset, and needs an
   winnow::test::Pipeline::init(dir2.file("d.db"), small_chunks());
   winnow::test::Pipeline fresh(dir2.file("d.db"));
   REQUIRE(fresh.start_job(3));
-  CHECK_THROWS_WITH(fresh.ingest_batch("b", "c", listed(first, 1)),
+  CHECK_THROWS_WITH(listed(fresh, "b", "c", first, 1),
                     Catch::Contains("record 'img-") && Catch::Contains("job position 3"));
   CHECK_FALSE(fresh.job_under_way());  // a failed batch ends the job
 }

@@ -768,19 +768,23 @@ TEST_CASE("ingest pipeline: a precomputed embedding is taken instead of the embe
   winnow::test::Pipeline p(db);
   auto shirts = of_class("0", 3);
   REQUIRE(shirts.size() == 3);
-  const auto entries = [&](const std::vector<float>& second_vector) {
+  const auto entries = [&] {
     std::vector<ManifestEntry> out(2);
     out[0].record = *shirts[0];
     out[0].record->key = "first";
     out[1].record = *shirts[1];
     out[1].record->key = "second";
-    out[1].record->precomputed_embedding = second_vector;
+    return out;
+  };
+  const auto jobs = [](const std::vector<float>& second_vector) {
+    std::vector<bulk::JobRecord> out(2);
+    out[1].embedding = second_vector;
     return out;
   };
   // The second image carries the first one's vector: its nearest accepted
   // neighbour is then at cosine 1 (gain 0), which its own vector is not.
   const std::vector<float> first_vector = p.embedder().embed(*shirts[0]);
-  const BatchReport r = p.ingest_batch("b1", "c1", entries(first_vector));
+  const BatchReport r = p.ingest_job_batch("b1", "c1", entries(), jobs(first_vector));
   CHECK(r.counts[SampleStatus::accepted] == 2);  // verified on the pixels: not a duplicate
   const auto second = p.store().find_by_external_key("second");
   REQUIRE(second);
@@ -789,10 +793,11 @@ TEST_CASE("ingest pipeline: a precomputed embedding is taken instead of the embe
   CHECK(p.embedder().embed(*shirts[1]) != first_vector);
 
   // A vector of another length is no embedding of this dataset: the batch fails.
-  std::vector<ManifestEntry> wrong = entries(std::vector<float>(first_vector.size() + 1, 0.1f));
+  const std::vector<float> too_long(first_vector.size() + 1, 0.1f);
+  std::vector<ManifestEntry> wrong = entries();
   wrong[0].record->key = "third";
   wrong[1].record->key = "fourth";
-  CHECK_THROWS_AS(p.ingest_batch("b2", "c2", std::move(wrong)), winnow::Error);
+  CHECK_THROWS_AS(p.ingest_job_batch("b2", "c2", std::move(wrong), jobs(too_long)), winnow::Error);
   CHECK_FALSE(p.store().find_by_external_key("third"));
 }
 

@@ -1,7 +1,7 @@
 // JobPositions: the store ids a bulk job's records were given, by their place
-// in the job's order (ManifestRecord::job_position). winnow.dask's workers
+// in the job's order (JobRecord::position). winnow.dask's workers
 // list each record's nearest earlier records by job position
-// (ManifestRecord::prior_neighbours); the ingest turns those positions into
+// (JobRecord::prior_neighbours); the ingest turns those positions into
 // ids here and asks its index whether each id is judged (accepted or
 // flagged) now, so a listed record counts as it does for a search.
 #pragma once

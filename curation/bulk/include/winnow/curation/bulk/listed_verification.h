@@ -12,6 +12,7 @@
 
 #include "winnow/curation/dedup/near_duplicate_verifier.h"
 #include "winnow/curation/config/dataset_config.h"
+#include "winnow/curation/bulk/job_record.h"
 #include "winnow/curation/core/manifest_record.h"
 
 namespace winnow::curation::bulk {

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,24 +44,6 @@ struct ImageMeasurement {
   image::ImageQualityScores scores;
 };
 
-// A record's nearest records before it in a bulk job's order (winnow.dask
-// phase 2, docs/distributed-curation.md), found on the workers inside the
-// record's coarse cluster: job positions, best first, with their inner
-// products (the index's cosine of the two embeddings).
-struct PriorNeighbours {
-  std::vector<std::int64_t> positions;
-  std::vector<float> similarities;
-  // Every earlier record of the cluster is listed: however many of them the
-  // ingest finds rejected, none it would want is missing.
-  bool complete = false;
-  // The near-duplicate verifier's verdicts on the leading listed records,
-  // made on the workers (ingest/listed_verification.h): similarity and
-  // threshold of rank r, for r below their size (NaN where no verdict was
-  // made); the writer verifies the other candidates itself.
-  std::vector<double> verified_similarities;
-  std::vector<double> verified_thresholds;
-};
-
 struct ManifestRecord {
   std::size_t line = 0;  // 1-based line in the manifest (0 when not from one)
   std::string key;
@@ -82,16 +63,6 @@ struct ManifestRecord {
   std::string source;
   std::vector<Annotation> annotations;
   std::vector<float> embedding;  // empty when the manifest gave none
-  // The dataset embedder's vector of this record, computed by another
-  // process (winnow.dask's workers, docs/distributed-curation.md); the ingest
-  // then takes it instead of embedding the record itself. Never read from a
-  // manifest. Empty: the ingest embeds the record.
-  std::vector<float> precomputed_embedding;
-  // The record's place in a bulk job's order (-1: not part of one), and its
-  // nearest earlier records of the job; the ingest takes these instead of
-  // searching its index (IngestPipeline::start_job). Never read from a manifest.
-  std::int64_t job_position = -1;
-  std::shared_ptr<const PriorNeighbours> prior_neighbours;
   // Set when the reader decoded the `path` record's file as an image.
   std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.

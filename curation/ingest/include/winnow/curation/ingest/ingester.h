@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "winnow/curation/bulk/job_record.h"
 #include "winnow/curation/dataset/dataset.h"
 #include "winnow/curation/ingest/batch_report.h"
 #include "winnow/curation/readers/manifest_reader.h"
@@ -35,6 +36,9 @@ class BatchInterrupted : public Error {
 // The entries of one batch, one at a time: fills `entry` and returns true, or
 // returns false at the end (ManifestReader::next has this shape).
 using EntrySource = std::function<bool(readers::ManifestEntry& entry)>;
+// The same for a bulk job's batch: each entry with what the job adds to it
+// (left empty for an entry that has nothing: a rejection, say).
+using JobEntrySource = std::function<bool(readers::ManifestEntry& entry, bulk::JobRecord& job)>;
 
 // The batch identity under which a manifest of `checksum` is ingested again
 // (`winnow ingest --redo`, say after `init` fixed the config that refused its
@@ -64,10 +68,20 @@ class Ingester {
                            const std::atomic<bool>* stop = nullptr);
   BatchReport ingest_batch(const std::string& name, const std::string& checksum,
                            std::vector<readers::ManifestEntry> entries);
+  // A batch of a bulk job (start_job): as ingest_batch, each record with its
+  // precomputed embedding and its place and prior neighbours in the job.
+  BatchReport ingest_job_batch(const std::string& name, const std::string& checksum,
+                               const JobEntrySource& next_entry,
+                               const std::atomic<bool>* stop = nullptr);
+  // The same for entries at hand, jobs[i] what the job adds to entries[i]
+  // (as many of them as entries).
+  BatchReport ingest_job_batch(const std::string& name, const std::string& checksum,
+                               std::vector<readers::ManifestEntry> entries,
+                               std::vector<bulk::JobRecord> jobs);
 
   // Begins a bulk job of `records` records (winnow.dask, phase 2), numbered
-  // 0 .. records-1 in the job's order by ManifestRecord::job_position: from
-  // now on a chunk whose records bring prior neighbour lists takes its
+  // 0 .. records-1 in the job's order by JobRecord::position: from now on a
+  // chunk of ingest_job_batch whose records bring prior neighbour lists takes its
   // neighbours from them instead of searching the index. Only a dataset with
   // no accepted or flagged sample can begin one (the lists know nothing of
   // earlier samples): returns false otherwise, and the lists are ignored.
