@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
 """winnow.dask on the 60k Fashion-MNIST training images against `winnow ingest`
-(issue 17, phase 1; docs/distributed-curation.md; the run: docs/history/benchmarks-notebook.md,
-"Dask curation, phase 1 (issue 17)"; phase 1 is superseded, the current job: docs/benchmarks.md,
-"winnow.dask").
+(docs/distributed-curation.md; the figures: docs/benchmarks.md, "winnow.dask").
 
 One manifest of the 60,000 training images as pixels records in arrival order, with
 planted exact copies, near copies (a one-pixel shift), flipped labels and bad lines

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""What an index on a random key costs per batch as a SQLite table grows (issue 16;
-docs/history/benchmarks-notebook.md, "The content-hash index as the store grows (2026-11-29,
-stop 46)": a trial's record, not on the results page).
+"""What an index on a random key costs per batch as a SQLite table grows: a trial's
+script (its run is in docs/history/), not a figure of the results page.
 
 The samples table's content_hash index takes 32-character hex keys in no order, so
 each batch's inserts land all over its B-tree: the pages a batch dirties (and writes

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""How right are the label issues a bench/ingest_growth.py store holds at the end? (issue 16;
-docs/history/benchmarks-notebook.md, "One index for accepted samples and label issues
-(2026-11-29, stop 42)": a trial's record, not on the results page).
+"""How right are the label issues a bench/ingest_growth.py store holds at the end? A
+trial's script (its run is in docs/history/), not a figure of the results page.
 
 The generator draws its cluster centres first from default_rng(seed); a record's true
 class is its nearest centre (clusters of noise 0.35 in 64 or 128 dimensions do not

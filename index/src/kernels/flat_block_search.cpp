@@ -197,8 +197,7 @@ void sgemm_search(const float* base, std::size_t n, std::size_t d, const float* 
 // place, no score matrix is zeroed, written and read back, and each score is
 // compared with its query's threshold while still in a register.
 //
-// Blocking (docs/benchmarks.md, "Flat search"; the blocking trials:
-// docs/history/benchmarks-notebook.md, "Curation building blocks"): 6 rows x 64
+// Blocking (docs/benchmarks.md, "Flat search"): 6 rows x 64
 // queries (24 accumulators + 4 query registers + 1 broadcast: 29 of the 32
 // zmm registers, GCC keeps them all in registers) does more multiply-adds per
 // second than the earlier 4 x 32 (8 accumulators, 6 loads per 8 FMAs), if

@@ -60,7 +60,7 @@ DEFAULT_PART_BYTES = 8 << 20
 DEFAULT_CLUSTER_SIZE = 4096
 # Clusters a vector is searched from: its nearest one and the next ones, so
 # that a record whose neighbour lies just across a boundary still finds it
-# (docs/benchmarks.md, "Dask curation phase 2", measures the recall).
+# (docs/benchmarks.md, "winnow.dask", measures the recall).
 DEFAULT_CLUSTER_COPIES = 3
 # A record's list holds this many times the neighbours an ingest takes: room
 # for earlier records the writer rejects (copies, near duplicates).
