@@ -534,14 +534,15 @@ StatusCounts MetadataStore::count_by_status() {
 }
 
 std::vector<MetadataStore::LabelQualitySum> MetadataStore::label_quality_by_label() {
+  // Kept by triggers (schema version 9), in fixed point.
   StatementScope query(
-      db_.cached("SELECT label, count(*), total(label_quality) FROM samples "
-                 "WHERE status IN ('accepted', 'label_issue') AND label IS NOT NULL "
-                 "AND label_quality IS NOT NULL GROUP BY label ORDER BY label"));
+      db_.cached("SELECT label, samples, quality_fixed FROM label_quality_sums "
+                 "WHERE samples > 0 ORDER BY label"));
   query->bind_all();
   std::vector<LabelQualitySum> sums;
   while (query->step()) {
-    sums.push_back({query->column_int64(0), query->column_int64(1), query->column_double(2)});
+    sums.push_back({query->column_int64(0), query->column_int64(1),
+                    static_cast<double>(query->column_int64(2)) / kLabelQualityScale});
   }
   return sums;
 }

@@ -320,6 +320,48 @@ void create_reviews(Database& db) {
       " reviewer TEXT NOT NULL, note TEXT NOT NULL, created_at TEXT NOT NULL)");
 }
 
+// Version 9: per label, the count and the sum of the label qualities of the
+// accepted and label_issue samples, kept by triggers as samples are written
+// (MetadataStore::label_quality_by_label), so that reading them no longer
+// scans every sample: each batch reads them several times. Qualities are
+// summed in fixed point (kLabelQualityScale per unit), so that the sums are
+// exact whatever the order of the writes. Filled once from the samples stored.
+void create_label_quality_sums(Database& db) {
+  db.exec(
+      "CREATE TABLE label_quality_sums ("
+      " label INTEGER PRIMARY KEY,"
+      " samples INTEGER NOT NULL,"
+      " quality_fixed INTEGER NOT NULL)");
+  db.exec(
+      "INSERT INTO label_quality_sums (label, samples, quality_fixed)"
+      " SELECT label, count(*), sum(CAST(round(label_quality * 4294967296.0) AS INTEGER))"
+      " FROM samples WHERE (status = 'accepted' OR status = 'label_issue')"
+      " AND label IS NOT NULL AND label_quality IS NOT NULL GROUP BY label");
+  db.exec(
+      "CREATE TRIGGER samples_label_quality_insert AFTER INSERT ON samples"
+      " WHEN (NEW.status = 'accepted' OR NEW.status = 'label_issue')"
+      " AND NEW.label IS NOT NULL AND NEW.label_quality IS NOT NULL BEGIN"
+      " INSERT INTO label_quality_sums (label, samples, quality_fixed)"
+      " VALUES (NEW.label, 1, CAST(round(NEW.label_quality * 4294967296.0) AS INTEGER))"
+      " ON CONFLICT (label) DO UPDATE SET samples = samples + 1,"
+      " quality_fixed = quality_fixed + excluded.quality_fixed;"
+      " END");
+  db.exec(
+      "CREATE TRIGGER samples_label_quality_update"
+      " AFTER UPDATE OF status, label, label_quality ON samples BEGIN"
+      " UPDATE label_quality_sums SET samples = samples - 1,"
+      " quality_fixed = quality_fixed - CAST(round(OLD.label_quality * 4294967296.0) AS INTEGER)"
+      " WHERE label = OLD.label AND (OLD.status = 'accepted' OR OLD.status = 'label_issue')"
+      " AND OLD.label_quality IS NOT NULL;"
+      " INSERT INTO label_quality_sums (label, samples, quality_fixed)"
+      " SELECT NEW.label, 1, CAST(round(NEW.label_quality * 4294967296.0) AS INTEGER)"
+      " WHERE (NEW.status = 'accepted' OR NEW.status = 'label_issue')"
+      " AND NEW.label IS NOT NULL AND NEW.label_quality IS NOT NULL"
+      " ON CONFLICT (label) DO UPDATE SET samples = samples + 1,"
+      " quality_fixed = quality_fixed + excluded.quality_fixed;"
+      " END");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -339,6 +381,8 @@ const std::vector<Migration>& schema_migrations() {
       {6, "text_sketches: sketches of stored texts' shingle sets", &create_text_sketches},
       {7, "text_sketches rows may end with their checksum", &checksummed_text_sketches},
       {8, "reviews: a person's latest verdict on a sample", &create_reviews},
+      {9, "label_quality_sums: label-quality counts and sums per label, kept by triggers",
+       &create_label_quality_sums},
   };
   return migrations;
 }

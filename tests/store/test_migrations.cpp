@@ -43,6 +43,13 @@ void set_user_version_raw(const std::string& path, int version) {
   REQUIRE(sqlite3_close(db) == SQLITE_OK);
 }
 
+// Migration 9's table and triggers, gone.
+void undo_label_quality_sums(Database& db) {
+  db.exec("DROP TRIGGER samples_label_quality_insert");
+  db.exec("DROP TRIGGER samples_label_quality_update");
+  db.exec("DROP TABLE label_quality_sums");
+}
+
 // A file at schema `version` as the build before the next migration left it:
 // today's schema with one sample, less what later migrations made (`undo`,
 // SQL run in order). Returns the sample's id.
@@ -53,6 +60,7 @@ std::int64_t old_version_file(const std::string& path, int version,
     MetadataStore store(path);
     sample_id = store.insert_sample(test::make_sample(1));
     for (const char* sql : undo) store.database().exec(sql);
+    if (version < 9) undo_label_quality_sums(store.database());
   }
   set_user_version_raw(path, version);
   return sample_id;
@@ -78,7 +86,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
   for (const char* table :
        {"samples", "annotations", "contributors", "ingest_batches", "events", "meta",
-        "curation_vectors", "image_quality", "text_sketches", "reviews"}) {
+        "curation_vectors", "image_quality", "text_sketches", "reviews", "label_quality_sums"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -90,7 +98,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_int(db,
                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
                   "AND name = 'samples_content_hash'") == 0);
-  CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 3);
+  CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 5);
   CHECK(query_text(db, "PRAGMA integrity_check") == "ok");
 }
 
@@ -136,6 +144,7 @@ TEST_CASE("a version 1 database with data migrates to the latest version keeping
     store.database().exec("DROP TABLE image_quality");  // migration 3's
     store.database().exec("DROP TABLE text_sketches");  // migration 6's
     store.database().exec("DROP TABLE reviews");        // migration 8's
+    undo_label_quality_sums(store.database());          // migration 9's
   }
   set_user_version_raw(path, 1);
 
@@ -268,6 +277,7 @@ TEST_CASE("a version 4 database gets CHECK constraints without lists, refusing t
     sample_id = store.insert_sample(test::make_sample(1));
     store.database().exec("DROP TABLE text_sketches");
     store.database().exec("DROP TABLE reviews");
+    undo_label_quality_sums(store.database());
   }
   {
     // Version 4 as the build before left it: migration 1's lists of values,
@@ -401,4 +411,32 @@ TEST_CASE("a version 7 database gets the reviews table and keeps its samples",
   CHECK(store.find_sample(sample_id)->status == SampleStatus::rejected);
   REQUIRE(store.review_of(sample_id));
   CHECK(store.review_of(sample_id)->reviewer == "ann");
+}
+
+TEST_CASE("a version 8 database gets the label-quality sums of the samples it holds",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v8.db");
+  {
+    MetadataStore store(path);
+    for (int i = 0; i < 6; ++i) {
+      NewSample s = test::make_sample(i);
+      s.label = i % 2;
+      s.label_quality = 0.1 * (i + 1);
+      if (i == 5) s.decision.status = SampleStatus::rejected;  // not counted
+      store.insert_sample(s);
+    }
+    undo_label_quality_sums(store.database());
+  }
+  set_user_version_raw(path, 8);
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  const auto sums = store.label_quality_by_label();
+  REQUIRE(sums.size() == 2);
+  CHECK(sums[0].label == 0);
+  CHECK(sums[0].samples == 3);  // 0.1, 0.3, 0.5
+  CHECK(sums[0].quality_sum == Approx(0.9).margin(1e-9));
+  CHECK(sums[1].label == 1);
+  CHECK(sums[1].samples == 2);  // 0.2, 0.4 (0.6 rejected)
+  CHECK(sums[1].quality_sum == Approx(0.6).margin(1e-9));
 }

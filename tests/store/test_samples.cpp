@@ -209,3 +209,76 @@ TEST_CASE("key/value metadata", "[store][meta]") {
   CHECK(store.get_meta("embedder")->find("clip") != std::string::npos);
   REQUIRE_THROWS_WITH(store.set_meta("", "x"), Catch::Contains("meta key is empty"));
 }
+
+namespace {
+
+// The label-quality sums as a scan of the samples gives them.
+std::vector<MetadataStore::LabelQualitySum> scanned_label_quality(MetadataStore& store) {
+  Statement query(store.database(),
+                  "SELECT label, count(*), total(label_quality) FROM samples "
+                  "WHERE status IN ('accepted', 'label_issue') AND label IS NOT NULL "
+                  "AND label_quality IS NOT NULL GROUP BY label ORDER BY label");
+  std::vector<MetadataStore::LabelQualitySum> sums;
+  while (query.step()) {
+    sums.push_back({query.column_int64(0), query.column_int64(1), query.column_double(2)});
+  }
+  return sums;
+}
+
+void check_same_sums(MetadataStore& store) {
+  const auto kept = store.label_quality_by_label();
+  const auto scanned = scanned_label_quality(store);
+  REQUIRE(kept.size() == scanned.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    INFO("label " << scanned[i].label);
+    CHECK(kept[i].label == scanned[i].label);
+    CHECK(kept[i].samples == scanned[i].samples);
+    CHECK(kept[i].quality_sum == Approx(scanned[i].quality_sum).margin(1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("label-quality sums follow every write of a sample's status, label and quality",
+          "[store]") {
+  TempDir dir;
+  MetadataStore store(dir.file("sums.db"));
+  std::vector<std::int64_t> ids;
+  std::vector<NewSample> batch;
+  for (int i = 0; i < 40; ++i) {
+    NewSample s = make_sample(i);
+    s.label = i % 4;
+    if (i % 5 != 0) s.label_quality = (i % 7) / 7.0;  // some without a quality
+    if (i % 9 == 0) s.decision.status = SampleStatus::label_issue;
+    if (i % 11 == 0) s.decision.status = SampleStatus::rejected;
+    batch.push_back(s);
+  }
+  ids = store.insert_samples(batch);
+  check_same_sums(store);
+
+  // Qualities change (and appear where there was none).
+  std::vector<SampleScore> qualities;
+  for (std::size_t i = 0; i < ids.size(); i += 3) qualities.push_back({ids[i], 0.25 + i / 100.0});
+  store.set_label_qualities(qualities);
+  check_same_sums(store);
+
+  // Statuses change: out of the sums (duplicate, rejected) and back in.
+  store.update_status(ids[1], {SampleStatus::duplicate_near, ids[2], "near copy", ""});
+  store.update_status(ids[4], {SampleStatus::rejected, std::nullopt, "bad", ""});
+  store.update_status(ids[11], {SampleStatus::accepted, std::nullopt, "back", ""});
+  store.update_status(ids[9], {SampleStatus::accepted, std::nullopt, "cleared", ""});
+  check_same_sums(store);
+
+  // Labels change: the quality moves from one label's sum to another's.
+  store.relabel(ids[2], 3, "relabelled");
+  store.relabel(ids[6], 0, "relabelled");
+  check_same_sums(store);
+
+  // A label whose every sample left is no row.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (store.find_sample(ids[i])->label == 1)
+      store.update_status(ids[i], {SampleStatus::rejected, std::nullopt, "gone", ""});
+  }
+  check_same_sums(store);
+  for (const auto& sum : store.label_quality_by_label()) CHECK(sum.label != 1);
+}

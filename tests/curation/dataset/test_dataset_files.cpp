@@ -85,7 +85,7 @@ struct TextDataset {
 
 TEST_CASE("the index file is the database's own, whatever the database says", "[dataset][files]") {
   TextDataset d;
-  for (const std::string stored :
+  for (const std::string& stored :
        {d.dir.file("elsewhere.bin"), std::string("a.db"), std::string("../escape.index")}) {
     INFO(stored);
     {

@@ -82,12 +82,15 @@ class MetadataStore {
   StatusCounts count_by_status();
   // Per label, the accepted and label_issue samples with a label quality and
   // the sum of their qualities: what labels::LabelEvidence is read from.
+  // Triggers keep them as samples are written, each quality rounded to a
+  // multiple of 1 / kLabelQualityScale, so that the sums are exact.
   struct LabelQualitySum {
     std::int64_t label = 0;
     std::int64_t samples = 0;
     double quality_sum = 0.0;
   };
-  std::vector<LabelQualitySum> label_quality_by_label();  // ordered by label
+  static constexpr double kLabelQualityScale = 4294967296.0;  // 2^32
+  std::vector<LabelQualitySum> label_quality_by_label();      // ordered by label
   // Duplicates (exact or near) whose label differs from their original's:
   // label conflicts.
   std::int64_t count_label_conflicts();
