@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/curation_test_helpers.h"
-#include "daemon/cli_process.h"
+#include "support/cli_process.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli_run.h"
-#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/cli_process.h"  // winnow::test::slurp
 #include "support/curation_test_helpers.h"
 
 using winnow::test::run_cli;

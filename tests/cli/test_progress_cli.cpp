@@ -10,7 +10,7 @@
 #include <string>
 
 #include "support/curation_test_helpers.h"
-#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/cli_process.h"  // winnow::test::slurp
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
-#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/cli_process.h"  // winnow::test::slurp
 #include "support/curation_test_helpers.h"
 
 using winnow::test::run_cli;

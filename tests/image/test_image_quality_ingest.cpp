@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli_process.h"
+#include "support/cli_process.h"
 #include "image_test_files.h"
 #include "support/temp_dir.h"
 #include "winnow/image/image_decoder.h"

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli_process.h"
+#include "support/cli_process.h"
 #include "folder_tree.h"
 #include "support/temp_dir.h"
 

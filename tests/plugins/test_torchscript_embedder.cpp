@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/cli_process.h"  // winnow::test::slurp
 #include "support/temp_dir.h"
 #include "torchscript_projection.h"
 #include "winnow/curation/embed/embedder.h"

@@ -27,7 +27,7 @@ using report::status_name;
 using report::Table;
 
 // Chart colours, one per status (the store's order), then the other charts'.
-// The PNG test (tests/report_render/check_report_png.py) looks for them.
+// The PNG test (tests/curation/report/render/check_report_png.py) looks for them.
 constexpr const char* kStatusColours[] = {"#4e79a7", "#f28e2b", "#f6c85f", "#e15759", "#a0a0a0"};
 constexpr const char* kSourceBarColour = "#2a9d8f";
 constexpr const char* kIntervalColour = "#264653";

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli_process.h"  // winnow::test::slurp
+#include "support/cli_process.h"  // winnow::test::slurp
 #include "support/curation_pipeline.h"
 #include "support/temp_dir.h"
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../curation/daemon/src/connection_guard.h"
+#include "../../../curation/daemon/src/connection_guard.h"
 
 using winnow::curation::daemon::ConnectionGuard;
 

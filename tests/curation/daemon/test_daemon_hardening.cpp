@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_process.h"
+#include "support/cli_process.h"
 #include "support/temp_dir.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/store/database.h"

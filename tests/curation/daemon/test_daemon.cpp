@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_process.h"
+#include "support/cli_process.h"
 #include "support/temp_dir.h"
 #include "winnow/curation/config/dataset_config.h"
 #include "winnow/curation/dedup/content_hash.h"
@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
 
-// The `winnow` CLI as a child process (cli_process.h).
+// The `winnow` CLI as a child process (support/cli_process.h).
 using Winnow = winnow::test::CliProcess;
 
 bool wait_until(const std::function<bool()>& done, double seconds = 120.0) {

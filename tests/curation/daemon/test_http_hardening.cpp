@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_process.h"
+#include "support/cli_process.h"
 #include "support/temp_dir.h"
 
 namespace {
