@@ -1,5 +1,7 @@
 #include "cli_json.h"
 
+#include "winnow/store/sample_history.h"
+
 #include "winnow/curation/core/reviews_json.h"
 
 #include "winnow/curation/dataset/label_check.h"
@@ -38,6 +40,7 @@ json image_issue_counts_json(const store::ImageIssueCounts& counts) {
 json status_json(curation::Dataset& dataset) {
   store::MetadataStore& store = dataset.store();
   json j = counts_json(store.count_by_status());
+  j["revision"] = store::SampleHistory(store.database()).revision();
   json sources = json::object();
   for (const auto& [name, c] : store.count_by_source()) {
     sources[name.empty() ? "(unknown)" : name] = counts_json(c);

@@ -1,6 +1,7 @@
 // winnow export --db D [--status S] [--format jsonl|csv] [--details]: every sample
 // with its status and the reason for it (and the decision's details), and the
 // image-quality scores and issues of the samples whose file was an image.
+// With --revision R: the samples as they were at revision R.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
+#include "winnow/store/sample_history.h"
 
 namespace winnow::cli {
 
@@ -126,12 +128,55 @@ nlohmann::json review_json(const store::ReviewRecord* r, const curation::LabelNa
           {"at", r->created_at}};
 }
 
+// The dataset as it was at `revision` (store/sample_history.h): each sample
+// that existed then, with the status, label and original it had, the
+// revision that gave it those, and why.
+int export_at_revision(curation::Dataset& dataset, std::int64_t revision,
+                       const std::optional<store::SampleStatus>& filter, bool csv) {
+  store::SampleHistory history(dataset.store().database());
+  const std::int64_t now = history.revision();
+  WINNOW_THROW_IF_NOT(revision >= 0 && revision <= now,
+                      "--revision {}: {} is at revision {} (0 to {} can be exported)", revision,
+                      dataset.store().database().path(), now, now);
+  if (csv) std::cout << "id,key,label,status,duplicate_of,duplicate_of_key,revision,reason\n";
+  history.for_each_at(revision, [&](const store::SampleState& s) {
+    if (filter && s.status != *filter) return;
+    const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
+    std::optional<std::string> original_key;
+    if (s.duplicate_of) {
+      if (const auto original = dataset.store().find_sample(*s.duplicate_of))
+        original_key = original->external_key;
+    }
+    const std::string reason = history.reason_of(s);
+    if (csv) {
+      std::cout << s.sample_id << ',' << csv_field(s.external_key) << ',' << csv_field(label) << ','
+                << to_string(s.status) << ','
+                << (s.duplicate_of ? std::to_string(*s.duplicate_of) : "") << ','
+                << csv_field(original_key.value_or("")) << ',' << s.revision << ','
+                << csv_field(reason) << '\n';
+      return;
+    }
+    using nlohmann::json;
+    const json j = {{"id", s.sample_id},
+                    {"key", s.external_key},
+                    {"label", s.label ? json(label) : json(nullptr)},
+                    {"status", std::string(to_string(s.status))},
+                    {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
+                    {"duplicate_of_key", original_key ? json(*original_key) : json(nullptr)},
+                    {"revision", s.revision},
+                    {"reason", reason}};
+    std::cout << json_text(j) << '\n';
+  });
+  return 0;
+}
+
 }  // namespace
 
 Command add_export_command(CLI::App& parent) {
   struct Options {
     std::string db, only, format = "jsonl";
     bool details = false;
+    std::optional<std::int64_t> revision;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("export", "print every sample (or one status) as JSONL or CSV");
@@ -142,6 +187,11 @@ Command add_export_command(CLI::App& parent) {
   cmd->add_flag("--details", o->details,
                 "also the decision's details (thresholds, similarities, neighbour counts) as "
                 "a JSON object (in CSV: its JSON text)");
+  cmd->add_option("--revision", o->revision,
+                  "the dataset as it was at this revision (winnow status names the current one): "
+                  "each sample's status, label and original then, the revision that gave them "
+                  "and why")
+      ->excludes("--details");
   cmd->footer("Example: winnow export --db data.db --status rejected --format csv");
   return {
       cmd, [o] {
@@ -151,6 +201,7 @@ Command add_export_command(CLI::App& parent) {
                             "--format '{}' is not jsonl or csv", o->format);
         curation::Dataset dataset(o->db, curation::OpenMode::read_only);
         const bool csv = o->format == "csv";
+        if (o->revision) return export_at_revision(dataset, *o->revision, filter, csv);
         if (csv) {
           std::cout << "id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
                        "label_quality,gain,batch_id,created_at,reason,review,reviewer,annotations,"

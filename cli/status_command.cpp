@@ -40,7 +40,8 @@ Command add_status_command(CLI::App& parent) {
           std::cout << json_text(j, 2) << "\n";
           return code;
         }
-        std::cout << curation::visible_text(o->db) << ": " << j["total"] << " samples\n";
+        std::cout << curation::visible_text(o->db) << ": " << j["total"] << " samples, revision "
+                  << j["revision"] << "\n";
         for (store::SampleStatus s : store::kAllSampleStatuses) {
           std::cout << "  " << to_string(s) << ": " << j[std::string(to_string(s))] << "\n";
         }

@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
       add_import_annotations_command(app),
       add_status_command(app),
       add_export_command(app),
+      add_diff_command(app),
       add_rejudge_command(app),
       add_review_command(app),
       add_annotate_next_command(app),

@@ -362,6 +362,50 @@ void create_label_quality_sums(Database& db) {
       " END");
 }
 
+// Version 10: every state a sample has had, by dataset revision
+// (SampleHistory, sample_history.h): triggers add a row when a sample is
+// inserted and when its status, label or duplicate_of change, stamped with
+// the revision the write transaction makes (the one after meta's), and with
+// the last event id before it: the store appends a sample's event right after
+// the write, so the state's reason is the sample's first event past it. The
+// samples stored before get one row each, their state at the revision of the
+// upgrade (its reason: their last event); what came before is not known.
+void create_sample_history(Database& db) {
+  db.exec(
+      "CREATE TABLE sample_history ("
+      " id INTEGER PRIMARY KEY,"
+      " sample_id INTEGER NOT NULL REFERENCES samples (id),"
+      " revision INTEGER NOT NULL,"
+      " status TEXT NOT NULL,"
+      " label INTEGER,"
+      " duplicate_of INTEGER,"
+      " events_before INTEGER NOT NULL)");
+  db.exec("CREATE INDEX sample_history_sample ON sample_history (sample_id, revision)");
+  db.exec("CREATE INDEX sample_history_revision ON sample_history (revision)");
+  db.exec(
+      "INSERT INTO sample_history (sample_id, revision, status, label, duplicate_of,"
+      " events_before)"
+      " SELECT id, coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+      " WHERE key = 'curation.revision'), 0), status, label, duplicate_of,"
+      " coalesce((SELECT max(e.id) FROM events e WHERE e.sample_id = samples.id), 1) - 1"
+      " FROM samples ORDER BY id");
+  const char* kNewRow =
+      " INSERT INTO sample_history (sample_id, revision, status, label, duplicate_of,"
+      " events_before)"
+      " VALUES (NEW.id, coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+      " WHERE key = 'curation.revision'), 0) + 1, NEW.status, NEW.label, NEW.duplicate_of,"
+      " coalesce((SELECT max(id) FROM events), 0));";
+  db.exec(fmt::format("CREATE TRIGGER samples_history_insert AFTER INSERT ON samples BEGIN{} END",
+                      kNewRow)
+              .c_str());
+  db.exec(fmt::format("CREATE TRIGGER samples_history_update"
+                      " AFTER UPDATE OF status, label, duplicate_of ON samples"
+                      " WHEN OLD.status IS NOT NEW.status OR OLD.label IS NOT NEW.label"
+                      " OR OLD.duplicate_of IS NOT NEW.duplicate_of BEGIN{} END",
+                      kNewRow)
+              .c_str());
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -383,6 +427,8 @@ const std::vector<Migration>& schema_migrations() {
       {8, "reviews: a person's latest verdict on a sample", &create_reviews},
       {9, "label_quality_sums: label-quality counts and sums per label, kept by triggers",
        &create_label_quality_sums},
+      {10, "sample_history: every state of every sample, by dataset revision",
+       &create_sample_history},
   };
   return migrations;
 }

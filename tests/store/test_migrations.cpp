@@ -11,6 +11,7 @@
 #include "winnow/error.h"
 #include "winnow/store/database.h"
 #include "winnow/store/image_quality_table.h"
+#include "winnow/store/sample_history.h"
 #include "winnow/store/metadata_store.h"
 #include "winnow/store/migrations.h"
 #include "winnow/store/statement.h"
@@ -43,8 +44,16 @@ void set_user_version_raw(const std::string& path, int version) {
   REQUIRE(sqlite3_close(db) == SQLITE_OK);
 }
 
-// Migration 9's table and triggers, gone.
+// Migration 10's table and triggers, gone.
+void undo_sample_history(Database& db) {
+  db.exec("DROP TRIGGER samples_history_insert");
+  db.exec("DROP TRIGGER samples_history_update");
+  db.exec("DROP TABLE sample_history");
+}
+
+// Migration 9's table and triggers, gone (and 10's, which come after).
 void undo_label_quality_sums(Database& db) {
+  undo_sample_history(db);
   db.exec("DROP TRIGGER samples_label_quality_insert");
   db.exec("DROP TRIGGER samples_label_quality_update");
   db.exec("DROP TABLE label_quality_sums");
@@ -60,7 +69,11 @@ std::int64_t old_version_file(const std::string& path, int version,
     MetadataStore store(path);
     sample_id = store.insert_sample(test::make_sample(1));
     for (const char* sql : undo) store.database().exec(sql);
-    if (version < 9) undo_label_quality_sums(store.database());
+    if (version < 9) {
+      undo_label_quality_sums(store.database());
+    } else if (version < 10) {
+      undo_sample_history(store.database());
+    }
   }
   set_user_version_raw(path, version);
   return sample_id;
@@ -84,9 +97,9 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(db.schema_version() == latest_schema_version());
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
-  for (const char* table :
-       {"samples", "annotations", "contributors", "ingest_batches", "events", "meta",
-        "curation_vectors", "image_quality", "text_sketches", "reviews", "label_quality_sums"}) {
+  for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
+                            "meta", "curation_vectors", "image_quality", "text_sketches", "reviews",
+                            "label_quality_sums", "sample_history"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());
@@ -98,7 +111,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_int(db,
                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
                   "AND name = 'samples_content_hash'") == 0);
-  CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 5);
+  CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 7);
   CHECK(query_text(db, "PRAGMA integrity_check") == "ok");
 }
 
@@ -439,4 +452,34 @@ TEST_CASE("a version 8 database gets the label-quality sums of the samples it ho
   CHECK(sums[1].label == 1);
   CHECK(sums[1].samples == 2);  // 0.2, 0.4 (0.6 rejected)
   CHECK(sums[1].quality_sum == Approx(0.6).margin(1e-9));
+}
+
+TEST_CASE("a version 9 database gets one history row a sample, at its revision then",
+          "[store][migrations]") {
+  TempDir dir;
+  const std::string path = dir.file("v9.db");
+  std::int64_t first = 0, second = 0;
+  {
+    MetadataStore store(path);
+    first = store.insert_sample(test::make_sample(1));
+    second = store.insert_sample(test::make_sample(2));
+    store.update_status(second, {SampleStatus::label_issue, std::nullopt, "doubtful label", ""});
+    store.set_meta(kRevisionKey, "7");
+    undo_sample_history(store.database());
+  }
+  set_user_version_raw(path, 9);
+  MetadataStore store(path);
+  CHECK(store.database().schema_version() == latest_schema_version());
+  SampleHistory history(store.database());
+  CHECK(history.revision() == 7);
+  std::vector<SampleState> at7;
+  history.for_each_at(7, [&](const SampleState& s) { at7.push_back(s); });
+  REQUIRE(at7.size() == 2);
+  CHECK(at7[0].sample_id == first);
+  CHECK(at7[0].revision == 7);
+  CHECK(at7[1].status == SampleStatus::label_issue);
+  CHECK(history.reason_of(at7[1]) == "doubtful label");  // its last event
+  std::size_t before = 0;
+  history.for_each_at(6, [&](const SampleState&) { ++before; });
+  CHECK(before == 0);  // what came before the upgrade is not known
 }

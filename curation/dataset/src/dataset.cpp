@@ -20,6 +20,7 @@
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/store/metadata_store.h"
+#include "winnow/store/sample_history.h"
 #include "winnow/store/text_sketch_table.h"
 #include "winnow/store/vector_table.h"
 #include "winnow/store/wal_checkpointer.h"
@@ -47,7 +48,7 @@ CurationConfig stored_config(store::MetadataStore& store, const std::string& db_
   return config;
 }
 // Incremented by every write transaction of a pipeline (see sync_with_store).
-constexpr const char* kRevisionKey = "curation.revision";
+using store::kRevisionKey;
 // Rows read from the store per call while the index is rebuilt.
 constexpr std::size_t kRebuildBatch = 4096;
 // The stored contents kept for verification (StoredContentCache): room for
