@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "curated_samples_binding.h"
 #include "manifest_partition.h"
 #include "winnow/curation/dedup/content_hash.h"
 #include "winnow/curation/embed/embedder_plugins.h"
@@ -821,12 +822,15 @@ void use_embedder_plugins() {
 }
 
 PYBIND11_MODULE(_curation, m) {
-  m.doc() = "winnow's curation core for Python (winnow.dask); use the `winnow.dask` module";
+  m.doc() =
+      "winnow's curation core for Python; use the `winnow.dask` module and "
+      "winnow.CuratedDataset";
   translate_errors();
   use_embedder_plugins();
   bind_curator(m);
   bind_partition(m);
   bind_writer(m);
+  winnow::python::bind_curated_samples(m);
   m.def(
       "file_checksum",
       [](const std::string& path) { return winnow::curation::readers::file_checksum(path, true); },

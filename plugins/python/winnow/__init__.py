@@ -19,9 +19,10 @@ the thin torch layer over it.
 """
 
 from ._winnow import DynamicPruner, Error, __version__, policy_names
+from .curated import CuratedDataset
 from .data import IndexedDataset
 from .sampler import Sampler, policy_spec
 
 Error.__module__ = "winnow"  # shown as winnow.Error; a ValueError
 
-__all__ = ["DynamicPruner", "Error", "IndexedDataset", "Sampler", "policy_names", "policy_spec"]
+__all__ = ["CuratedDataset", "DynamicPruner", "Error", "IndexedDataset", "Sampler", "policy_names", "policy_spec"]

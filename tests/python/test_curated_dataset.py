@@ -1,0 +1,115 @@
+"""winnow.CuratedDataset: a curated store as a training set, now or at a revision."""
+
+import json
+import os
+import pickle
+import subprocess
+
+import numpy as np
+import pytest
+import torch.utils.data
+
+import winnow
+
+from curation_data import fashion_mnist, pixels_line
+
+CLI = os.environ["WINNOW_CLI"]  # the `winnow` program of this build (set by ctest)
+
+
+def run_cli(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def pixels_db(tmp_path_factory):
+    """40 Fashion-MNIST images in one batch, then a person drops two and relabels one."""
+    folder = tmp_path_factory.mktemp("curated")
+    images, labels = fashion_mnist(40, 2000)
+    manifest = folder / "m.jsonl"
+    manifest.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n"
+                                for i in range(40)))
+    db = str(folder / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    before = winnow.CuratedDataset(db)
+    kept = before.keys
+    verdicts = folder / "v.csv"
+    new_label = str((int(before.classes[before.targets[0]]) + 1) % 10)
+    verdicts.write_text(f"item,verdict,label\n{kept[1]},drop,\n{kept[2]},drop,\n"
+                        f"{kept[0]},relabel,{new_label}\n")
+    run_cli("review", "--db", db, str(verdicts))
+    return db, images, labels, before.revision, kept, new_label
+
+
+def test_items_are_the_stored_pixels_with_their_labels(pixels_db):
+    db, images, labels, first, _, _ = pixels_db
+    ds = winnow.CuratedDataset(db, revision=first)
+    assert len(ds) > 30 and ds.revision == first
+    by_key = {f"k{i}": i for i in range(40)}
+    for i in range(len(ds)):
+        x, y = ds[i]
+        source = by_key[ds.keys[i]]
+        assert x.shape == (28, 28) and x.dtype == np.uint8
+        assert (x == images[source]).all()
+        assert ds.classes[y] == str(labels[source])
+
+
+def test_a_revision_stays_as_it_was(pixels_db):
+    db, _, _, first, kept, new_label = pixels_db
+    old = winnow.CuratedDataset(db, revision=first)
+    now = winnow.CuratedDataset(db)
+    assert now.revision == first + 1
+    assert old.keys == kept
+    assert len(now) == len(old) - 2 and kept[1] not in now.keys and kept[2] not in now.keys
+    assert now.classes[now.targets[now.keys.index(kept[0])]] == new_label
+    assert old.classes[old.targets[0]] != new_label
+    with pytest.raises(winnow.Error, match="revision 99 does not exist"):
+        winnow.CuratedDataset(db, revision=99)
+
+
+def test_pickled_for_spawned_workers_it_reads_the_same_samples(pixels_db):
+    db, _, _, first, _, _ = pixels_db
+    ds = winnow.CuratedDataset(db, revision=first, transform=lambda x: x.astype(np.float32) / 255)
+    again = pickle.loads(pickle.dumps(winnow.CuratedDataset(db, revision=first)))
+    assert again.keys == ds.keys and again.revision == first
+    loader = torch.utils.data.DataLoader(winnow.CuratedDataset(db, revision=first), batch_size=8,
+                                         num_workers=2, multiprocessing_context="spawn")
+    seen = sum(len(y) for _, y in loader)
+    assert seen == len(ds)
+    assert ds[0][0].dtype == np.float32 and ds[0][0].max() <= 1.0
+
+
+def test_image_files_in_colour_and_a_file_that_has_gone(tmp_path):
+    from PIL import Image
+    rng = np.random.default_rng(5)
+    for cls, channel in (("red", 0), ("blue", 2)):
+        (tmp_path / "images" / cls).mkdir(parents=True)
+        for i in range(3):  # distinct noise pictures, each dominated by its class's channel
+            pixels = rng.integers(0, 90, (30, 40 + 8 * i, 3), dtype=np.uint8)
+            pixels[..., channel] = rng.integers(170, 256, pixels.shape[:2], dtype=np.uint8)
+            Image.fromarray(pixels, "RGB").save(tmp_path / "images" / cls / f"{cls}{i}.png")
+    db = str(tmp_path / "img.db")
+    run_cli("init", "--db", db)
+    run_cli("import-folder", "--db", db, str(tmp_path / "images"))
+    ds = winnow.CuratedDataset(db, size=(16, 8), colour=True)
+    assert len(ds) == 6 and sorted(ds.classes) == ["blue", "red"]
+    x, y = ds[ds.keys.index(next(k for k in ds.keys if "red0" in k))]
+    assert x.shape == (8, 16, 3) and ds.classes[y] == "red"
+    assert x[..., 0].mean() > 150 and x[..., 2].mean() < 100
+    os.remove(tmp_path / "images" / "blue" / "blue1.png")
+    gone = next(i for i, k in enumerate(ds.keys) if "blue1" in k)
+    with pytest.raises(winnow.Error, match="blue1.png"):
+        ds[gone]
+
+
+def test_texts_are_strings(tmp_path):
+    manifest = tmp_path / "t.jsonl"
+    texts = [f"paragraph {i}: " + " ".join(f"w{i * 13 + j}" for j in range(10)) for i in range(5)]
+    manifest.write_text("".join(json.dumps({"key": f"t{i}", "text": t, "label": "doc"}) + "\n"
+                                for i, t in enumerate(texts)))
+    db = str(tmp_path / "t.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    ds = winnow.CuratedDataset(db)
+    assert sorted(ds[i][0] for i in range(len(ds))) == sorted(texts)
+    assert ds.classes == ["doc"]
