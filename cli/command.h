@@ -42,6 +42,7 @@ Command add_import_annotations_command(CLI::App& parent);
 Command add_status_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_diff_command(CLI::App& parent);
+Command add_import_training_command(CLI::App& parent);
 Command add_rejudge_command(CLI::App& parent);
 Command add_review_command(CLI::App& parent);
 Command add_annotate_next_command(CLI::App& parent);

@@ -22,6 +22,7 @@
 #include "winnow/error.h"
 #include "winnow/store/image_quality_table.h"
 #include "winnow/store/sample_history.h"
+#include "winnow/store/training_stats_table.h"
 
 namespace winnow::cli {
 
@@ -118,6 +119,17 @@ std::string annotations_csv(const AnnotationSummary* a, const curation::LabelNam
                      a->consensus ? fmt::format("{}", a->posterior) : "");
 }
 
+// What a training run learned about the sample (winnow import-training), or null.
+nlohmann::json training_json(const std::optional<store::TrainingStats>& t) {
+  if (!t) return nullptr;
+  return {{"run", t->run},
+          {"seen", t->seen},
+          {"mean_loss", t->mean_loss},
+          {"loss_trend", t->loss_trend},
+          {"last_loss", t->last_loss},
+          {"last_epoch", t->last_epoch}};
+}
+
 // A person's verdict on the sample (winnow review), or null.
 nlohmann::json review_json(const store::ReviewRecord* r, const curation::LabelNames& names) {
   if (r == nullptr) return nullptr;
@@ -212,6 +224,7 @@ Command add_export_command(CLI::App& parent) {
         using nlohmann::json;
         // Looked up per sample while the samples' query is open: the same snapshot.
         store::ImageQualityTable image_quality(dataset.store().database());
+        store::TrainingStatsTable training(dataset.store().database());
         std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
         for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
         const std::map<std::int64_t, AnnotationSummary> annotated =
@@ -225,6 +238,7 @@ Command add_export_command(CLI::App& parent) {
         dataset.store().for_each_sample_with_decision(
             [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
               const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
+              const std::optional<store::TrainingStats> trained = training.find(s.id);
               const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
               const std::optional<std::string> original_key = key_of(s.duplicate_of);
               const auto review = reviews.find(s.id);
@@ -262,7 +276,8 @@ Command add_export_command(CLI::App& parent) {
                         {"reason", d.reason},
                         {"image_quality", image_quality_json(quality)},
                         {"review", review_json(reviewed, dataset.label_names())},
-                        {"annotations", annotations_json(summary, dataset.label_names())}};
+                        {"annotations", annotations_json(summary, dataset.label_names())},
+                        {"training", training_json(trained)}};
               if (o->details) {
                 j["details"] = d.details_json.empty() ? json(nullptr)
                                                       : json::parse(d.details_json, nullptr, false);

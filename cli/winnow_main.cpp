@@ -55,6 +55,7 @@ int run(int argc, char** argv) {
       add_status_command(app),
       add_export_command(app),
       add_diff_command(app),
+      add_import_training_command(app),
       add_rejudge_command(app),
       add_review_command(app),
       add_annotate_next_command(app),

@@ -16,6 +16,7 @@
 // keeps the score tables identical); gradients are averaged with one
 // allreduce per step (LibTorch 1.13 has no C++ DDP module). Only rank 0
 // writes --json.
+#include <memory>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -30,6 +31,7 @@
 
 #include "fashion_mnist.h"
 #include "models.h"
+#include "winnow/pruning/training_record.h"
 #include "winnow/clock.h"
 #include "winnow/error.h"
 #include "winnow/torch/indexed_dataset.h"
@@ -61,7 +63,8 @@ struct Options {
   double lr = 0.05;
   std::size_t workers = 0;
   std::int64_t train_limit = 0;
-  double flip_labels = 0.0;  // share of training labels replaced by another class
+  double flip_labels = 0.0;     // share of training labels replaced by another class
+  std::string training_record;  // --training-record: per-sample loss statistics (JSONL)
   std::string data_dir = ex::default_fashion_mnist_dir();
   std::string device = "cpu";
   int world_size = 1;
@@ -220,7 +223,8 @@ struct EpochTotals {
 // loss helper to `loss_seconds`.
 template <typename Loader>
 EpochTotals train_epoch(Loader& loader, ex::Classifier& model, torch::optim::SGD& optimizer,
-                        const StepHooks& hooks, torch::Device device, double& loss_seconds) {
+                        const StepHooks& hooks, torch::Device device, double& loss_seconds,
+                        std::uint64_t epoch, winnow::TrainingRecord* record) {
   EpochTotals totals{torch::zeros({}, torch::TensorOptions().device(device))};
   for (winnow::IndexedBatch& batch : loader) {
     const auto logits = model.forward(batch.data.to(device));
@@ -236,8 +240,41 @@ EpochTotals train_epoch(Loader& loader, ex::Classifier& model, torch::optim::SGD
     optimizer.step();
     ++totals.steps;
     totals.loss_sum += per_sample.detach().sum();
+    if (record != nullptr) {  // --training-record: every sample's loss, for curation
+      const auto ids = batch.ids.to(torch::kInt64).contiguous();
+      const auto losses = per_sample.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+      record->add(epoch, reinterpret_cast<const std::uint64_t*>(ids.data_ptr<std::int64_t>()),
+                  losses.data_ptr<float>(), static_cast<std::size_t>(ids.numel()));
+    }
   }
   return totals;
+}
+
+// --training-record: one JSON line a training image, what `winnow
+// import-training` takes (key "train-NNNNNN", as in a manifest of the
+// training set), with the label it was given and whether it was flipped.
+void write_training_record(const std::string& path, const winnow::TrainingRecord& record,
+                           const ex::LabelledImages& train,
+                           const std::vector<std::int64_t>& flipped) {
+  std::ofstream out(path);
+  WINNOW_THROW_IF_NOT(out.good(), "cannot write --training-record file '{}'", path);
+  std::vector<bool> is_flipped(record.size(), false);
+  for (const std::int64_t i : flipped) is_flipped[static_cast<std::size_t>(i)] = true;
+  const auto labels = train.labels.to(torch::kInt64).contiguous();
+  for (std::size_t i = 0; i < record.size(); ++i) {
+    const winnow::SampleTrainingStats s = record.stats(i);
+    out << nlohmann::json{{"key", fmt::format("train-{:06d}", i)},
+                          {"seen", s.seen},
+                          {"mean_loss", s.mean_loss},
+                          {"loss_trend", s.loss_trend},
+                          {"last_loss", s.last_loss},
+                          {"last_epoch", s.last_epoch},
+                          {"label", labels[static_cast<std::int64_t>(i)].item<std::int64_t>()},
+                          {"flipped", static_cast<bool>(is_flipped[i])}}
+               .dump()
+        << "\n";
+  }
+  WINNOW_THROW_IF_NOT(out.good(), "cannot write --training-record file '{}'", path);
 }
 
 // Prints the epoch's progress line and returns its JSON record.
@@ -349,13 +386,16 @@ int run(const Options& o) {
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(5e-4));
 
+  std::unique_ptr<winnow::TrainingRecord> record;
+  if (!o.training_record.empty()) record = std::make_unique<winnow::TrainingRecord>(n);
   print_run_header(o, *pruner, n, device);
   nlohmann::json per_epoch = nlohmann::json::array();
   double loss_seconds = 0.0;
   const auto start = Clock::now();
   for (std::uint64_t epoch = 0; epoch < o.epochs; ++epoch) {
     const double lr = set_epoch_learning_rate(o, epoch, optimizer);
-    const EpochTotals totals = train_epoch(*loader, *model, optimizer, hooks, device, loss_seconds);
+    const EpochTotals totals =
+        train_epoch(*loader, *model, optimizer, hooks, device, loss_seconds, epoch, record.get());
     per_epoch.push_back(report_epoch(o, epoch, lr, totals, *pruner, n, seconds_since(start)));
   }
   RunTimes times;
@@ -365,6 +405,7 @@ int run(const Options& o) {
   times.eval = seconds_since(eval_start);
   times.sampler = sampler.seconds_spent() + loss_seconds;
   report_run(o, *pruner, device, n, flipped.size(), accuracy, times, per_epoch);
+  if (record) write_training_record(o.training_record, *record, train, flipped);
   return 0;
 }
 
@@ -390,6 +431,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed for the model and the sampler");
   app.add_option("--threads", o.threads, "torch CPU threads")->check(CLI::PositiveNumber);
   app.add_option("--json", o.json, "write the results to this file");
+  app.add_option("--training-record", o.training_record,
+                 "write each training image's loss statistics (JSON lines) for winnow "
+                 "import-training");
   app.add_option("--batch-size", o.batch_size, "samples per step")->check(CLI::PositiveNumber);
   app.add_option("--lr", o.lr, "peak learning rate (SGD, Nesterov momentum 0.9, cosine by epoch)");
   app.add_option("--workers", o.workers, "DataLoader worker threads");

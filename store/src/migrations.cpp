@@ -406,6 +406,19 @@ void create_sample_history(Database& db) {
               .c_str());
 }
 
+// Version 11: what a training run learned about each sample
+// (TrainingStatsTable, `winnow import-training`): one row a sample, the
+// latest run's.
+void create_training_stats(Database& db) {
+  db.exec(
+      "CREATE TABLE training_stats ("
+      " sample_id INTEGER PRIMARY KEY REFERENCES samples (id),"
+      " seen INTEGER NOT NULL CHECK (seen >= 0),"
+      " mean_loss REAL NOT NULL, loss_trend REAL NOT NULL, last_loss REAL NOT NULL,"
+      " last_epoch INTEGER NOT NULL, run TEXT NOT NULL,"
+      " label INTEGER)");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -429,6 +442,7 @@ const std::vector<Migration>& schema_migrations() {
        &create_label_quality_sums},
       {10, "sample_history: every state of every sample, by dataset revision",
        &create_sample_history},
+      {11, "training_stats: what a training run learned about each sample", &create_training_stats},
   };
   return migrations;
 }

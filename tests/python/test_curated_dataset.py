@@ -20,17 +20,23 @@ def run_cli(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
 
 
+def pixels_dataset(folder, count, offset):
+    """A dataset of `count` Fashion-MNIST images from `offset` on, ingested as one batch."""
+    images, labels = fashion_mnist(count, offset)
+    manifest = folder / "m.jsonl"
+    manifest.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n"
+                                for i in range(count)))
+    db = str(folder / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    return db, images, labels
+
+
 @pytest.fixture(scope="module")
 def pixels_db(tmp_path_factory):
     """40 Fashion-MNIST images in one batch, then a person drops two and relabels one."""
     folder = tmp_path_factory.mktemp("curated")
-    images, labels = fashion_mnist(40, 2000)
-    manifest = folder / "m.jsonl"
-    manifest.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n"
-                                for i in range(40)))
-    db = str(folder / "d.db")
-    run_cli("init", "--db", db)
-    run_cli("ingest", "--db", db, str(manifest))
+    db, images, labels = pixels_dataset(folder, 40, 2000)
     before = winnow.CuratedDataset(db)
     kept = before.keys
     verdicts = folder / "v.csv"
@@ -113,3 +119,38 @@ def test_texts_are_strings(tmp_path):
     ds = winnow.CuratedDataset(db)
     assert sorted(ds[i][0] for i in range(len(ds))) == sorted(texts)
     assert ds.classes == ["doc"]
+
+
+def test_training_statistics_come_back_as_label_verdicts(tmp_path):
+    db, _, _ = pixels_dataset(tmp_path, 30, 3000)
+    ds = winnow.CuratedDataset(db)
+    record = winnow.TrainingRecord(ds)
+    for epoch in range(4):  # sample 0's loss stays high; the others' fall
+        ids = np.arange(len(ds))
+        losses = np.where(ids == 0, 4.0, 1.0 / (epoch + 1)).astype(np.float32)
+        record.add(epoch, torch.from_numpy(ids), torch.from_numpy(losses))
+    assert record.stats(0)["mean_loss"] == pytest.approx(4.0)
+    assert record.stats(1)["loss_trend"] < 0
+    names = [ds.classes[t] for t in ds.targets]
+    names[1] = "not-its-label"  # trained on a label the sample does not have
+    path = tmp_path / "training.jsonl"
+    record.write(path, ds.keys, names)
+    summary = json.loads(run_cli("import-training", "--db", db, "--run", "r1", str(path)))
+    assert summary["imported"] == len(ds) - 1 and summary["other_label"] == 1
+    assert summary["newly_flagged"] == 1
+    exported = {json.loads(line)["key"]: json.loads(line) for line in
+                run_cli("export", "--db", db).splitlines()}
+    first = exported[ds.keys[0]]
+    assert first["status"] == "label_issue"
+    assert "mean training loss 4.000 > 2.303" in first["reason"]
+    assert first["training"]["mean_loss"] == pytest.approx(4.0)
+    assert exported[ds.keys[1]]["training"] is None
+    # A later rejudge keeps the verdict the training statistics gave.
+    run_cli("rejudge", "--db", db, "--labels", "-q")
+    again = {json.loads(line)["key"]: json.loads(line) for line in
+             run_cli("export", "--db", db).splitlines()}
+    assert again[ds.keys[0]]["status"] == "label_issue"
+    with pytest.raises(subprocess.CalledProcessError):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"key": "k1", "seen": "many"}\n')
+        run_cli("import-training", "--db", db, str(bad))

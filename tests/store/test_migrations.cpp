@@ -44,8 +44,14 @@ void set_user_version_raw(const std::string& path, int version) {
   REQUIRE(sqlite3_close(db) == SQLITE_OK);
 }
 
-// Migration 10's table and triggers, gone.
+// Migration 11's table, gone.
+void undo_training_stats(Database& db) {
+  db.exec("DROP TABLE training_stats");
+}
+
+// Migration 10's table and triggers, gone (and 11's).
 void undo_sample_history(Database& db) {
+  undo_training_stats(db);
   db.exec("DROP TRIGGER samples_history_insert");
   db.exec("DROP TRIGGER samples_history_update");
   db.exec("DROP TABLE sample_history");
@@ -73,6 +79,8 @@ std::int64_t old_version_file(const std::string& path, int version,
       undo_label_quality_sums(store.database());
     } else if (version < 10) {
       undo_sample_history(store.database());
+    } else if (version < 11) {
+      undo_training_stats(store.database());
     }
   }
   set_user_version_raw(path, version);
@@ -99,7 +107,7 @@ TEST_CASE("opening an empty file creates the whole schema", "[store][migrations]
   CHECK(query_int(db, "PRAGMA foreign_keys") == 1);
   for (const char* table : {"samples", "annotations", "contributors", "ingest_batches", "events",
                             "meta", "curation_vectors", "image_quality", "text_sketches", "reviews",
-                            "label_quality_sums", "sample_history"}) {
+                            "label_quality_sums", "sample_history", "training_stats"}) {
     Statement query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
     query.bind_all(std::string_view(table));
     REQUIRE(query.step());

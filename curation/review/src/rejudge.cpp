@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winnow/curation/review/training_feedback.h"
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/curation/judge/information_gain.h"
 #include "winnow/curation/review/label_judgement_log.h"
@@ -403,7 +404,8 @@ store::Decision rejudged_label_decision(bool flagged, const labels::LabelQuality
                                         std::int64_t support, const review::SampleConsensus* agreed,
                                         const JudgementRules& rules,
                                         const std::string& suggested_label,
-                                        const std::optional<labels::ClassEvidence>& abstained) {
+                                        const std::optional<labels::ClassEvidence>& abstained,
+                                        const std::string& training_why) {
   nlohmann::json details = {
       {"label_quality",
        judge::label_quality_details(q, support, rules.min_label_neighbours, suggested_label)},
@@ -416,6 +418,8 @@ store::Decision rejudged_label_decision(bool flagged, const labels::LabelQuality
     why = fmt::format("consensus posterior {:.3f} {} {} over {} annotations{}", c.posterior,
                       flagged ? "<" : ">=", rules.consensus_flag_below, c.annotations,
                       neighbours_vote_note(c));
+  } else if (!training_why.empty()) {
+    why = training_why;
   } else if (abstained) {
     why = judge::abstained_label_why(q, abstained->lift, rules.evidence.min_lift);
   } else {
@@ -440,7 +444,8 @@ struct LabelJudgements {
 LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std::size_t>& judged,
                              const JudgedScore& score, const LabelsAfterRelabels& labels,
                              const review::ConsensusLabels& consensus, const JudgementRules& rules,
-                             const LabelNames& label_names) {
+                             const LabelNames& label_names,
+                             const review::TrainingVerdicts& training) {
   // Where the vote can judge: the evidence of today's qualities.
   std::vector<labels::LabelQualityResult> qualities;
   labels::LabelEvidence evidence(rules.evidence);
@@ -462,15 +467,20 @@ LabelJudgements judge_labels(const StoredSamples& stored, const std::vector<std:
         found != consensus.by_sample.end() ? &found->second : nullptr;
     const bool vote = judge::knn_flags_label(q, support, rules.min_label_neighbours, rules.label_k);
     const labels::ClassEvidence class_evidence = evidence.of(*s.label);
-    const bool flagged =
-        agreed ? agreed->posterior < rules.consensus_flag_below : vote && class_evidence.judged;
+    // A trained model's statistics, where there are some, decide instead of the vote.
+    const std::optional<bool> trained = training.flags(s.id, *s.label);
+    const bool flagged = agreed    ? agreed->posterior < rules.consensus_flag_below
+                         : trained ? *trained
+                                   : vote && class_evidence.judged;
     const std::optional<labels::ClassEvidence> abstained =
-        !agreed && vote && !class_evidence.judged ? std::optional(class_evidence) : std::nullopt;
+        !agreed && !trained && vote && !class_evidence.judged ? std::optional(class_evidence)
+                                                              : std::nullopt;
     out.qualities.push_back({s.id, q.quality});
     if (flagged == !s.accepted) continue;  // decision unchanged
     const std::string suggested = q.suggested_label ? label_names.name_of(*q.suggested_label) : "-";
     out.changes.emplace_back(
-        s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested, abstained));
+        s.id, rejudged_label_decision(flagged, q, support, agreed, rules, suggested, abstained,
+                                      !agreed && trained ? training.why(s.id) : std::string()));
     if (flagged) {
       out.newly_flagged.push_back(s.id);
     } else {
@@ -530,7 +540,9 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
     }
   }
 
-  out.judgements = judge_labels(stored, judged, score, labels, consensus, rules, label_names);
+  const review::TrainingVerdicts training(store, labels.counts.size());
+  out.judgements =
+      judge_labels(stored, judged, score, labels, consensus, rules, label_names, training);
   report.judged = judged.size();
   report.newly_flagged = out.judgements.newly_flagged.size();
   report.cleared = out.judgements.cleared.size();

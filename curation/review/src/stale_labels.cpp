@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/review/stale_labels.h"
+#include "winnow/curation/review/training_feedback.h"
 #include "winnow/curation/review/verdicts.h"
 #include "winnow/store/metadata_store.h"
 #include "winnow/curation/review/label_judgement_log.h"
@@ -99,6 +100,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   const std::size_t dim = dataset.embedder().dim();
   const labels::LabelQuality quality({config.label_k, 1.0, config.label_flag_below});
   const labels::LabelEvidence evidence = stored_label_evidence(store, config);
+  const TrainingVerdicts training(store, accepted.counts.size());
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
   const labels::LabelLookup label_of = [&accepted](std::int64_t id) {
     return accepted.voter_label(id);
@@ -123,8 +125,10 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
       const std::int64_t support = accepted.counts[s.label] - (s.accepted ? 1 : 0);
       const bool vote =
           judge::knn_flags_label(q, support, config.min_label_neighbours, config.label_k);
-      const bool flag = vote && evidence.judges(s.label);
-      if (vote && !flag) ++counts.abstained;
+      // A trained model's statistics, where there are some, decide instead.
+      const std::optional<bool> trained = training.flags(s.id, s.label);
+      const bool flag = trained ? *trained : vote && evidence.judges(s.label);
+      if (vote && !flag && !trained) ++counts.abstained;
       qualities.push_back({s.id, q.quality});
       if (flag == !s.accepted) continue;  // verdict unchanged
       if (!s.accepted && decided_by_confident_learning(store, s.id)) continue;
@@ -135,7 +139,8 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
           {"label_quality",
            judge::label_quality_details(q, support, config.min_label_neighbours, suggested)},
           {"rejudged", {{"voters", voters}, {"judged_against", s.judged_against}}}};
-      const std::string why = vote && !flag
+      const std::string why = trained ? training.why(s.id)
+                              : vote && !flag
                                   ? judge::abstained_label_why(q, evidence.of(s.label).lift,
                                                                evidence.options().min_lift)
                                   : judge::label_quality_why(q, flag);

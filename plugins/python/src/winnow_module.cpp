@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "winnow/error.h"
+#include "winnow/pruning/training_record.h"
 #include "winnow/pruning/dynamic_pruner.h"
 #include "winnow/pruning/policy_registry.h"
 #include "winnow/pruning/pruner_io.h"
@@ -407,6 +408,37 @@ void bind_persistence(PrunerClass& pruner) {
       .def_static("load", &DynamicPruner::load, py::arg("path"));
 }
 
+// TrainingRecord: per-sample statistics of a run's losses (training_record.h).
+void bind_training_record(py::module_& m) {
+  py::class_<winnow::TrainingRecord>(m, "TrainingRecord",
+                                     "Per-sample statistics of the losses a run saw.")
+      .def(py::init<std::size_t>(), py::arg("num_samples"))
+      .def("__len__", &winnow::TrainingRecord::size)
+      .def(
+          "add",
+          [](winnow::TrainingRecord& r, std::uint64_t epoch, const py::array& ids,
+             const py::array& losses) {
+            const IdArray id = checked_ids(ids, r.size(), "TrainingRecord.add");
+            const FloatArray loss = checked_losses(losses, id.size(), "TrainingRecord.add");
+            r.add(epoch, as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("epoch"), py::arg("ids"), py::arg("losses"),
+          "Records the losses of samples `ids` seen in `epoch`.")
+      .def(
+          "stats",
+          [](const winnow::TrainingRecord& r, std::uint64_t id) {
+            const winnow::SampleTrainingStats s = r.stats(id);
+            py::dict out;
+            out["seen"] = s.seen;
+            out["mean_loss"] = s.mean_loss;
+            out["loss_trend"] = s.loss_trend;
+            out["last_loss"] = s.last_loss;
+            out["last_epoch"] = s.last_epoch;
+            return out;
+          },
+          py::arg("id"), "Sample `id`'s seen, mean_loss, loss_trend, last_loss, last_epoch.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_winnow, m) {
@@ -427,4 +459,5 @@ PYBIND11_MODULE(_winnow, m) {
   bind_read_only_state(pruner);
   bind_score_sync(pruner);
   bind_persistence(pruner);
+  bind_training_record(m);
 }

@@ -22,7 +22,9 @@ from ._winnow import DynamicPruner, Error, __version__, policy_names
 from .curated import CuratedDataset
 from .data import IndexedDataset
 from .sampler import Sampler, policy_spec
+from .training import TrainingRecord
 
 Error.__module__ = "winnow"  # shown as winnow.Error; a ValueError
 
-__all__ = ["CuratedDataset", "DynamicPruner", "Error", "IndexedDataset", "Sampler", "policy_names", "policy_spec"]
+__all__ = ["CuratedDataset", "DynamicPruner", "Error", "IndexedDataset", "Sampler",
+           "TrainingRecord", "policy_names", "policy_spec"]

@@ -1,0 +1,81 @@
+// What a training run learned about each sample, taken back into the dataset
+// (`winnow import-training`; docs/curation.md, "Training feedback"): the
+// statistics of each sample's losses (pruning/training_record.h) as JSON
+// lines keyed by sample key, stored by TrainingStatsTable, and the label
+// check they give: a labelled sample whose mean training loss is above
+// ln(classes) (the model gave its label less than chance probability over the
+// run) is a label suspect.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "winnow/curation/dataset/dataset.h"
+#include "winnow/store/training_stats_table.h"
+
+namespace winnow::curation::review {
+
+// At most this many bytes are read from a training file.
+inline constexpr std::uint64_t kMaxTrainingFileBytes = std::uint64_t{4} << 30;
+
+struct TrainingRow {
+  std::size_t line = 0;
+  std::string key;
+  std::optional<std::string> label;  // the label the run trained on, when the row says
+  store::TrainingStats stats;        // sample_id and label unset
+};
+
+// Reads JSON lines {"key", "seen", "mean_loss", "loss_trend", "last_loss",
+// "last_epoch"} and optionally "label" (other fields ignored; blank lines skipped). Throws
+// winnow::Error naming the file and line for a line that is not such an object.
+std::vector<TrainingRow> read_training_file(const std::string& path);
+
+struct TrainingImport {
+  std::int64_t imported = 0;
+  std::int64_t unknown = 0;               // rows whose key is in no sample
+  std::vector<std::string> unknown_keys;  // the first 20 of them
+  std::int64_t other_label = 0;           // rows of a label the sample no longer has
+  std::int64_t newly_flagged = 0;         // label issues by the training statistics
+  std::int64_t cleared = 0;               // label issues the training statistics clear
+  std::int64_t revision = 0;              // the revision the import made (0: none)
+};
+
+// Stores the rows' statistics under run name `run` and judges the labels of
+// the samples they name again by them (TrainingVerdicts), in one transaction
+// that makes one revision. A row whose key names no sample, or whose label
+// is not the sample's now, is counted, not stored. Samples a person reviewed
+// and confident learning's flags are left as they are.
+TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>& rows,
+                               const std::string& run);
+
+// The loss above which a labelled sample's training statistics make it a
+// label issue, for a dataset of `classes` classes: ln(classes), the loss of
+// a chance-level prediction.
+double training_loss_threshold(std::size_t classes);
+
+// The label verdicts the stored training statistics give: where a sample has
+// statistics of a run that trained on its current label, they decide its
+// label verdict instead of the kNN vote (docs/curation.md, "Training
+// feedback", has the measurements).
+class TrainingVerdicts {
+ public:
+  // Reads every stored row; `classes`: the dataset's labels with samples.
+  TrainingVerdicts(store::MetadataStore& store, std::size_t classes);
+  bool empty() const { return stats_.empty(); }
+  // Whether sample `id`, labelled `label` now, is a label issue by its
+  // training statistics; nothing when it has none for that label.
+  std::optional<bool> flags(std::int64_t id, std::int64_t label) const;
+  // "mean training loss 3.120 > 2.303 (ln 10) over 9 losses, run R".
+  std::string why(std::int64_t id) const;
+
+ private:
+  std::unordered_map<std::int64_t, store::TrainingStats> stats_;
+  std::size_t classes_;
+  double threshold_;
+};
+
+}  // namespace winnow::curation::review
