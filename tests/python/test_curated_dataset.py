@@ -145,6 +145,11 @@ def test_training_statistics_come_back_as_label_verdicts(tmp_path):
     assert "mean training loss 4.000 > 2.303" in first["reason"]
     assert first["training"]["mean_loss"] == pytest.approx(4.0)
     assert exported[ds.keys[1]]["training"] is None
+    report = json.loads(run_cli("report", "--db", db, "-q"))
+    assert report["training"]["runs"] == ["r1"]
+    assert report["training"]["samples"] == len(ds) - 1
+    hardest = [h["key"] for c in report["training"]["classes"] for h in c["hardest"]]
+    assert ds.keys[0] in hardest
     # A later rejudge keeps the verdict the training statistics gave.
     run_cli("rejudge", "--db", db, "--labels", "-q")
     again = {json.loads(line)["key"]: json.loads(line) for line in

@@ -28,6 +28,7 @@
 #include "winnow/version.h"
 
 #include "image_quality_section.h"
+#include "training_section.h"
 
 namespace winnow::curation::report {
 
@@ -178,6 +179,7 @@ class ReportBuilder {
     report["confused_pairs"] = confused_pairs_json();
     report["batches"] = batches_json();
     report["image_quality"] = image_quality_;
+    report["training"] = training_json(store_, label_names_);
     if (options_.sample_export != nullptr) {
       step("per-sample export", 4);
       write_sample_export(*options_.sample_export);
