@@ -180,6 +180,10 @@ class ReportBuilder {
     report["batches"] = batches_json();
     report["image_quality"] = image_quality_;
     report["training"] = training_json(store_, label_names_);
+    if (report["training"].is_null()) {
+      report["training_note"] =
+          "no training statistics: winnow import-training takes a run's per-sample losses";
+    }
     if (options_.sample_export != nullptr) {
       step("per-sample export", 4);
       write_sample_export(*options_.sample_export);

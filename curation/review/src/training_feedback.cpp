@@ -158,22 +158,30 @@ TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>&
 }
 
 TrainingVerdicts::TrainingVerdicts(store::MetadataStore& store, std::size_t classes)
-    : classes_(std::max<std::size_t>(classes, 2)), threshold_(training_loss_threshold(classes)) {
-  store::TrainingStatsTable(store.database()).for_each([&](const store::TrainingStats& s) {
-    stats_.emplace(s.sample_id, s);
-  });
+    : store_(store),
+      rows_(store::TrainingStatsTable(store.database()).count()),
+      classes_(std::max<std::size_t>(classes, 2)),
+      threshold_(training_loss_threshold(classes)) {}
+
+const std::optional<store::TrainingStats>& TrainingVerdicts::stats_of(std::int64_t id) const {
+  if (id != last_id_) {
+    last_ = store::TrainingStatsTable(store_.database()).find(id);
+    last_id_ = id;
+  }
+  return last_;
 }
 
 std::optional<bool> TrainingVerdicts::flags(std::int64_t id, std::int64_t label) const {
-  const auto found = stats_.find(id);
-  if (found == stats_.end() || found->second.seen == 0 || found->second.label != label) {
-    return std::nullopt;
-  }
-  return found->second.mean_loss > threshold_;
+  if (rows_ == 0) return std::nullopt;
+  const std::optional<store::TrainingStats>& s = stats_of(id);
+  if (!s || s->seen == 0 || s->label != label) return std::nullopt;
+  return s->mean_loss > threshold_;
 }
 
 std::string TrainingVerdicts::why(std::int64_t id) const {
-  const store::TrainingStats& s = stats_.at(id);
+  WINNOW_THROW_IF_NOT(stats_of(id).has_value(), "training verdicts: sample {} has no statistics",
+                      id);
+  const store::TrainingStats& s = *stats_of(id);
   return fmt::format("mean training loss {:.3f} {} {:.3f} (ln {}) over {} losses, run {}",
                      s.mean_loss, s.mean_loss > threshold_ ? ">" : "<=", threshold_, classes_,
                      s.seen, s.run);

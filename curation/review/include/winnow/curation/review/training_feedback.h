@@ -63,19 +63,26 @@ double training_loss_threshold(std::size_t classes);
 // feedback", has the measurements).
 class TrainingVerdicts {
  public:
-  // Reads every stored row; `classes`: the dataset's labels with samples.
+  // `classes`: the dataset's labels with samples. Rows are read one sample
+  // at a time, as asked (none at all when the store has none).
   TrainingVerdicts(store::MetadataStore& store, std::size_t classes);
-  bool empty() const { return stats_.empty(); }
+  bool empty() const { return rows_ == 0; }
   // Whether sample `id`, labelled `label` now, is a label issue by its
   // training statistics; nothing when it has none for that label.
   std::optional<bool> flags(std::int64_t id, std::int64_t label) const;
-  // "mean training loss 3.120 > 2.303 (ln 10) over 9 losses, run R".
+  // Why, for the sample flags() last answered for: "mean training loss
+  // 3.120 > 2.303 (ln 10) over 9 losses, run R".
   std::string why(std::int64_t id) const;
 
  private:
-  std::unordered_map<std::int64_t, store::TrainingStats> stats_;
+  const std::optional<store::TrainingStats>& stats_of(std::int64_t id) const;
+
+  store::MetadataStore& store_;
+  std::int64_t rows_ = 0;
   std::size_t classes_;
   double threshold_;
+  mutable std::int64_t last_id_ = -1;  // the last row read, kept for why()
+  mutable std::optional<store::TrainingStats> last_;
 };
 
 }  // namespace winnow::curation::review
