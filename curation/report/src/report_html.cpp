@@ -574,6 +574,10 @@ std::string render_report_html(const nlohmann::json& json) {
     const Table by_class = report::image_issues_by_class_table(view);
     out += section(by_class, table_html(by_class));
   }
+  if (view.training) {
+    const Table training = report::training_table(view);
+    out += section(training, table_html(training));
+  }
   out +=
       "<footer>Definitions of every figure: docs/report-schema.md in the winnow "
       "repository. Hover a column header for its meaning.</footer>\n";

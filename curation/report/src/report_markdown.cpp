@@ -100,6 +100,7 @@ std::string render_report_markdown(const nlohmann::json& json) {
     write_table(out, report::image_issues_by_source_table(view), "##", true);
     write_table(out, report::image_issues_by_class_table(view), "##", true);
   }
+  if (view.training) write_table(out, report::training_table(view), "##", true);
   return out;
 }
 

@@ -392,4 +392,27 @@ Table image_issues_by_class_table(const ReportView& report) {
   return image_issues_table(report, false);
 }
 
+Table training_table(const ReportView& report) {
+  const TrainingView& training = *report.training;
+  Table table{"table-training",
+              "What training found, per class",
+              fmt::format("{} samples have a training run's statistics; the label check flags "
+                          "those whose mean training loss is above {:.3f}. Classes hardest first.",
+                          format_count(training.samples), training.threshold),
+              {{"Class", "the sample's label"},
+               {"Samples", "judged samples with statistics of a run on their label"},
+               {"Mean loss", "the mean of their mean training losses"},
+               {"Above threshold", "samples the training statistics flag"},
+               {"Hardest", "the keys of the samples with the highest mean loss"}},
+              {}};
+  for (const TrainingClassView& c : training.classes) {
+    std::string hardest;
+    for (const std::string& key : c.hardest) hardest += (hardest.empty() ? "" : ", ") + key;
+    table.rows.push_back({text_cell(c.name), count_cell(c.samples),
+                          Cell{fmt::format("{:.3f}", c.mean_loss), "", true},
+                          count_cell(c.above_threshold), text_cell(hardest)});
+  }
+  return table;
+}
+
 }  // namespace winnow::curation::report

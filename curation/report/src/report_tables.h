@@ -55,4 +55,7 @@ Table batches_table(const ReportView& report);
 Table image_issues_by_source_table(const ReportView& report);
 Table image_issues_by_class_table(const ReportView& report);
 
+// The "training" section (present only when report.training is).
+Table training_table(const ReportView& report);
+
 }  // namespace winnow::curation::report

@@ -291,6 +291,22 @@ ImageQualityGroupView read_image_quality_group(const Fields& fields, bool named)
   return out;
 }
 
+TrainingView read_training(const Fields& fields) {
+  TrainingView out;
+  out.samples = fields.count("samples");
+  out.threshold = fields.number("threshold");
+  for (const auto& [element, path] : fields.list("classes")) {
+    const Fields c(*element, path);
+    TrainingClassView view{
+        c.text("class"), c.count("samples"), c.number("mean_loss"), c.count("above_threshold"), {}};
+    for (const auto& [hard, hard_path] : c.list("hardest")) {
+      view.hardest.push_back(Fields(*hard, hard_path).text("key"));
+    }
+    out.classes.push_back(std::move(view));
+  }
+  return out;
+}
+
 ImageQualityView read_image_quality(const Fields& fields) {
   ImageQualityView out;
   out.dataset = read_image_quality_group(fields, false);
@@ -340,6 +356,9 @@ ReportView read_report_view(const nlohmann::json& report) {
   // A key added after schema version 1 first shipped: absent reads as none.
   if (report.contains("image_quality")) {
     out.image_quality = read_image_quality(top.object("image_quality"));
+  }
+  if (report.contains("training") && !report["training"].is_null()) {
+    out.training = read_training(top.object("training"));
   }
   return out;
 }

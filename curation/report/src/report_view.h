@@ -163,6 +163,21 @@ struct ImageQualityView {
   std::vector<ImageQualityGroupView> classes;
 };
 
+// One class of the "training" section: what a run's losses say of its samples.
+struct TrainingClassView {
+  std::string name;
+  std::int64_t samples = 0;
+  double mean_loss = 0.0;
+  std::int64_t above_threshold = 0;
+  std::vector<std::string> hardest;  // keys, hardest first
+};
+
+struct TrainingView {
+  std::int64_t samples = 0;
+  double threshold = 0.0;
+  std::vector<TrainingClassView> classes;  // largest mean loss first, as in the JSON
+};
+
 struct ReportView {
   std::int64_t schema_version = 0;
   std::string generated_at;
@@ -177,6 +192,8 @@ struct ReportView {
   std::vector<BatchView> batches;
   // Absent from reports written before image-quality issues existed.
   std::optional<ImageQualityView> image_quality;
+  // Null or absent: no sample has training statistics (winnow import-training).
+  std::optional<TrainingView> training;
 };
 
 ReportView read_report_view(const nlohmann::json& report);

@@ -101,6 +101,32 @@ TEST_CASE("markdown: names are escaped and null statistics carry their note", "[
   CHECK(running.find("n/a (the batch has not finished)") != std::string::npos);
 }
 
+TEST_CASE("markdown: the training section, when the report has one", "[markdown]") {
+  nlohmann::json report = fixture_report();
+  CHECK(report::render_report_markdown(report).find("## What training found") == std::string::npos);
+  report["training"] = {
+      {"runs", {"r1"}},
+      {"samples", 120},
+      {"threshold", 2.302585},
+      {"classes",
+       {{{"class", "Coat"},
+         {"samples", 70},
+         {"mean_loss", 1.25},
+         {"above_threshold", 9},
+         {"hardest", {{{"key", "<k1>"}, {"mean_loss", 6.5}}, {{"key", "k2"}, {"mean_loss", 6.0}}}}},
+        {{"class", "Bag"},
+         {"samples", 50},
+         {"mean_loss", 0.5},
+         {"above_threshold", 1},
+         {"hardest", nlohmann::json::array()}}}}};
+  const std::string markdown = report::render_report_markdown(report);
+  const std::vector<std::string> lines = table_under(markdown, "## What training found, per class");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[2] == "| Coat | 70 | 1.250 | 9 | \\<k1\\>, k2 |");
+  CHECK(lines[3] == "| Bag | 50 | 0.500 | 1 |  |");
+  CHECK(markdown.find("above 2.303") != std::string::npos);
+}
+
 TEST_CASE("markdown: a missing key is an error naming it", "[markdown][errors]") {
   nlohmann::json report = fixture_report();
   report["classes"][3].erase("inverse_label_noise");
