@@ -95,6 +95,7 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
   WINNOW_THROW_IF_NOT(
       shape.width > 0 && shape.height > 0 && shape.width <= 4096 && shape.height <= 4096,
       "pixel shape {} x {}: each side must be 1 to 4096", shape.width, shape.height);
+  std::unique_lock<std::mutex> reading(store_mutex_);  // one SQLite connection
   store::VectorTable table(store_->database());
   const std::optional<store::StoredContent> stored = table.content_of(sample.id);
   WINNOW_THROW_IF_NOT_KIND(stored.has_value(), not_found,
@@ -131,6 +132,7 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
                              "does not name",
                              db_, sample.key, sample.id);
   }
+  reading.unlock();
   FileLimits limits;
   limits.follow_links = true;  // the user's own files, as `winnow ingest` reads them
   std::vector<unsigned char> bytes;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,7 +67,7 @@ class CuratedSamples {
   // sample's class_index is its label's place here.
   const std::vector<std::string>& class_names() const { return class_names_; }
 
-  // Sample i's content. Throws winnow::Error naming the sample when the store
+  // Sample i's content (from any thread). Throws winnow::Error naming the sample when the store
   // keeps no content for it (a sample judged then and set aside since) or
   // when its file is gone or is not an image winnow decodes.
   TrainingContent content(std::size_t i, const PixelShape& shape) const;
@@ -75,6 +76,7 @@ class CuratedSamples {
   std::string db_;
   CuratedSampleOptions options_;
   std::unique_ptr<store::MetadataStore> store_;
+  mutable std::mutex store_mutex_;  // content() may be called from several threads
   std::int64_t revision_ = 0;
   std::vector<CuratedSample> samples_;
   std::vector<std::string> class_names_;
