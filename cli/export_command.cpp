@@ -182,6 +182,81 @@ int export_at_revision(curation::Dataset& dataset, std::int64_t revision,
   return 0;
 }
 
+// Every sample as it is now (or those of status `filter`), with its
+// decision's reason, image-quality scores, a person's verdict, its
+// annotations and its training statistics.
+int export_now(curation::Dataset& dataset, const std::optional<store::SampleStatus>& filter,
+               bool csv, bool details) {
+  if (csv) {
+    std::cout << "id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
+                 "label_quality,gain,batch_id,created_at,reason,review,reviewer,annotations,"
+                 "majority_label,consensus_label,consensus_posterior"
+              << (details ? ",details" : "") << image_quality_csv_header() << "\n";
+  }
+  auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
+  using nlohmann::json;
+  // Looked up per sample while the samples' query is open: the same snapshot.
+  store::ImageQualityTable image_quality(dataset.store().database());
+  store::TrainingStatsTable training(dataset.store().database());
+  std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
+  for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
+  const std::map<std::int64_t, AnnotationSummary> annotated = annotation_summaries(dataset.store());
+  const auto key_of = [&](const std::optional<std::int64_t>& id) -> std::optional<std::string> {
+    if (!id) return std::nullopt;
+    const std::optional<store::SampleRecord> original = dataset.store().find_sample(*id);
+    return original ? std::optional(original->external_key) : std::nullopt;
+  };
+  dataset.store().for_each_sample_with_decision(
+      [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
+        const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
+        const std::optional<store::TrainingStats> trained = training.find(s.id);
+        const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
+        const std::optional<std::string> original_key = key_of(s.duplicate_of);
+        const auto review = reviews.find(s.id);
+        const store::ReviewRecord* reviewed = review != reviews.end() ? &review->second : nullptr;
+        const auto annotation = annotated.find(s.id);
+        const AnnotationSummary* summary =
+            annotation != annotated.end() ? &annotation->second : nullptr;
+        if (csv) {
+          std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash << ','
+                    << csv_field(label) << ',' << csv_field(s.source) << ',' << to_string(s.status)
+                    << ',' << opt(s.duplicate_of) << ',' << csv_field(original_key.value_or(""))
+                    << ',' << opt(s.label_quality) << ',' << opt(s.gain) << ',' << opt(s.batch_id)
+                    << ',' << s.created_at << ',' << csv_field(d.reason) << ','
+                    << (reviewed ? to_string(reviewed->verdict) : "") << ','
+                    << csv_field(reviewed ? reviewed->reviewer : "")
+                    << annotations_csv(summary, dataset.label_names());
+          if (details) std::cout << ',' << csv_field(d.details_json);
+          std::cout << image_quality_csv(quality) << '\n';
+          return;
+        }
+        json j = {{"id", s.id},
+                  {"key", s.external_key},
+                  {"content_hash", s.content_hash},
+                  {"label", s.label ? json(label) : json(nullptr)},
+                  {"source", s.source},
+                  {"status", std::string(to_string(s.status))},
+                  {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
+                  {"duplicate_of_key", original_key ? json(*original_key) : json(nullptr)},
+                  {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
+                  {"gain", s.gain ? json(*s.gain) : json(nullptr)},
+                  {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
+                  {"created_at", s.created_at},
+                  {"reason", d.reason},
+                  {"image_quality", image_quality_json(quality)},
+                  {"review", review_json(reviewed, dataset.label_names())},
+                  {"annotations", annotations_json(summary, dataset.label_names())},
+                  {"training", training_json(trained)}};
+        if (details) {
+          j["details"] =
+              d.details_json.empty() ? json(nullptr) : json::parse(d.details_json, nullptr, false);
+        }
+        std::cout << json_text(j) << '\n';
+      },
+      filter);
+  return 0;
+}
+
 }  // namespace
 
 Command add_export_command(CLI::App& parent) {
@@ -205,88 +280,16 @@ Command add_export_command(CLI::App& parent) {
                   "and why")
       ->excludes("--details");
   cmd->footer("Example: winnow export --db data.db --status rejected --format csv");
-  return {
-      cmd, [o] {
-        std::optional<store::SampleStatus> filter;
-        if (!o->only.empty()) filter = store::parse_sample_status(o->only);
-        WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
-                            "--format '{}' is not jsonl or csv", o->format);
-        curation::Dataset dataset(o->db, curation::OpenMode::read_only);
-        const bool csv = o->format == "csv";
-        if (o->revision) return export_at_revision(dataset, *o->revision, filter, csv);
-        if (csv) {
-          std::cout << "id,key,content_hash,label,source,status,duplicate_of,duplicate_of_key,"
-                       "label_quality,gain,batch_id,created_at,reason,review,reviewer,annotations,"
-                       "majority_label,consensus_label,consensus_posterior"
-                    << (o->details ? ",details" : "") << image_quality_csv_header() << "\n";
-        }
-        auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
-        using nlohmann::json;
-        // Looked up per sample while the samples' query is open: the same snapshot.
-        store::ImageQualityTable image_quality(dataset.store().database());
-        store::TrainingStatsTable training(dataset.store().database());
-        std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
-        for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
-        const std::map<std::int64_t, AnnotationSummary> annotated =
-            annotation_summaries(dataset.store());
-        const auto key_of =
-            [&](const std::optional<std::int64_t>& id) -> std::optional<std::string> {
-          if (!id) return std::nullopt;
-          const std::optional<store::SampleRecord> original = dataset.store().find_sample(*id);
-          return original ? std::optional(original->external_key) : std::nullopt;
-        };
-        dataset.store().for_each_sample_with_decision(
-            [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
-              const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
-              const std::optional<store::TrainingStats> trained = training.find(s.id);
-              const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
-              const std::optional<std::string> original_key = key_of(s.duplicate_of);
-              const auto review = reviews.find(s.id);
-              const store::ReviewRecord* reviewed =
-                  review != reviews.end() ? &review->second : nullptr;
-              const auto annotation = annotated.find(s.id);
-              const AnnotationSummary* summary =
-                  annotation != annotated.end() ? &annotation->second : nullptr;
-              if (csv) {
-                std::cout << s.id << ',' << csv_field(s.external_key) << ',' << s.content_hash
-                          << ',' << csv_field(label) << ',' << csv_field(s.source) << ','
-                          << to_string(s.status) << ',' << opt(s.duplicate_of) << ','
-                          << csv_field(original_key.value_or("")) << ',' << opt(s.label_quality)
-                          << ',' << opt(s.gain) << ',' << opt(s.batch_id) << ',' << s.created_at
-                          << ',' << csv_field(d.reason) << ','
-                          << (reviewed ? to_string(reviewed->verdict) : "") << ','
-                          << csv_field(reviewed ? reviewed->reviewer : "")
-                          << annotations_csv(summary, dataset.label_names());
-                if (o->details) std::cout << ',' << csv_field(d.details_json);
-                std::cout << image_quality_csv(quality) << '\n';
-                return;
-              }
-              json j = {{"id", s.id},
-                        {"key", s.external_key},
-                        {"content_hash", s.content_hash},
-                        {"label", s.label ? json(label) : json(nullptr)},
-                        {"source", s.source},
-                        {"status", std::string(to_string(s.status))},
-                        {"duplicate_of", s.duplicate_of ? json(*s.duplicate_of) : json(nullptr)},
-                        {"duplicate_of_key", original_key ? json(*original_key) : json(nullptr)},
-                        {"label_quality", s.label_quality ? json(*s.label_quality) : json(nullptr)},
-                        {"gain", s.gain ? json(*s.gain) : json(nullptr)},
-                        {"batch_id", s.batch_id ? json(*s.batch_id) : json(nullptr)},
-                        {"created_at", s.created_at},
-                        {"reason", d.reason},
-                        {"image_quality", image_quality_json(quality)},
-                        {"review", review_json(reviewed, dataset.label_names())},
-                        {"annotations", annotations_json(summary, dataset.label_names())},
-                        {"training", training_json(trained)}};
-              if (o->details) {
-                j["details"] = d.details_json.empty() ? json(nullptr)
-                                                      : json::parse(d.details_json, nullptr, false);
-              }
-              std::cout << json_text(j) << '\n';
-            },
-            filter);
-        return 0;
-      }};
+  return {cmd, [o] {
+            std::optional<store::SampleStatus> filter;
+            if (!o->only.empty()) filter = store::parse_sample_status(o->only);
+            WINNOW_THROW_IF_NOT(o->format == "jsonl" || o->format == "csv",
+                                "--format '{}' is not jsonl or csv", o->format);
+            curation::Dataset dataset(o->db, curation::OpenMode::read_only);
+            const bool csv = o->format == "csv";
+            if (o->revision) return export_at_revision(dataset, *o->revision, filter, csv);
+            return export_now(dataset, filter, csv, o->details);
+          }};
 }
 
 }  // namespace winnow::cli

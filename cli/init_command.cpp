@@ -42,17 +42,34 @@ void set_image_issues(curation::ImageIssuePolicy& policy, const std::string& act
   policy = curation::ImageIssuePolicy::from_json(j);
 }
 
+struct InitOptions {
+  std::string db;
+  curation::CurationConfig config;
+  std::string image_issues = "flag";
+  std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
+  std::string embedder;                             // empty: chosen by winnow
+};
+
+// How image files are read and judged: the size limit and the image issues.
+void add_image_file_options(CLI::App& cmd, InitOptions& o) {
+  cmd.add_option("--max-image-pixels", o.config.max_image_pixels,
+                 "image files with more pixels (from the header) are rejected undecoded")
+      ->capture_default_str();
+  cmd.add_option("--image-issues", o.image_issues,
+                 "what an image-quality issue of an image file does: flag (record it) or "
+                 "reject the sample (docs/images.md)")
+      ->check(CLI::IsMember({"flag", "reject"}))
+      ->capture_default_str();
+  cmd.add_option("--image-issue-threshold", o.image_issue_thresholds,
+                 "NAME=VALUE: an image issue's threshold (blurry, dark, bright, "
+                 "low_information, grayscale, odd_aspect_ratio, odd_size; scores below it "
+                 "are issues); repeatable");
+}
+
 }  // namespace
 
 Command add_init_command(CLI::App& parent) {
-  struct Options {
-    std::string db;
-    curation::CurationConfig config;
-    std::string image_issues = "flag";
-    std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
-    std::string embedder;                             // empty: chosen by winnow
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<InitOptions>();
   curation::CurationConfig& config = o->config;
   auto* cmd = parent.add_subcommand("init", "create a dataset database and record its config");
   cmd->footer("Example: winnow init --db data.db --embedder 'hashed-ngrams(n=3,dim=256)'");
@@ -118,18 +135,7 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--micro-batch", config.micro_batch, "records searched/indexed together")
       ->capture_default_str();
-  cmd->add_option("--max-image-pixels", config.max_image_pixels,
-                  "image files with more pixels (from the header) are rejected undecoded")
-      ->capture_default_str();
-  cmd->add_option("--image-issues", o->image_issues,
-                  "what an image-quality issue of an image file does: flag (record it) or "
-                  "reject the sample (docs/images.md)")
-      ->check(CLI::IsMember({"flag", "reject"}))
-      ->capture_default_str();
-  cmd->add_option("--image-issue-threshold", o->image_issue_thresholds,
-                  "NAME=VALUE: an image issue's threshold (blurry, dark, bright, "
-                  "low_information, grayscale, odd_aspect_ratio, odd_size; scores below it "
-                  "are issues); repeatable");
+  add_image_file_options(*cmd, *o);
   return {
       cmd, [o] {
         set_image_issues(o->config.image_issues, o->image_issues, o->image_issue_thresholds);

@@ -646,6 +646,17 @@ void judge_annotations_only(store::MetadataStore& store, const ConsensusLabels& 
   }
 }
 
+// Every label was judged against today's dataset: ingest's re-judging
+// (stale_labels.cpp) starts over from here.
+void restart_judgement_log(store::MetadataStore& store, const StoredSamples& stored,
+                           const LabelsAfterRelabels& labels) {
+  if (stored.samples.empty()) return;
+  LabelJudgementLog log;
+  log.add(stored.samples.front().id, stored.samples.back().id,
+          static_cast<std::int64_t>(labels.voters()));
+  store.set_meta(LabelJudgementLog::kMetaKey, log.to_json());
+}
+
 }  // namespace
 
 RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
@@ -722,14 +733,7 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
       judge_annotations_only(store, consensus, stored, reviewed, options, dataset.label_names(),
                              report);
     }
-    if (relabel && !stored.samples.empty()) {
-      // Every label was judged against today's dataset: ingest's re-judging
-      // (stale_labels.cpp) starts over from here.
-      LabelJudgementLog log;
-      log.add(stored.samples.front().id, stored.samples.back().id,
-              static_cast<std::int64_t>(labels.voters()));
-      store.set_meta(LabelJudgementLog::kMetaKey, log.to_json());
-    }
+    if (relabel) restart_judgement_log(store, stored, labels);
     if (!judgements.qualities.empty()) store.set_label_qualities(judgements.qualities);
     store.set_gains(gains);
     report.gains_updated = gains.size();

@@ -76,6 +76,37 @@ struct StaleSample {
   std::int64_t judged_against = 0;  // labelled samples when it was last judged
 };
 
+// Writes the changed verdicts. Both kinds of sample stay in the index (a
+// label issue keeps its vote and stays a near-duplicate candidate); only the
+// label cache learns which is which.
+void write_verdicts(store::MetadataStore& store, AcceptedLabelCache& accepted,
+                    const std::vector<StaleSample>& changed,
+                    const std::vector<store::Decision>& decisions, std::int64_t batch_id,
+                    LabelRejudgeCounts& counts) {
+  for (std::size_t c = 0; c < changed.size(); ++c) {
+    const std::int64_t id = changed[c].id;
+    store.update_status(id, decisions[c], batch_id);
+    if (decisions[c].status == store::SampleStatus::label_issue) {
+      accepted.flag(id);
+      ++counts.newly_flagged;
+    } else {
+      accepted.clear_flag(id);
+      ++counts.cleared;
+    }
+  }
+}
+
+// The store's judgement log with the batch's ranges added.
+LabelJudgementLog judgement_log(store::MetadataStore& store,
+                                const std::vector<JudgedRange>& batch) {
+  LabelJudgementLog log;
+  if (const std::optional<std::string> text = store.get_meta(LabelJudgementLog::kMetaKey)) {
+    log = LabelJudgementLog::from_json(*text);
+  }
+  for (const JudgedRange& r : batch) log.add(r.first_id, r.last_id, r.voters);
+  return log;
+}
+
 }  // namespace
 
 LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
@@ -86,11 +117,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   LabelRejudgeCounts counts;
   const double growth = config.label_rejudge_growth;
   if (growth <= 0.0) return counts;
-  LabelJudgementLog log;
-  if (const std::optional<std::string> text = store.get_meta(LabelJudgementLog::kMetaKey)) {
-    log = LabelJudgementLog::from_json(*text);
-  }
-  for (const JudgedRange& r : batch) log.add(r.first_id, r.last_id, r.voters);
+  LabelJudgementLog log = judgement_log(store, batch);
   const auto voters = static_cast<std::int64_t>(accepted.voters());
   const std::set<std::int64_t> reviewed = reviewed_samples(store);  // a person decided: left alone
 
@@ -169,20 +196,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   }
   judge_chunk();
 
-  // Write the verdicts. Both kinds of sample stay in the index (a label
-  // issue keeps its vote and stays a near-duplicate candidate); only the
-  // label cache learns which is which.
-  for (std::size_t c = 0; c < changed.size(); ++c) {
-    const std::int64_t id = changed[c].id;
-    store.update_status(id, decisions[c], batch_id);
-    if (decisions[c].status == store::SampleStatus::label_issue) {
-      accepted.flag(id);
-      ++counts.newly_flagged;
-    } else {
-      accepted.clear_flag(id);
-      ++counts.cleared;
-    }
-  }
+  write_verdicts(store, accepted, changed, decisions, batch_id, counts);
   if (!qualities.empty()) store.set_label_qualities(qualities);
   log.rejudged(voters, growth, whole_below);
   store.set_meta(LabelJudgementLog::kMetaKey, log.to_json());
