@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,20 +22,18 @@ namespace winnow::cli {
 
 namespace {
 
-struct DiffCounts {
-  std::int64_t added = 0, removed = 0, relabelled = 0, other = 0;
-};
+enum class Change { added, removed, relabelled, other };
+constexpr const char* kChangeNames[] = {"added", "removed", "relabelled", "changed"};
 
-// What kind of change `before` -> `after` is for the samples of status `in`;
-// nullptr when it is none of added, removed or relabelled.
-const char* change_kind(const std::optional<store::SampleState>& before,
-                        const store::SampleState& after, store::SampleStatus in) {
+// What kind of change `before` -> `after` is for the samples of status `in`.
+Change change_kind(const std::optional<store::SampleState>& before, const store::SampleState& after,
+                   store::SampleStatus in) {
   const bool was_in = before && before->status == in;
   const bool is_in = after.status == in;
-  if (!was_in && is_in) return "added";
-  if (was_in && !is_in) return "removed";
-  if (was_in && is_in && before->label != after.label) return "relabelled";
-  return nullptr;
+  if (!was_in && is_in) return Change::added;
+  if (was_in && !is_in) return Change::removed;
+  if (was_in && is_in && before->label != after.label) return Change::relabelled;
+  return Change::other;
 }
 
 nlohmann::json state_json(const std::optional<store::SampleState>& s,
@@ -77,23 +75,16 @@ Command add_diff_command(CLI::App& parent) {
                             "revisions {} to {}: {} is at revision {}; give two revisions "
                             "from 0 to {}, the earlier first",
                             o->from, o->to, o->db, now, now);
-        DiffCounts counts;
+        std::map<Change, std::int64_t> counts;
         history.for_each_changed(
             o->from, o->to,
             [&](const std::optional<store::SampleState>& before, const store::SampleState& after) {
-              const char* kind = change_kind(before, after, in);
-              if (kind == nullptr) {
-                ++counts.other;
-                if (!o->all) return;
-                kind = "changed";
-              }
-              const std::string_view k = kind;
-              if (k == "added") ++counts.added;
-              if (k == "removed") ++counts.removed;
-              if (k == "relabelled") ++counts.relabelled;
+              const Change kind = change_kind(before, after, in);
+              ++counts[kind];
+              if (kind == Change::other && !o->all) return;
               const nlohmann::json j = {{"id", after.sample_id},
                                         {"key", after.external_key},
-                                        {"change", kind},
+                                        {"change", kChangeNames[static_cast<int>(kind)]},
                                         {"before", state_json(before, dataset.label_names())},
                                         {"after", state_json(after, dataset.label_names())},
                                         {"reason", history.reason_of(after)}};
@@ -102,8 +93,8 @@ Command add_diff_command(CLI::App& parent) {
         std::cerr << fmt::format(
             "revisions {} to {} ({} samples): {} added, {} removed, {} relabelled, {} other "
             "changes{}\n",
-            o->from, o->to, o->in, counts.added, counts.removed, counts.relabelled, counts.other,
-            o->all ? "" : " (--all lists them)");
+            o->from, o->to, o->in, counts[Change::added], counts[Change::removed],
+            counts[Change::relabelled], counts[Change::other], o->all ? "" : " (--all lists them)");
         return 0;
       }};
 }

@@ -140,6 +140,14 @@ nlohmann::json review_json(const store::ReviewRecord* r, const curation::LabelNa
           {"at", r->created_at}};
 }
 
+// The key of sample `id` (a duplicate's original), when there is one.
+std::optional<std::string> key_of(store::MetadataStore& store,
+                                  const std::optional<std::int64_t>& id) {
+  if (!id) return std::nullopt;
+  const std::optional<store::SampleRecord> original = store.find_sample(*id);
+  return original ? std::optional(original->external_key) : std::nullopt;
+}
+
 // The dataset as it was at `revision` (store/sample_history.h): each sample
 // that existed then, with the status, label and original it had, the
 // revision that gave it those, and why.
@@ -154,11 +162,7 @@ int export_at_revision(curation::Dataset& dataset, std::int64_t revision,
   history.for_each_at(revision, [&](const store::SampleState& s) {
     if (filter && s.status != *filter) return;
     const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
-    std::optional<std::string> original_key;
-    if (s.duplicate_of) {
-      if (const auto original = dataset.store().find_sample(*s.duplicate_of))
-        original_key = original->external_key;
-    }
+    const std::optional<std::string> original_key = key_of(dataset.store(), s.duplicate_of);
     const std::string reason = history.reason_of(s);
     if (csv) {
       std::cout << s.sample_id << ',' << csv_field(s.external_key) << ',' << csv_field(label) << ','
@@ -201,17 +205,12 @@ int export_now(curation::Dataset& dataset, const std::optional<store::SampleStat
   std::map<std::int64_t, store::ReviewRecord> reviews;  // a person's verdicts: few
   for (store::ReviewRecord& r : dataset.store().reviews()) reviews[r.sample_id] = r;
   const std::map<std::int64_t, AnnotationSummary> annotated = annotation_summaries(dataset.store());
-  const auto key_of = [&](const std::optional<std::int64_t>& id) -> std::optional<std::string> {
-    if (!id) return std::nullopt;
-    const std::optional<store::SampleRecord> original = dataset.store().find_sample(*id);
-    return original ? std::optional(original->external_key) : std::nullopt;
-  };
   dataset.store().for_each_sample_with_decision(
       [&](const store::SampleRecord& s, const store::MetadataStore::DecisionText& d) {
         const std::optional<store::ImageQualityRecord> quality = image_quality.find(s.id);
         const std::optional<store::TrainingStats> trained = training.find(s.id);
         const std::string label = s.label ? dataset.label_names().name_of(*s.label) : "";
-        const std::optional<std::string> original_key = key_of(s.duplicate_of);
+        const std::optional<std::string> original_key = key_of(dataset.store(), s.duplicate_of);
         const auto review = reviews.find(s.id);
         const store::ReviewRecord* reviewed = review != reviews.end() ? &review->second : nullptr;
         const auto annotation = annotated.find(s.id);

@@ -16,7 +16,6 @@
 #include "winnow/curation/dataset/lookup/stored_content_cache.h"
 #include "winnow/curation/dataset/lookup/stored_sample_filter.h"
 #include "winnow/curation/dataset/lookup/stored_text_sketches.h"
-#include "winnow/curation/labels/label_text.h"
 #include "winnow/error.h"
 #include "winnow/index/vector_index_factory.h"
 #include "winnow/store/metadata_store.h"
@@ -211,12 +210,7 @@ void Dataset::set_threads(int threads) {
 }
 
 std::int64_t Dataset::stored_revision() {
-  auto text = store_->get_meta(kRevisionKey);
-  if (!text) return 0;
-  auto v = labels::parse_decimal(*text);
-  WINNOW_THROW_IF_NOT(v.has_value(), "{}: meta {} is not an integer: '{}'", db_path_, kRevisionKey,
-                      *text);
-  return *v;
+  return store::SampleHistory(store_->database()).revision();
 }
 
 std::int64_t Dataset::next_revision() {

@@ -52,12 +52,8 @@ bool Ingester::start_job(std::size_t records) {
 
 BatchReport Ingester::ingest_batch(const std::string& name, const std::string& checksum,
                                    std::vector<readers::ManifestEntry> entries) {
-  std::size_t next = 0;
-  return ingest_batch(name, checksum, [&](readers::ManifestEntry& entry) {
-    if (next == entries.size()) return false;
-    entry = std::move(entries[next++]);
-    return true;
-  });
+  std::vector<bulk::JobRecord> none(entries.size());  // not part of a bulk job
+  return ingest_job_batch(name, checksum, std::move(entries), std::move(none));
 }
 
 BatchReport Ingester::ingest_job_batch(const std::string& name, const std::string& checksum,

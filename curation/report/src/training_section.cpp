@@ -34,11 +34,7 @@ nlohmann::json training_json(store::MetadataStore& store, const LabelNames& name
   });
   std::map<std::int64_t, ClassTraining> by_label;
   std::set<std::string> runs;
-  std::set<std::int64_t> labels_with_samples;
-  for (const store::MetadataStore::LabelQualitySum& sum : store.label_quality_by_label()) {
-    if (sum.samples > 0) labels_with_samples.insert(sum.label);
-  }
-  const double threshold = review::training_loss_threshold(labels_with_samples.size());
+  const double threshold = review::TrainingVerdicts(store).threshold();
   for (const store::TrainingStats& s : rows) {
     const std::optional<store::SampleRecord> sample = store.find_sample(s.sample_id);
     if (!sample || !sample->label || sample->label != s.label) continue;

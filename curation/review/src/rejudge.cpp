@@ -540,7 +540,7 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
     }
   }
 
-  const review::TrainingVerdicts training(store, labels.counts.size());
+  const review::TrainingVerdicts training(store);
   out.judgements =
       judge_labels(stored, judged, score, labels, consensus, rules, label_names, training);
   report.judged = judged.size();

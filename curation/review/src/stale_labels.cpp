@@ -127,7 +127,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   const std::size_t dim = dataset.embedder().dim();
   const labels::LabelQuality quality({config.label_k, 1.0, config.label_flag_below});
   const labels::LabelEvidence evidence = stored_label_evidence(store, config);
-  const TrainingVerdicts training(store, accepted.counts.size());
+  const TrainingVerdicts training(store);
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded
   const labels::LabelLookup label_of = [&accepted](std::int64_t id) {
     return accepted.voter_label(id);

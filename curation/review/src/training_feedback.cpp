@@ -10,7 +10,6 @@
 
 #include "winnow/curation/core/printable_text.h"
 #include "winnow/curation/core/regular_file.h"
-#include "winnow/curation/dataset/lookup/accepted_labels.h"
 #include "winnow/curation/labels/label_text.h"
 #include "winnow/curation/review/verdicts.h"
 #include "winnow/error.h"
@@ -84,31 +83,30 @@ namespace {
 void rejudge_by_training(Dataset& dataset, const std::vector<store::TrainingStats>& stats,
                          TrainingImport& report) {
   store::MetadataStore& store = dataset.store();
-  const TrainingVerdicts verdicts(store, dataset.accepted_labels().counts.size());
+  const TrainingVerdicts verdicts(store);
   const std::set<std::int64_t> reviewed = reviewed_samples(store);
-  for (const store::TrainingStats& s : stats) {
+  for (const store::TrainingStats& s : stats) {  // each of a run on the sample's label now
     const std::optional<store::SampleRecord> sample = store.find_sample(s.sample_id);
     const bool judged = sample->status == store::SampleStatus::accepted ||
                         sample->status == store::SampleStatus::label_issue;
-    if (!judged || !sample->label || reviewed.count(s.sample_id) > 0) continue;
-    const std::optional<bool> flag = verdicts.flags(s.sample_id, *sample->label);
+    if (!judged || !sample->label || reviewed.count(s.sample_id) > 0 || s.seen == 0) continue;
+    const bool flag = verdicts.flags(s);
     const bool flagged_now = sample->status == store::SampleStatus::label_issue;
-    if (!flag || *flag == flagged_now) continue;
+    if (flag == flagged_now) continue;
     if (flagged_now && decided_by_confident_learning(store, s.sample_id)) continue;
-    const nlohmann::json details = {
-        {"training",
-         {{"run", s.run},
-          {"seen", s.seen},
-          {"mean_loss", s.mean_loss},
-          {"loss_trend", s.loss_trend},
-          {"threshold", training_loss_threshold(dataset.accepted_labels().counts.size())}}}};
-    const std::string why = verdicts.why(s.sample_id);
+    const nlohmann::json details = {{"training",
+                                     {{"run", s.run},
+                                      {"seen", s.seen},
+                                      {"mean_loss", s.mean_loss},
+                                      {"loss_trend", s.loss_trend},
+                                      {"threshold", verdicts.threshold()}}}};
+    const std::string why = verdicts.why(s);
     store.update_status(
         s.sample_id,
-        *flag ? store::Decision{store::SampleStatus::label_issue, std::nullopt, why, details.dump()}
-              : store::Decision{store::SampleStatus::accepted, std::nullopt,
-                                "label issue cleared: " + why, details.dump()});
-    ++(*flag ? report.newly_flagged : report.cleared);
+        flag ? store::Decision{store::SampleStatus::label_issue, std::nullopt, why, details.dump()}
+             : store::Decision{store::SampleStatus::accepted, std::nullopt,
+                               "label issue cleared: " + why, details.dump()});
+    ++(flag ? report.newly_flagged : report.cleared);
   }
 }
 
@@ -157,11 +155,19 @@ TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>&
   return report;
 }
 
-TrainingVerdicts::TrainingVerdicts(store::MetadataStore& store, std::size_t classes)
+std::size_t training_classes(store::MetadataStore& store) {
+  std::size_t classes = 0;
+  for (const store::MetadataStore::LabelQualitySum& sum : store.label_quality_by_label()) {
+    classes += sum.samples > 0;
+  }
+  return classes;
+}
+
+TrainingVerdicts::TrainingVerdicts(store::MetadataStore& store)
     : store_(store),
       rows_(store::TrainingStatsTable(store.database()).count()),
-      classes_(std::max<std::size_t>(classes, 2)),
-      threshold_(training_loss_threshold(classes)) {}
+      classes_(rows_ > 0 ? std::max<std::size_t>(training_classes(store), 2) : 2),
+      threshold_(training_loss_threshold(classes_)) {}
 
 const std::optional<store::TrainingStats>& TrainingVerdicts::stats_of(std::int64_t id) const {
   if (id != last_id_) {
@@ -175,13 +181,16 @@ std::optional<bool> TrainingVerdicts::flags(std::int64_t id, std::int64_t label)
   if (rows_ == 0) return std::nullopt;
   const std::optional<store::TrainingStats>& s = stats_of(id);
   if (!s || s->seen == 0 || s->label != label) return std::nullopt;
-  return s->mean_loss > threshold_;
+  return flags(*s);
 }
 
 std::string TrainingVerdicts::why(std::int64_t id) const {
   WINNOW_THROW_IF_NOT(stats_of(id).has_value(), "training verdicts: sample {} has no statistics",
                       id);
-  const store::TrainingStats& s = *stats_of(id);
+  return why(*stats_of(id));
+}
+
+std::string TrainingVerdicts::why(const store::TrainingStats& s) const {
   return fmt::format("mean training loss {:.3f} {} {:.3f} (ln {}) over {} losses, run {}",
                      s.mean_loss, s.mean_loss > threshold_ ? ">" : "<=", threshold_, classes_,
                      s.seen, s.run);

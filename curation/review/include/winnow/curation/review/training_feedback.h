@@ -57,22 +57,30 @@ TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>&
 // a chance-level prediction.
 double training_loss_threshold(std::size_t classes);
 
+// The classes the threshold counts: the labels of the store's accepted and
+// label_issue samples (MetadataStore::label_quality_by_label), so that the
+// label check and the report agree on it.
+std::size_t training_classes(store::MetadataStore& store);
+
 // The label verdicts the stored training statistics give: where a sample has
 // statistics of a run that trained on its current label, they decide its
 // label verdict instead of the kNN vote (docs/curation.md, "Training
 // feedback", has the measurements).
 class TrainingVerdicts {
  public:
-  // `classes`: the dataset's labels with samples. Rows are read one sample
-  // at a time, as asked (none at all when the store has none).
-  TrainingVerdicts(store::MetadataStore& store, std::size_t classes);
-  bool empty() const { return rows_ == 0; }
+  // Rows are read one sample at a time, as asked (none at all when the store
+  // has none); the threshold is over training_classes(store).
+  explicit TrainingVerdicts(store::MetadataStore& store);
   // Whether sample `id`, labelled `label` now, is a label issue by its
   // training statistics; nothing when it has none for that label.
   std::optional<bool> flags(std::int64_t id, std::int64_t label) const;
   // Why, for the sample flags() last answered for: "mean training loss
   // 3.120 > 2.303 (ln 10) over 9 losses, run R".
   std::string why(std::int64_t id) const;
+  // The same for statistics at hand (of a run on the sample's current label).
+  bool flags(const store::TrainingStats& stats) const { return stats.mean_loss > threshold_; }
+  std::string why(const store::TrainingStats& stats) const;
+  double threshold() const { return threshold_; }
 
  private:
   const std::optional<store::TrainingStats>& stats_of(std::int64_t id) const;
