@@ -343,13 +343,25 @@ void DynamicPruner::update_batch_losses(const std::uint64_t* ids, const float* b
   scores_.blend_checked(ids, batch_losses, count, momentum);
 }
 
-void DynamicPruner::flag_label_issues(const std::uint64_t* ids, std::size_t count) {
-  auto* noise_aware = dynamic_cast<NoiseAwarePolicy*>(policy_.get());
+namespace {
+
+NoiseAwarePolicy& noise_aware_of(Policy& policy, const char* what, const std::string& spec) {
+  auto* noise_aware = dynamic_cast<NoiseAwarePolicy*>(&policy);
   WINNOW_THROW_IF_NOT(noise_aware != nullptr,
-                      "flag_label_issues: policy '{}' is not noise-aware; add noisy=P to its spec "
-                      "(e.g. infobatch(noisy=3))",
-                      policy_spec());
-  noise_aware->flag(ids, count);
+                      "{}: policy '{}' is not noise-aware; add noisy=P to its spec (e.g. "
+                      "infobatch(noisy=3))",
+                      what, spec);
+  return *noise_aware;
+}
+
+}  // namespace
+
+void DynamicPruner::flag_label_issues(const std::uint64_t* ids, std::size_t count) {
+  noise_aware_of(*policy_, "flag_label_issues", policy_spec()).flag(ids, count);
+}
+
+void DynamicPruner::trust_labels(const std::uint64_t* ids, std::size_t count) {
+  noise_aware_of(*policy_, "trust_labels", policy_spec()).trust(ids, count);
 }
 
 float DynamicPruner::mean_weight(const std::uint64_t* ids, std::size_t count) const {

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "winnow/error.h"
+#include "winnow/store/event_record.h"
 #include "winnow/store/database.h"
 #include "winnow/store/statement.h"
 
@@ -56,6 +57,23 @@ std::optional<SampleState> SampleHistory::state_at(std::int64_t sample_id, std::
   query->bind_all(sample_id, revision);
   if (!query->step()) return std::nullopt;
   return state_of_row(*query);
+}
+
+std::vector<std::int64_t> SampleHistory::reviewed_at(std::int64_t revision) {
+  // The events up to `revision` are those before the first state written
+  // after it: the store appends a sample's event right after its write.
+  StatementScope bound(
+      db_.cached("SELECT min(events_before) FROM sample_history WHERE revision > ?1"));
+  bound->bind_all(revision);
+  std::optional<std::int64_t> last_event;
+  if (bound->step() && !bound->is_null(0)) last_event = bound->column_int64(0);
+  StatementScope query(
+      db_.cached("SELECT DISTINCT sample_id FROM events WHERE kind = ?1 AND sample_id IS NOT NULL "
+                 "AND (?2 IS NULL OR id <= ?2) ORDER BY sample_id"));
+  query->bind_all(std::string_view(kEventReview), last_event);
+  std::vector<std::int64_t> ids;
+  while (query->step()) ids.push_back(query->column_int64(0));
+  return ids;
 }
 
 void SampleHistory::for_each_at(std::int64_t revision,

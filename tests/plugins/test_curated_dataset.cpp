@@ -62,4 +62,26 @@ TEST_CASE("CuratedDataset gives a curated store's images to a torch data loader"
 
   winnow::CuratedDataset colour(db, {}, {16, 8, true});
   CHECK(colour.get(1).data.sizes() == torch::IntArrayRef({3, 8, 16}));
+
+  // A person's verdict reaches a noise-aware pruner as a trusted label.
+  const std::string verdicts = dir.file("v.csv");
+  REQUIRE(std::system(
+              ("printf 'item,verdict,label\\ntrain-000001,relabel,3\\n' > " + verdicts).c_str()) ==
+          0);
+  REQUIRE(std::system((cli + " review --db " + db + " " + verdicts + log).c_str()) == 0);
+  winnow::curation::CuratedSampleOptions both;
+  both.statuses = {winnow::store::SampleStatus::accepted, winnow::store::SampleStatus::label_issue};
+  winnow::CuratedDataset reviewed(db, both);
+  std::size_t by_person = 0;
+  for (std::size_t i = 0; i < reviewed.samples().size(); ++i) {
+    if (reviewed.samples().at(i).reviewed) {
+      ++by_person;
+      CHECK(reviewed.samples().at(i).key == "train-000001");
+    }
+  }
+  CHECK(by_person == 1);
+  winnow::DynamicPruner noise_aware(reviewed.size().value(), 4, "infobatch(noisy=3)", 0);
+  CHECK_NOTHROW(winnow::take_curation_verdicts(noise_aware, reviewed));
+  winnow::DynamicPruner plain(reviewed.size().value(), 4, "infobatch", 0);
+  CHECK_THROWS_WITH(winnow::take_curation_verdicts(plain, reviewed), Catch::Contains("noisy=P"));
 }

@@ -69,6 +69,25 @@ TEST_CASE("caller-flagged label issues are down-weighted from the next plan", "[
                     Catch::Contains("noisy_weight"));
 }
 
+TEST_CASE("trusted labels are never down-weighted, by loss or by flag", "[noise]") {
+  DynamicPruner pruner(400, 20, "infobatch(noisy=2,noisy_weight=0.25)", 3);
+  // Ids 0..9 keep a high loss; a person confirmed 0..4, and 5 was also flagged.
+  const std::vector<std::uint64_t> trusted{0, 1, 2, 3, 4};
+  pruner.trust_labels(trusted.data(), trusted.size());
+  const std::uint64_t flagged[] = {4, 5, 30};
+  pruner.flag_label_issues(flagged, 3);  // 4 is trusted: its flag is ignored
+  for (std::uint64_t e = 0; e < 5; ++e) train(pruner, e, 0);
+  pruner.begin_epoch();
+  for (std::uint64_t id : trusted) CHECK(pruner.weight(id) >= 1.0f);
+  for (std::uint64_t id = 5; id < 10; ++id) CHECK(pruner.weight(id) == 0.25f);  // by their loss
+  CHECK(pruner.weight(30) < 1.0f);  // flagged and not trusted
+
+  const std::uint64_t out_of_range = 400;
+  CHECK_THROWS_WITH(pruner.trust_labels(&out_of_range, 1), Catch::Contains("out of range"));
+  DynamicPruner plain(400, 20, "infobatch", 2);
+  CHECK_THROWS_WITH(plain.trust_labels(trusted.data(), 1), Catch::Contains("noisy=P"));
+}
+
 TEST_CASE("the noise-aware state is saved with the run", "[noise]") {
   test::TempDir dir;
   const std::string path = dir.file("noisy.wnpr");

@@ -102,10 +102,18 @@ def test_image_files_in_colour_and_a_file_that_has_gone(tmp_path):
     x, y = ds[ds.keys.index(next(k for k in ds.keys if "red0" in k))]
     assert x.shape == (8, 16, 3) and ds.classes[y] == "red"
     assert x[..., 0].mean() > 150 and x[..., 2].mean() < 100
-    os.remove(tmp_path / "images" / "blue" / "blue1.png")
+    # Sizes up to the working image the store keeps (32 x 32 at the defaults)
+    # come from it; a larger one reads the file again.
     gone = next(i for i, k in enumerate(ds.keys) if "blue1" in k)
+    large = winnow.CuratedDataset(db, size=(64, 48), colour=True)
+    kept_grey = winnow.CuratedDataset(db, size=(32, 32))[gone][0]
+    decoded = large[gone][0]
+    assert abs(ds[gone][0].astype(int).mean() - decoded.astype(int).mean()) < 3
+    os.remove(tmp_path / "images" / "blue" / "blue1.png")
+    assert (winnow.CuratedDataset(db, size=(32, 32))[gone][0] == kept_grey).all()
+    assert ds[gone][0].shape == (8, 16, 3)
     with pytest.raises(winnow.Error, match="blue1.png"):
-        ds[gone]
+        large[gone]
 
 
 def test_texts_are_strings(tmp_path):
@@ -159,3 +167,44 @@ def test_training_statistics_come_back_as_label_verdicts(tmp_path):
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"key": "k1", "seen": "many"}\n')
         run_cli("import-training", "--db", db, str(bad))
+
+
+def test_label_issues_are_down_weighted_and_reviewed_labels_trusted(tmp_path):
+    images, labels = fashion_mnist(1000, 4000)
+    labels = labels.copy()
+    labels[:100] = (labels[:100] + 3) % 10  # wrong labels for the label check to find
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n"
+                                for i in range(1000)))
+    db = str(tmp_path / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    before = winnow.CuratedDataset(db, status=("accepted", "label_issue"))
+    assert len(before.label_issues) >= 5 and before.reviewed == []
+    assert winnow.CuratedDataset(db).keys == [k for k, st in zip(before.keys, before.statuses)
+                                              if st == "accepted"]
+    # A person says the first flagged sample's label is right after all.
+    confirmed = before.keys[before.label_issues[0]]
+    verdicts = tmp_path / "v.csv"
+    verdicts.write_text(f"item,verdict\n{confirmed},keep\n")
+    run_cli("review", "--db", db, str(verdicts))
+    ds = winnow.CuratedDataset(db, status=("accepted", "label_issue"))
+    trusted = ds.keys.index(confirmed)
+    assert ds.reviewed == [trusted] and ds.statuses[trusted] == "accepted"
+    assert trusted not in ds.label_issues and len(ds.label_issues) == len(before.label_issues) - 1
+    pinned = winnow.CuratedDataset(db, status=("accepted", "label_issue"), revision=before.revision)
+    assert pinned.reviewed == [] and pinned.label_issues == before.label_issues
+
+    sampler = ds.sampler(12, policy="infobatch", seed=1)
+    assert "noisy=3" in sampler.policy_spec
+    for _ in range(2):  # every sample at the same loss: only the flags set weights apart
+        for ids in np.array_split(np.array(list(iter(sampler)), dtype=np.int64), 4):
+            sampler.update(torch.from_numpy(ids), torch.full((len(ids),), 0.5))
+    plan = list(iter(sampler))
+    weights = dict(zip(plan, sampler.weights(torch.tensor(plan)).tolist()))
+    issues = [i for i in ds.label_issues if i in weights]
+    assert issues and all(weights[i] < 1.0 for i in issues)
+    assert all(w >= 1.0 for i, w in weights.items() if i not in ds.label_issues)
+    plain = winnow.CuratedDataset(db)  # the label issues left out: nothing to down-weight
+    assert confirmed in plain.keys and not plain.label_issues and plain.reviewed
+    assert "noisy" not in plain.sampler(12).policy_spec

@@ -98,3 +98,27 @@ TEST_CASE("sample history: the dataset as it was at each revision, and what chan
   store.set_meta(kRevisionKey, "x12");
   CHECK_THROWS_WITH(history.revision(), Catch::Contains("not a revision number: 'x12'"));
 }
+
+TEST_CASE("sample history: which samples a person had decided by a revision", "[store][history]") {
+  TempDir dir;
+  MetadataStore store(dir.file("reviewed.db"));
+  SampleHistory history(store.database());
+  std::vector<std::int64_t> ids;
+  const std::int64_t r1 = revision_of(store, [&] {
+    for (int i = 0; i < 4; ++i) ids.push_back(store.insert_sample(make_sample(i)));
+    store.update_status(ids[1], {SampleStatus::label_issue, std::nullopt, "doubtful", ""});
+  });
+  const std::int64_t r2 = revision_of(store, [&] {
+    ReviewRecord keep{ids[1], Verdict::keep, std::nullopt, "ana", "", ""};
+    store.record_review(keep, {SampleStatus::accepted, std::nullopt, "a person kept it", ""});
+  });
+  const std::int64_t r3 = revision_of(store, [&] {
+    ReviewRecord relabel{ids[3], Verdict::relabel, 5, "bo", "", ""};
+    store.record_review(relabel, {SampleStatus::accepted, std::nullopt, "relabelled", ""});
+    store.relabel(ids[0], 9, "a consensus is no person's verdict");
+  });
+  CHECK(history.reviewed_at(r1).empty());
+  CHECK(history.reviewed_at(r2) == std::vector<std::int64_t>{ids[1]});
+  CHECK(history.reviewed_at(r3) == std::vector<std::int64_t>{ids[1], ids[3]});
+  CHECK(history.reviewed_at(r3 + 5) == history.reviewed_at(r3));
+}

@@ -1,6 +1,7 @@
 #include "winnow/curation/dataset/curated_samples.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -57,6 +58,53 @@ TrainingContent pixels_at(const image::Image& image, const PixelShape& shape) {
   return content;
 }
 
+// The content from the pixels the store keeps, when they are enough: a pixel
+// array's grey levels, or the working image the store keeps of an image file
+// (grey; and a square colour one with a colour embedder), which is that file
+// resampled as pixels_at would. Grey at the stored size is given as it is; a
+// size up to the stored one is resampled from it. Saves decoding the file
+// again. None when the shape asks for more than is stored.
+std::optional<TrainingContent> from_stored_pixels(const store::StoredContent& stored,
+                                                  const PixelShape& shape) {
+  const bool image_file = stored.kind == "image" || stored.kind == "image-colour";
+  if (stored.kind != "pixels" && !image_file) return std::nullopt;
+  const auto width = static_cast<std::size_t>(stored.width);
+  const auto height = static_cast<std::size_t>(stored.height);
+  const std::size_t grey = width * height;
+  if (grey == 0 || stored.bytes.size() < grey) return std::nullopt;
+  if (stored.kind == "pixels" && stored.bytes.size() != grey) return std::nullopt;  // corrupt
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.bytes.data());
+  if (!shape.colour) {
+    if (shape.width > width || shape.height > height) return std::nullopt;
+    if (shape.width == width && shape.height == height) {
+      TrainingContent content;
+      content.width = width;
+      content.height = height;
+      content.channels = 1;
+      content.pixels.assign(bytes, bytes + grey);
+      return content;
+    }
+    image::Image image;
+    image.width = width;
+    image.height = height;
+    image.rgb.reserve(grey * 3);
+    for (std::size_t i = 0; i < grey; ++i) image.rgb.insert(image.rgb.end(), 3, bytes[i]);
+    return pixels_at(image, shape);
+  }
+  // Colour: the square colour working image, when there is one.
+  const std::size_t colour = stored.bytes.size() - grey;
+  const auto side = static_cast<std::size_t>(std::lround(std::sqrt(colour / 3.0)));
+  if (stored.kind != "image-colour" || side * side * 3 != colour || shape.width > side ||
+      shape.height > side) {
+    return std::nullopt;
+  }
+  image::Image image;
+  image.width = side;
+  image.height = side;
+  image.rgb.assign(bytes + grey, bytes + grey + colour);
+  return pixels_at(image, shape);
+}
+
 }  // namespace
 
 CuratedSamples::CuratedSamples(const std::string& db, const CuratedSampleOptions& options)
@@ -70,8 +118,15 @@ CuratedSamples::CuratedSamples(const std::string& db, const CuratedSampleOptions
   WINNOW_THROW_IF_NOT(revision_ >= 0 && revision_ <= now,
                       "{}: revision {} does not exist (the dataset is at revision {})", db,
                       revision_, now);
+  WINNOW_THROW_IF_NOT(!options.statuses.empty(), "{}: no sample status asked for", db);
+  const std::vector<std::int64_t> reviewed = history.reviewed_at(revision_);
   history.for_each_at(revision_, [&](const store::SampleState& s) {
-    if (s.status == options.status) samples_.push_back({s.sample_id, s.external_key, s.label, -1});
+    if (std::find(options.statuses.begin(), options.statuses.end(), s.status) ==
+        options.statuses.end()) {
+      return;
+    }
+    const bool by_person = std::binary_search(reviewed.begin(), reviewed.end(), s.sample_id);
+    samples_.push_back({s.sample_id, s.external_key, s.label, -1, s.status, by_person});
   });
   const LabelNames names = LabelNames::read(*store_);
   std::vector<std::int64_t> labels;
@@ -108,6 +163,7 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
     content.text = stored->bytes;
     return content;
   }
+  if (std::optional<TrainingContent> kept = from_stored_pixels(*stored, shape)) return *kept;
   image::Image image;
   if (stored->kind == "pixels") {
     image.width = static_cast<std::size_t>(stored->width);

@@ -42,14 +42,17 @@ py::object content_of(const CuratedSamples& samples, std::size_t i, std::size_t 
 void bind_curated_samples(py::module_& m) {
   py::class_<CuratedSamples>(m, "CuratedSamples",
                              "The samples of one status of a dataset, now or at a revision.")
-      .def(py::init([](const std::string& db, const std::string& status,
+      .def(py::init([](const std::string& db, const std::vector<std::string>& statuses,
                        std::optional<std::int64_t> revision) {
              curation::CuratedSampleOptions options;
-             options.status = store::parse_sample_status(status);
+             options.statuses.clear();
+             for (const std::string& status : statuses) {
+               options.statuses.push_back(store::parse_sample_status(status));
+             }
              options.revision = revision;
              return std::make_unique<CuratedSamples>(db, options);
            }),
-           py::arg("db"), py::arg("status") = "accepted", py::arg("revision") = py::none())
+           py::arg("db"), py::arg("statuses"), py::arg("revision") = py::none())
       .def("__len__", &CuratedSamples::size)
       .def_property_readonly("revision", &CuratedSamples::revision)
       .def_property_readonly("class_names", &CuratedSamples::class_names)
@@ -72,6 +75,20 @@ void bind_curated_samples(py::module_& m) {
                                for (std::size_t i = 0; i < s.size(); ++i)
                                  classes.push_back(s.at(i).class_index);
                                return classes;
+                             })
+      .def_property_readonly("statuses",
+                             [](const CuratedSamples& s) {
+                               std::vector<std::string> statuses;
+                               for (std::size_t i = 0; i < s.size(); ++i)
+                                 statuses.emplace_back(store::to_string(s.at(i).status));
+                               return statuses;
+                             })
+      .def_property_readonly("reviewed",
+                             [](const CuratedSamples& s) {
+                               std::vector<bool> reviewed;
+                               for (std::size_t i = 0; i < s.size(); ++i)
+                                 reviewed.push_back(s.at(i).reviewed);
+                               return reviewed;
                              })
       .def("content", &content_of, py::arg("i"), py::arg("width"), py::arg("height"),
            py::arg("colour"),

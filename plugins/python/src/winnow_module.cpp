@@ -242,7 +242,16 @@ void bind_score_updates(PrunerClass& pruner) {
           },
           py::arg("ids"),
           "Noise-aware policies (noisy=P in the spec): down-weights these samples (label "
-          "issues) from the next plan on.");
+          "issues) from the next plan on.")
+      .def(
+          "trust_labels",
+          [](DynamicPruner& p, const py::array& ids) {
+            const IdArray id = checked_ids(ids, p.num_samples(), "trust_labels");
+            p.trust_labels(as_unsigned(id), static_cast<std::size_t>(id.size()));
+          },
+          py::arg("ids"),
+          "Noise-aware policies: these samples' labels were confirmed by a person; they are "
+          "never down-weighted, and a flag on them is dropped.");
 }
 
 // The current plan's loss weights.

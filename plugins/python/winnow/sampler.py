@@ -46,6 +46,15 @@ def policy_spec(policy="infobatch", prune_ratio=None, delta=0.875, target_saving
     return f"{policy}(delta={delta!r})"
 
 
+def noise_aware_spec(spec, patience=3):
+    """``spec`` with the noise-aware option (``noisy=patience``) unless it has one."""
+    if "noisy=" in spec:
+        return spec
+    if spec.endswith(")"):
+        return f"{spec[:-1]},noisy={patience})"
+    return f"{spec}(noisy={patience})"
+
+
 class Sampler(torch.utils.data.Sampler):
     """Serves one pruned training run, epoch by epoch, to a DataLoader.
 
@@ -87,6 +96,13 @@ class Sampler(torch.utils.data.Sampler):
     epochs counted; ``target_saving=F`` sets another budget, ``prune_ratio=R``
     the paper's fixed ratio instead. ``history()`` gives each epoch's saving.
 
+    Curation into training: ``label_issues=IDS`` (the samples winnow's
+    curation flagged) makes the policy noise-aware (``noisy=3`` added to its
+    spec unless it has one, docs/pruning.md) and down-weights those samples
+    (weight x0.25) from the first pruned epoch; ``trusted_labels=IDS`` (labels
+    a person confirmed) are never down-weighted. ``CuratedDataset.sampler()``
+    passes both from the store.
+
     ``update`` raises winnow.Error on a negative loss (it would drag down the
     mean the policies threshold on); ``allow_negative_losses=True`` accepts
     them for losses that can legitimately be negative.
@@ -98,20 +114,27 @@ class Sampler(torch.utils.data.Sampler):
                  delta=0.875, seed=0, *, target_saving=None, world_size=None, rank=None,
                  process_group=None,
                  shard=True, verify_plan=False, device_tables=None,
-                 allow_negative_losses=False):
+                 allow_negative_losses=False, label_issues=None, trusted_labels=None):
         # torch's Sampler.__init__ only wants a data_source it ignores.
         num_samples = _sample_count(num_samples)
         explicit_ranks = world_size is not None
         world_size, rank = resolve_ranks(world_size, rank, process_group)
-        self._core = DynamicPruner(int(num_samples), int(num_epochs),
-                                   policy_spec(policy, prune_ratio, delta, target_saving),
-                                   int(seed),
+        spec = policy_spec(policy, prune_ratio, delta, target_saving)
+        label_issues = _id_list(label_issues)
+        trusted_labels = _id_list(trusted_labels)
+        if label_issues or trusted_labels:
+            spec = noise_aware_spec(spec)
+        self._core = DynamicPruner(int(num_samples), int(num_epochs), spec, int(seed),
                                    world_size=world_size if shard else 1,
                                    rank=rank if shard else 0,
                                    allow_negative_losses=bool(allow_negative_losses))
         self._sync = ScoreSync(world_size, rank, process_group) if world_size > 1 else None
         self._verify_plan = bool(verify_plan)
         self._device_tables = device_tables
+        if trusted_labels:
+            self._core.trust_labels(np.asarray(trusted_labels, dtype=np.int64))
+        if label_issues:
+            self._core.flag_label_issues(np.asarray(label_issues, dtype=np.int64))
         self._setup()
         self._warned_single = explicit_ranks  # asked for on purpose: no warning
         self._warned_no_update = False
@@ -469,6 +492,13 @@ def _sample_count(data):
     except (TypeError, ValueError):
         raise TypeError(f"winnow.Sampler: the first argument is the dataset or its number of "
                         f"samples, got {type(data).__name__}") from None
+
+
+def _id_list(ids):
+    """Sample ids as a list of ints (None: none)."""
+    if ids is None:
+        return []
+    return [int(i) for i in _as_ids(ids).reshape(-1)]
 
 
 def _positive(value, what):

@@ -51,18 +51,36 @@ void NoiseAwarePolicy::observe(const ScoreTable& before, const std::uint64_t* id
   for (std::size_t i = 0; i < count; ++i) status_[ids[i]] |= kSeen;
 }
 
-void NoiseAwarePolicy::flag(const std::uint64_t* ids, std::size_t count) {
+namespace {
+
+void check_ids(const char* what, const std::uint64_t* ids, std::size_t count, std::size_t size) {
   for (std::size_t i = 0; i < count; ++i) {
-    WINNOW_THROW_IF_NOT(ids[i] < status_.size(),
-                        "flag_label_issues: sample id {} at position {} is out of range (the data "
-                        "set has {} samples)",
-                        ids[i], i, status_.size());
+    WINNOW_THROW_IF_NOT(ids[i] < size,
+                        "{}: sample id {} at position {} is out of range (the data set has {} "
+                        "samples)",
+                        what, ids[i], i, size);
   }
-  for (std::size_t i = 0; i < count; ++i) status_[ids[i]] |= kFlagged;
+}
+
+}  // namespace
+
+void NoiseAwarePolicy::flag(const std::uint64_t* ids, std::size_t count) {
+  check_ids("flag_label_issues", ids, count, status_.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    if ((status_[ids[i]] & kTrusted) == 0) status_[ids[i]] |= kFlagged;
+  }
+}
+
+void NoiseAwarePolicy::trust(const std::uint64_t* ids, std::size_t count) {
+  check_ids("trust_labels", ids, count, status_.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    status_[ids[i]] = (status_[ids[i]] & ~kFlagged) | kTrusted;
+  }
 }
 
 bool NoiseAwarePolicy::suspect(std::uint64_t id) const {
   const std::uint32_t s = status_[id];
+  if ((s & kTrusted) != 0) return false;
   return (s & kFlagged) != 0 || (s & kStreak) >= patience_;
 }
 
@@ -76,7 +94,7 @@ void NoiseAwarePolicy::plan(const ScoreTable& scores, Rng& rng, EpochPlan& plan)
     if ((st & kSeen) == 0) continue;
     std::uint32_t streak = st & kStreak;
     streak = s[i] > high ? std::min<std::uint32_t>(streak + 1, kStreak) : 0;
-    st = (st & kFlagged) | streak;
+    st = (st & (kFlagged | kTrusted)) | streak;
   }
 
   inner_->plan(scores, rng, plan);
@@ -120,7 +138,7 @@ void NoiseAwarePolicy::set_state(const std::vector<float>& state) {
   const std::size_t inner_size = state.size() - n;
   for (std::size_t i = 0; i < n; ++i) {
     const float v = state[inner_size + i];
-    WINNOW_THROW_IF_NOT(v >= 0.0f && v < 1024.0f && v == std::floor(v),
+    WINNOW_THROW_IF_NOT(v >= 0.0f && v < 2048.0f && v == std::floor(v),
                         "policy '{}': noise state of sample {} is {}, not a status",
                         spec().to_string(), i, v);
     status_[i] = static_cast<std::uint32_t>(v);

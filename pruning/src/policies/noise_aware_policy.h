@@ -47,14 +47,19 @@ class NoiseAwarePolicy final : public Policy {
 
   // Marks samples as label issues (curation flags): suspects from now on.
   void flag(const std::uint64_t* ids, std::size_t count);
+  // Marks samples whose label a person confirmed (a review verdict): never
+  // suspects, whatever their loss; a flag on them is dropped.
+  void trust(const std::uint64_t* ids, std::size_t count);
   bool suspect(std::uint64_t id) const;
 
  private:
   // Per sample: bits 0-7 the streak of high-loss epochs, bit 8 "trained on
-  // since the last plan", bit 9 "flagged by the caller".
+  // since the last plan", bit 9 "flagged by the caller", bit 10 "trusted by
+  // the caller".
   static constexpr std::uint32_t kStreak = 0xFF;
   static constexpr std::uint32_t kSeen = 1u << 8;
   static constexpr std::uint32_t kFlagged = 1u << 9;
+  static constexpr std::uint32_t kTrusted = 1u << 10;
 
   std::unique_ptr<Policy> inner_;
   std::uint32_t patience_ = 3;

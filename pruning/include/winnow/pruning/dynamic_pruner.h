@@ -108,6 +108,10 @@ class DynamicPruner {
   // loss weight is down-weighted from the next plan on. Throws when the
   // policy is not noise-aware or an id is out of range.
   void flag_label_issues(const std::uint64_t* ids, std::size_t count);
+  // Noise-aware policies: samples whose label a person confirmed (winnow's
+  // review verdicts). They are never down-weighted, whatever their loss, and
+  // a flag on them is dropped. Throws as flag_label_issues does.
+  void trust_labels(const std::uint64_t* ids, std::size_t count);
 
   // Loss weights of the current plan for `ids`; throws on an id out of range.
   void weights(const std::uint64_t* ids, std::size_t count, float* out) const;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "winnow/store/sample_status.h"
 
@@ -48,6 +49,12 @@ class SampleHistory {
   // Visits, in sample id order, every sample that existed at `revision`,
   // as it stood then.
   void for_each_at(std::int64_t revision, const std::function<void(const SampleState&)>& visit);
+
+  // The ids, ascending, of the samples a person's verdict (a review event)
+  // had decided by `revision`. A verdict that changed nothing (keep on an
+  // accepted sample) writes no state; it counts from the revision before the
+  // next state written after it.
+  std::vector<std::int64_t> reviewed_at(std::int64_t revision);
 
   // Visits, in sample id order, each sample whose state changed after `from`
   // up to `to` (from < to): its state at `from` (none when it did not exist

@@ -5,12 +5,16 @@
 // channel, or 3 with PixelShape::colour) and its class index (int64; -1 for
 // an unlabelled sample). Wrap it in winnow::IndexedDataset so that batches
 // carry the ids the sampler needs; samples().at(i).id is sample i's store id.
-// Header-only: link winnow::torch and winnow::curation.
+// take_curation_verdicts hands a noise-aware pruner the dataset's label issues
+// and the labels a person confirmed. Header-only: link winnow::torch and
+// winnow::curation.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/data/datasets/base.h>
 #include <torch/data/example.h>
@@ -18,6 +22,7 @@
 
 #include "winnow/curation/dataset/curated_samples.h"
 #include "winnow/error.h"
+#include "winnow/pruning/dynamic_pruner.h"
 
 namespace winnow {
 
@@ -53,5 +58,22 @@ class CuratedDataset : public torch::data::datasets::Dataset<CuratedDataset> {
   std::shared_ptr<curation::CuratedSamples> samples_;  // shared by the loader's copies
   curation::PixelShape shape_;
 };
+
+// Curation into training: the items of `data` whose status is label_issue
+// are flagged on `pruner` (down-weighted) and those a person's verdict
+// decided are trusted (never down-weighted), as winnow.CuratedDataset.sampler
+// does. `pruner` runs over `data`'s items (ids 0..size-1) with a noise-aware
+// spec ("infobatch(noisy=3)"); throws winnow::Error when it is not and there
+// is something to hand over.
+inline void take_curation_verdicts(DynamicPruner& pruner, const CuratedDataset& data) {
+  const curation::CuratedSamples& samples = data.samples();
+  std::vector<std::uint64_t> flagged, trusted;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (samples.at(i).reviewed) trusted.push_back(i);
+    if (samples.at(i).status == store::SampleStatus::label_issue) flagged.push_back(i);
+  }
+  if (!trusted.empty()) pruner.trust_labels(trusted.data(), trusted.size());
+  if (!flagged.empty()) pruner.flag_label_issues(flagged.data(), flagged.size());
+}
 
 }  // namespace winnow

@@ -1,10 +1,11 @@
-// CuratedSamples: what a training run reads of a dataset. The samples of one
-// status (accepted unless told) as they are now or as they were at a fixed
+// CuratedSamples: what a training run reads of a dataset. The samples of some
+// statuses (accepted unless told) as they are now or as they were at a fixed
 // revision (store/sample_history.h), each with its store id (the sampler's
 // id), its label and class index, and its content decoded as winnow decodes
 // it: pixel arrays and image files as grey or RGB pixels at a stated size,
-// texts as strings. The list is read once, at one revision, so a run that
-// reopens it (a spawned data-loader worker) sees the same samples.
+// texts as strings. Each also says whether a person's verdict decided it (its
+// label is then trusted). The list is read once, at one revision, so a run
+// that reopens it (a spawned data-loader worker) sees the same samples.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,9 @@ class MetadataStore;
 namespace winnow::curation {
 
 struct CuratedSampleOptions {
-  store::SampleStatus status = store::SampleStatus::accepted;
+  // The statuses taken, e.g. {accepted, label_issue} to train on flagged
+  // samples too (down-weighted: winnow.CuratedDataset.sampler).
+  std::vector<store::SampleStatus> statuses = {store::SampleStatus::accepted};
   std::optional<std::int64_t> revision;  // none: the dataset's current revision
 };
 
@@ -33,6 +36,8 @@ struct CuratedSample {
   std::string key;
   std::optional<std::int64_t> label;  // the store's label, as it was at the revision
   int class_index = -1;               // into class_names(); -1: unlabelled
+  store::SampleStatus status = store::SampleStatus::accepted;  // at the revision
+  bool reviewed = false;  // a person's verdict (winnow review) came before the revision
 };
 
 // The size a sample's pixels are given at (area resampling, stretched).
@@ -52,7 +57,7 @@ struct TrainingContent {
 class CuratedSamples {
  public:
   // Reads the samples of `db` (opened to read only). Throws winnow::Error
-  // naming the database for a revision past the current one.
+  // naming the database for a revision past the current one or no status.
   explicit CuratedSamples(const std::string& db, const CuratedSampleOptions& options = {});
   ~CuratedSamples();
   CuratedSamples(const CuratedSamples&) = delete;
