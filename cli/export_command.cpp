@@ -120,14 +120,17 @@ std::string annotations_csv(const AnnotationSummary* a, const curation::LabelNam
 }
 
 // What a training run learned about the sample (winnow import-training), or null.
-nlohmann::json training_json(const std::optional<store::TrainingStats>& t) {
+nlohmann::json training_json(const std::optional<store::TrainingStats>& t,
+                             const curation::LabelNames& names) {
   if (!t) return nullptr;
   return {{"run", t->run},
           {"seen", t->seen},
           {"mean_loss", t->mean_loss},
           {"loss_trend", t->loss_trend},
           {"last_loss", t->last_loss},
-          {"last_epoch", t->last_epoch}};
+          {"last_epoch", t->last_epoch},
+          {"predicted",
+           t->predicted ? nlohmann::json(names.name_of(*t->predicted)) : nlohmann::json(nullptr)}};
 }
 
 // A person's verdict on the sample (winnow review), or null.
@@ -245,7 +248,7 @@ int export_now(curation::Dataset& dataset, const std::optional<store::SampleStat
                   {"image_quality", image_quality_json(quality)},
                   {"review", review_json(reviewed, dataset.label_names())},
                   {"annotations", annotations_json(summary, dataset.label_names())},
-                  {"training", training_json(trained)}};
+                  {"training", training_json(trained, dataset.label_names())}};
         if (details) {
           j["details"] =
               d.details_json.empty() ? json(nullptr) : json::parse(d.details_json, nullptr, false);

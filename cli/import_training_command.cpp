@@ -52,6 +52,7 @@ Command add_import_training_command(CLI::App& parent) {
                                     {"unknown_keys", report.unknown},
                                     {"first_unknown_keys", unknown},
                                     {"other_label", report.other_label},
+                                    {"unknown_predicted", report.unknown_predicted},
                                     {"newly_flagged", report.newly_flagged},
                                     {"cleared", report.cleared},
                                     {"revision", report.revision}})

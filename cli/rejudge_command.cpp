@@ -56,10 +56,13 @@ nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
       voters.push_back({{"name", v.name}, {"votes", v.votes}, {"accuracy", v.accuracy}});
       votes += v.votes;
     }
-    out["consensus"] = {{"flag_below", options.consensus_flag_below},
-                        {"duplicate_annotations", r.duplicate_annotations},
-                        {"neighbour_votes", votes},
-                        {"neighbour_voters", voters}};
+    out["consensus"] = {
+        {"flag_below", options.consensus_flag_below},
+        {"duplicate_annotations", r.duplicate_annotations},
+        {"neighbour_votes", votes},
+        {"neighbour_voters", voters},
+        {"training_voter",
+         {{"votes", r.training_voter.votes}, {"accuracy", r.training_voter.accuracy}}}};
   }
   if (options.labels || options.consensus || options.embedder) {
     out["labels"] = {{"judged", r.judged},

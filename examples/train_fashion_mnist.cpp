@@ -243,8 +243,10 @@ EpochTotals train_epoch(Loader& loader, ex::Classifier& model, torch::optim::SGD
     if (record != nullptr) {  // --training-record: every sample's loss, for curation
       const auto ids = batch.ids.to(torch::kInt64).contiguous();
       const auto losses = per_sample.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+      const auto predicted = logits.detach().argmax(1).to(torch::kCPU, torch::kInt64).contiguous();
       record->add(epoch, reinterpret_cast<const std::uint64_t*>(ids.data_ptr<std::int64_t>()),
-                  losses.data_ptr<float>(), static_cast<std::size_t>(ids.numel()));
+                  losses.data_ptr<float>(), static_cast<std::size_t>(ids.numel()),
+                  predicted.data_ptr<std::int64_t>());
     }
   }
   return totals;
@@ -263,16 +265,16 @@ void write_training_record(const std::string& path, const winnow::TrainingRecord
   const auto labels = train.labels.to(torch::kInt64).contiguous();
   for (std::size_t i = 0; i < record.size(); ++i) {
     const winnow::SampleTrainingStats s = record.stats(i);
-    out << nlohmann::json{{"key", fmt::format("train-{:06d}", i)},
-                          {"seen", s.seen},
-                          {"mean_loss", s.mean_loss},
-                          {"loss_trend", s.loss_trend},
-                          {"last_loss", s.last_loss},
-                          {"last_epoch", s.last_epoch},
-                          {"label", labels[static_cast<std::int64_t>(i)].item<std::int64_t>()},
-                          {"flipped", static_cast<bool>(is_flipped[i])}}
-               .dump()
-        << "\n";
+    nlohmann::json row{{"key", fmt::format("train-{:06d}", i)},
+                       {"seen", s.seen},
+                       {"mean_loss", s.mean_loss},
+                       {"loss_trend", s.loss_trend},
+                       {"last_loss", s.last_loss},
+                       {"last_epoch", s.last_epoch},
+                       {"label", labels[static_cast<std::int64_t>(i)].item<std::int64_t>()},
+                       {"flipped", static_cast<bool>(is_flipped[i])}};
+    if (s.predicted >= 0) row["predicted"] = s.predicted;  // the class predicted in most epochs
+    out << row.dump() << "\n";
   }
   WINNOW_THROW_IF_NOT(out.good(), "cannot write --training-record file '{}'", path);
 }

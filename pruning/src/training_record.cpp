@@ -9,7 +9,7 @@ namespace winnow {
 TrainingRecord::TrainingRecord(std::size_t num_samples) : samples_(num_samples) {}
 
 void TrainingRecord::add(std::uint64_t epoch, const std::uint64_t* ids, const float* losses,
-                         std::size_t count) {
+                         std::size_t count, const std::int64_t* predicted) {
   for (std::size_t i = 0; i < count; ++i) {  // all checked first: an error records nothing
     WINNOW_THROW_IF_NOT(ids[i] < samples_.size(),
                         "training record: sample id {} is out of range for {} samples", ids[i],
@@ -17,6 +17,9 @@ void TrainingRecord::add(std::uint64_t epoch, const std::uint64_t* ids, const fl
     WINNOW_THROW_IF_NOT(std::isfinite(losses[i]),
                         "training record: sample {} has a loss that is not finite ({})", ids[i],
                         losses[i]);
+    WINNOW_THROW_IF_NOT(predicted == nullptr || predicted[i] >= 0,
+                        "training record: sample {} has a negative predicted class ({})", ids[i],
+                        predicted == nullptr ? 0 : predicted[i]);
   }
   const auto e = static_cast<float>(epoch);
   for (std::size_t i = 0; i < count; ++i) {
@@ -28,6 +31,13 @@ void TrainingRecord::add(std::uint64_t epoch, const std::uint64_t* ids, const fl
     s.last_loss = losses[i];
     s.last_epoch = static_cast<std::uint32_t>(epoch);
     ++s.seen;
+    if (predicted == nullptr) continue;
+    if (s.lead == 0) {
+      s.candidate = predicted[i];
+      s.lead = 1;
+    } else {
+      s.lead = predicted[i] == s.candidate ? s.lead + 1 : s.lead - 1;
+    }
   }
 }
 
@@ -40,6 +50,7 @@ SampleTrainingStats TrainingRecord::stats(std::uint64_t id) const {
   out.seen = s.seen;
   out.last_loss = s.last_loss;
   out.last_epoch = s.last_epoch;
+  out.predicted = s.candidate;
   if (s.seen == 0) return out;
   const double n = s.seen;
   out.mean_loss = s.loss / n;

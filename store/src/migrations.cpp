@@ -419,6 +419,12 @@ void create_training_stats(Database& db) {
       " label INTEGER)");
 }
 
+// Version 12: the label a training run's model predicted for each sample in
+// most epochs (TrainingStats::predicted; NULL when the run passed none).
+void add_training_predictions(Database& db) {
+  db.exec("ALTER TABLE training_stats ADD COLUMN predicted INTEGER");
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -443,6 +449,8 @@ const std::vector<Migration>& schema_migrations() {
       {10, "sample_history: every state of every sample, by dataset revision",
        &create_sample_history},
       {11, "training_stats: what a training run learned about each sample", &create_training_stats},
+      {12, "training_stats.predicted: the label a run's model predicted most",
+       &add_training_predictions},
   };
   return migrations;
 }

@@ -12,8 +12,8 @@ namespace winnow::store {
 namespace {
 
 constexpr const char* kColumns =
-    "SELECT sample_id, seen, mean_loss, loss_trend, last_loss, last_epoch, run, label "
-    "FROM training_stats ";
+    "SELECT sample_id, seen, mean_loss, loss_trend, last_loss, last_epoch, run, label, "
+    "predicted FROM training_stats ";
 
 TrainingStats read_row(const Statement& row) {
   TrainingStats s;
@@ -25,6 +25,7 @@ TrainingStats read_row(const Statement& row) {
   s.last_epoch = row.column_int64(5);
   s.run = row.column_text(6);
   s.label = row.column_optional_int64(7);
+  s.predicted = row.column_optional_int64(8);
   return s;
 }
 
@@ -41,13 +42,14 @@ void TrainingStatsTable::put(const std::vector<TrainingStats>& stats) {
   Transaction transaction(db_, Transaction::Nested::join);
   StatementScope insert(db_.cached(
       "INSERT INTO training_stats (sample_id, seen, mean_loss, loss_trend, last_loss, "
-      "last_epoch, run, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (sample_id) "
-      "DO UPDATE SET seen = excluded.seen, mean_loss = excluded.mean_loss, "
-      "loss_trend = excluded.loss_trend, last_loss = excluded.last_loss, "
-      "last_epoch = excluded.last_epoch, run = excluded.run, label = excluded.label"));
+      "last_epoch, run, label, predicted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+      "ON CONFLICT (sample_id) DO UPDATE SET seen = excluded.seen, "
+      "mean_loss = excluded.mean_loss, loss_trend = excluded.loss_trend, "
+      "last_loss = excluded.last_loss, last_epoch = excluded.last_epoch, run = excluded.run, "
+      "label = excluded.label, predicted = excluded.predicted"));
   for (const TrainingStats& s : stats) {
     insert->bind_all(s.sample_id, s.seen, s.mean_loss, s.loss_trend, s.last_loss, s.last_epoch,
-                     std::string_view(s.run), s.label);
+                     std::string_view(s.run), s.label, s.predicted);
     insert->run();
   }
   transaction.commit();

@@ -42,3 +42,22 @@ TEST_CASE("training record: mean loss, its trend over epochs, last loss", "[prun
   CHECK_THROWS_WITH(record.add(0, &id, &nan, 1), Catch::Contains("not finite"));
   CHECK_THROWS_AS(record.stats(9), winnow::Error);
 }
+
+TEST_CASE("training record: the class predicted in most epochs", "[pruning][record]") {
+  winnow::TrainingRecord record(3);
+  const std::uint64_t ids[] = {0, 1};
+  const float losses[] = {1.0f, 1.0f};
+  // Sample 0: class 4, 4, 7, 4, 7 (4 has the majority); sample 1: always 2.
+  const std::int64_t predicted[5][2] = {{4, 2}, {4, 2}, {7, 2}, {4, 2}, {7, 2}};
+  for (std::uint64_t e = 0; e < 5; ++e) record.add(e, ids, losses, 2, predicted[e]);
+  CHECK(record.stats(0).predicted == 4);
+  CHECK(record.stats(1).predicted == 2);
+  CHECK(record.stats(2).predicted == -1);  // never seen
+  winnow::TrainingRecord losses_only(1);
+  losses_only.add(0, ids, losses, 1);
+  CHECK(losses_only.stats(0).predicted == -1);  // no predictions passed
+  const std::int64_t negative[] = {-1};
+  CHECK_THROWS_WITH(losses_only.add(1, ids, losses, 1, negative),
+                    Catch::Contains("negative predicted class"));
+  CHECK(losses_only.stats(0).seen == 1);  // the bad call recorded nothing
+}

@@ -208,3 +208,75 @@ def test_label_issues_are_down_weighted_and_reviewed_labels_trusted(tmp_path):
     plain = winnow.CuratedDataset(db)  # the label issues left out: nothing to down-weight
     assert confirmed in plain.keys and not plain.label_issues and plain.reviewed
     assert "noisy" not in plain.sampler(12).policy_spec
+
+
+def test_a_pinned_revision_survives_ingests_rejudging_and_reviews(tmp_path):
+    images, labels = fashion_mnist(600, 6000)
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(pixels_line(f"k{i}", images[i], labels[i]) + "\n" for i in range(300)))
+    db = str(tmp_path / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(first))
+    pinned = winnow.CuratedDataset(db, status=("accepted", "label_issue"))
+    snapshot = (list(pinned.ids), list(pinned.keys), list(pinned.targets), list(pinned.statuses),
+                list(pinned.classes))
+    # Later: a batch with copies of pinned samples under other labels, the
+    # labels judged again, and a person's verdicts.
+    later = tmp_path / "later.jsonl"
+    later.write_text("".join(pixels_line(f"n{i}", images[i], (labels[i] + 1) % 10) + "\n"
+                             for i in range(300, 600))
+                     + "".join(pixels_line(f"c{i}", images[i], (labels[i] + 2) % 10) + "\n"
+                               for i in range(20)))
+    run_cli("ingest", "--db", db, str(later))
+    run_cli("rejudge", "--db", db, "--labels", "-q")
+    verdicts = tmp_path / "v.csv"
+    verdicts.write_text(f"item,verdict,label\n{pinned.keys[0]},drop,\n"
+                        f"{pinned.keys[1]},relabel,{(int(pinned.classes[pinned.targets[1]]) + 5) % 10}\n")
+    run_cli("review", "--db", db, str(verdicts))
+    now = winnow.CuratedDataset(db, status=("accepted", "label_issue"))
+    assert now.revision > pinned.revision and now.keys != pinned.keys
+    again = winnow.CuratedDataset(db, status=("accepted", "label_issue"), revision=pinned.revision)
+    assert (list(again.ids), list(again.keys), list(again.targets), list(again.statuses),
+            list(again.classes)) == snapshot
+    assert [again[i][0].tobytes() for i in range(5)] == [pinned[i][0].tobytes() for i in range(5)]
+
+
+def test_a_training_runs_predictions_vote_in_the_consensus(tmp_path):
+    images, labels = fashion_mnist(60, 7000)
+    manifest = tmp_path / "m.jsonl"
+    with open(manifest, "w") as f:
+        for i in range(60):  # two annotators; b is wrong on the first 15 items
+            wrong = (int(labels[i]) + 1) % 10
+            notes = [{"annotator": "a", "label": int(labels[i])},
+                     {"annotator": "b", "label": wrong if i < 15 else int(labels[i])}]
+            f.write(json.dumps({"key": f"k{i}", "pixels": images[i].reshape(-1).tolist(),
+                                "annotations": notes}) + "\n")
+    db = str(tmp_path / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("ingest", "--db", db, str(manifest))
+    ds = winnow.CuratedDataset(db, status=("accepted", "label_issue"))
+    truth = {f"k{i}": int(labels[i]) for i in range(60)}
+    record = winnow.TrainingRecord(ds)
+    ids = np.arange(len(ds))
+    true_class = np.array([ds.classes.index(str(truth[k])) if str(truth[k]) in ds.classes else 0
+                           for k in ds.keys])
+    for epoch in range(3):  # a model that predicts every true class
+        record.add(epoch, ids, np.full(len(ds), 0.5, dtype=np.float32), predicted=true_class)
+    assert record.stats(0)["predicted"] == true_class[0]
+    path = tmp_path / "t.jsonl"
+    record.write(path, ds.keys, [ds.classes[t] for t in ds.targets], classes=ds.classes)
+    summary = json.loads(run_cli("import-training", "--db", db, str(path)))
+    assert summary["imported"] == len(ds) and summary["unknown_predicted"] == 0
+    exported = {json.loads(line)["key"]: json.loads(line) for line in
+                run_cli("export", "--db", db).splitlines()}
+    assert all(exported[k]["training"]["predicted"] == str(truth[k]) for k in ds.keys)
+    # rejudge --consensus: the run is one more voter, weighed like an annotator.
+    regain = json.loads(run_cli("rejudge", "--db", db, "--consensus", "-q").splitlines()[-1])
+    voter = regain["consensus"]["training_voter"]
+    assert voter["votes"] == len(ds) and voter["accuracy"] > 0.9
+    exported = {json.loads(line)["key"]: json.loads(line) for line in
+                run_cli("export", "--db", db).splitlines()}
+    assert sum(exported[k]["label"] == str(truth[k]) for k in ds.keys) == len(ds)
+    # annotate-next counts it too, and is deterministic.
+    plan = [run_cli("annotate-next", "--db", db, "--budget", "5") for _ in range(2)]
+    assert plan[0] == plan[1] and plan[0].startswith("item,annotator,reason,score")

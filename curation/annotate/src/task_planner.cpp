@@ -18,6 +18,7 @@
 #include "winnow/curation/labels/dawid_skene.h"
 #include "winnow/curation/readers/pred_probs_reader.h"
 #include "winnow/curation/review/consensus_labels.h"
+#include "winnow/curation/review/training_feedback.h"
 #include "winnow/curation/review/verdicts.h"
 #include "winnow/error.h"
 #include "winnow/store/vector_table.h"
@@ -168,6 +169,19 @@ void add_model_votes(Dataset& dataset, Crowd& crowd, const std::string& path) {
     const auto top = static_cast<std::size_t>(
         std::max_element(row->second.begin(), row->second.end()) - row->second.begin());
     if (class_of_column[top] >= 0) crowd.answer(i, who, class_of_column[top]);
+  }
+}
+
+// A training run's model as one more voter: the label it predicted most for
+// each sample whose statistics say (winnow import-training).
+void add_training_votes(Dataset& dataset, Crowd& crowd) {
+  const review::ExtraVoter model = review::training_voter(dataset.store());
+  if (model.votes.empty()) return;
+  const int who = crowd.voter(model.name, false);
+  const std::map<std::int64_t, std::int64_t> by_id(model.votes.begin(), model.votes.end());
+  for (const auto& [sample_id, label] : by_id) {  // in id order: a deterministic plan
+    const auto it = crowd.item_of.find(sample_id);
+    if (it != crowd.item_of.end()) crowd.answer(it->second, who, crowd.class_index(label));
   }
 }
 
@@ -401,6 +415,7 @@ TaskPlan plan_annotation_tasks(Dataset& dataset, const TaskRequest& request) {
                            dataset.path(), crowd.class_of.size());
   add_neighbour_votes(dataset, crowd);
   add_model_votes(dataset, crowd, request.pred_probs);
+  add_training_votes(dataset, crowd);
 
   labels::CrowdLabels crowd_labels;
   crowd_labels.classes = crowd.class_of.size();

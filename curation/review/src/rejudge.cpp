@@ -530,13 +530,22 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   // then judged by its consensus posterior, which weighs the annotators
   // and the neighbours by what each is worth.
   if (options.consensus && !consensus.by_sample.empty()) {
-    const std::vector<review::ExtraVoter> voters =
+    std::vector<review::ExtraVoter> voters =
         neighbour_voters(stored.samples, judged, consensus, score, config.min_label_neighbours);
+    const std::size_t neighbours = voters.size();
+    if (review::ExtraVoter model = review::training_voter(store); !model.votes.empty()) {
+      voters.push_back(std::move(model));  // a trained model's predictions: one more voter
+    }
     consensus = review::consensus_labels(store, review::consensus_options(), voters);
     take_consensus(consensus, stored.samples, labels);
     for (std::size_t t = 0; t < voters.size(); ++t) {
-      report.neighbour_voters.push_back(
-          {voters[t].name, consensus.extra_votes[t], consensus.extra_accuracy[t]});
+      const RejudgeReport::NeighbourVoter voter{voters[t].name, consensus.extra_votes[t],
+                                                consensus.extra_accuracy[t]};
+      if (t < neighbours) {
+        report.neighbour_voters.push_back(voter);
+      } else {
+        report.training_voter = voter;
+      }
     }
   }
 

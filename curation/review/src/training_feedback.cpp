@@ -48,6 +48,10 @@ TrainingRow row_of(std::string_view text, const std::string& path, std::size_t l
   if (j.contains("label") && j["label"].is_string()) row.label = j["label"].get<std::string>();
   if (j.contains("label") && j["label"].is_number_integer())
     row.label = std::to_string(j["label"].get<std::int64_t>());
+  if (j.contains("predicted") && j["predicted"].is_string())
+    row.predicted = j["predicted"].get<std::string>();
+  if (j.contains("predicted") && j["predicted"].is_number_integer())
+    row.predicted = std::to_string(j["predicted"].get<std::int64_t>());
   WINNOW_THROW_IF_NOT(row.stats.seen >= 0 && std::isfinite(row.stats.mean_loss) &&
                           std::isfinite(row.stats.loss_trend) && std::isfinite(row.stats.last_loss),
                       "{}: line {}: a negative count or a loss that is not finite", path, line);
@@ -137,6 +141,10 @@ TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>&
       s.sample_id = sample->id;
       s.run = run;
       s.label = sample->label;
+      if (row.predicted) {  // a class the dataset does not know is no vote
+        s.predicted = dataset.label_names().find(labels::canonical_label(*row.predicted));
+        report.unknown_predicted += !s.predicted.has_value();
+      }
       stats.push_back(s);
     }
     if (stats.empty()) return report;  // nothing written: rolled back
@@ -153,6 +161,14 @@ TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>&
   }
   dataset.reload_accepted_labels();
   return report;
+}
+
+ExtraVoter training_voter(store::MetadataStore& store) {
+  ExtraVoter voter{"(training run)", {}};
+  store::TrainingStatsTable(store.database()).for_each([&](const store::TrainingStats& s) {
+    if (s.predicted) voter.votes[s.sample_id] = *s.predicted;
+  });
+  return voter;
 }
 
 std::size_t training_classes(store::MetadataStore& store) {

@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -426,13 +427,25 @@ void bind_training_record(py::module_& m) {
       .def(
           "add",
           [](winnow::TrainingRecord& r, std::uint64_t epoch, const py::array& ids,
-             const py::array& losses) {
+             const py::array& losses, const std::optional<py::array>& predicted) {
             const IdArray id = checked_ids(ids, r.size(), "TrainingRecord.add");
             const FloatArray loss = checked_losses(losses, id.size(), "TrainingRecord.add");
-            r.add(epoch, as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()));
+            IdArray classes;
+            if (predicted) {
+              WINNOW_THROW_IF_NOT(
+                  predicted->dtype().kind() == 'i' || predicted->dtype().kind() == 'u',
+                  "TrainingRecord.add: predicted classes must be integers");
+              classes = IdArray::ensure(*predicted);
+              WINNOW_THROW_IF_NOT(classes && classes.ndim() == 1 && classes.size() == id.size(),
+                                  "TrainingRecord.add: {} predicted classes for {} ids",
+                                  predicted->size(), id.size());
+            }
+            r.add(epoch, as_unsigned(id), loss.data(), static_cast<std::size_t>(id.size()),
+                  predicted ? classes.data() : nullptr);
           },
-          py::arg("epoch"), py::arg("ids"), py::arg("losses"),
-          "Records the losses of samples `ids` seen in `epoch`.")
+          py::arg("epoch"), py::arg("ids"), py::arg("losses"), py::arg("predicted") = py::none(),
+          "Records the losses of samples `ids` seen in `epoch`, and the classes the model "
+          "predicted for them when given.")
       .def(
           "stats",
           [](const winnow::TrainingRecord& r, std::uint64_t id) {
@@ -443,9 +456,11 @@ void bind_training_record(py::module_& m) {
             out["loss_trend"] = s.loss_trend;
             out["last_loss"] = s.last_loss;
             out["last_epoch"] = s.last_epoch;
+            out["predicted"] = s.predicted >= 0 ? py::object(py::int_(s.predicted)) : py::none();
             return out;
           },
-          py::arg("id"), "Sample `id`'s seen, mean_loss, loss_trend, last_loss, last_epoch.");
+          py::arg("id"),
+          "Sample `id`'s seen, mean_loss, loss_trend, last_loss, last_epoch, predicted.");
 }
 
 }  // namespace

@@ -23,7 +23,9 @@ class TrainingRecord:
     the end writes one JSON line per sample for ``winnow import-training``,
     keyed by ``keys[i]`` (``CuratedDataset.keys``), with ``labels[i]`` when
     given (the class name the run trained on: a sample relabelled since is
-    then left out). Samples never seen are not written.
+    then left out), and with ``classes`` (``CuratedDataset.classes``) the name
+    of the class predicted in most epochs, when ``add`` was given predictions.
+    Samples never seen are not written.
     """
 
     def __init__(self, dataset_or_size):
@@ -33,13 +35,18 @@ class TrainingRecord:
     def __len__(self):
         return len(self._core)
 
-    def add(self, epoch, ids, losses):
-        self._core.add(int(epoch), _host(ids, np.int64), _host(losses, np.float32))
+    def add(self, epoch, ids, losses, predicted=None):
+        """Records the losses of samples ``ids`` in ``epoch`` and, when given, the
+        classes the model predicted for them (``logits.argmax(1)``): the class
+        predicted in most epochs is a voter in the consensus (``winnow
+        rejudge --consensus``) and in ``winnow annotate-next``."""
+        self._core.add(int(epoch), _host(ids, np.int64), _host(losses, np.float32),
+                       None if predicted is None else _host(predicted, np.int64))
 
     def stats(self, i):
         return self._core.stats(i)
 
-    def write(self, path, keys, labels=None):
+    def write(self, path, keys, labels=None, classes=None):
         if len(keys) != len(self):
             raise ValueError(f"TrainingRecord.write: {len(keys)} keys for {len(self)} samples")
         if labels is not None and len(labels) != len(self):
@@ -49,7 +56,10 @@ class TrainingRecord:
                 row = self._core.stats(i)
                 if row["seen"] == 0:
                     continue
+                predicted = row.pop("predicted")
                 row = {"key": key, **row}
                 if labels is not None:
                     row["label"] = str(labels[i])
+                if predicted is not None and classes is not None:
+                    row["predicted"] = str(classes[predicted])
                 out.write(json.dumps(row) + "\n")

@@ -1,5 +1,5 @@
 // TrainingStatsTable: what a training run learned about each sample, taken
-// back into the store (schema migration 11, table training_stats;
+// back into the store (schema migrations 11 and 12, table training_stats;
 // `winnow import-training`): the latest run's statistics of the sample's
 // losses (pruning/training_record.h). A later import replaces a sample's row.
 #pragma once
@@ -21,8 +21,9 @@ struct TrainingStats {
   double loss_trend = 0.0;  // slope of loss against epoch
   double last_loss = 0.0;
   std::int64_t last_epoch = 0;
-  std::string run;                    // the name the import gave the run
-  std::optional<std::int64_t> label;  // the sample's label the run trained on
+  std::string run;                        // the name the import gave the run
+  std::optional<std::int64_t> label;      // the sample's label the run trained on
+  std::optional<std::int64_t> predicted;  // the label the model predicted in most epochs
 };
 
 class TrainingStatsTable {

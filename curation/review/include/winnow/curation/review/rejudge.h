@@ -71,6 +71,9 @@ struct RejudgeReport {
     double accuracy = 0.0;
   };
   std::vector<NeighbourVoter> neighbour_voters;
+  // With consensus and a training run's predictions imported: its voter
+  // (review::training_voter), its votes and expected accuracy; votes 0: none.
+  NeighbourVoter training_voter;
   std::size_t judged = 0;                   // label quality recomputed
   std::size_t newly_flagged = 0;            // accepted -> label_issue
   std::size_t cleared = 0;                  // label_issue -> accepted

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "winnow/curation/dataset/dataset.h"
+#include "winnow/curation/review/consensus_labels.h"
 #include "winnow/store/training_stats_table.h"
 
 namespace winnow::curation::review {
@@ -25,12 +26,14 @@ inline constexpr std::uint64_t kMaxTrainingFileBytes = std::uint64_t{4} << 30;
 struct TrainingRow {
   std::size_t line = 0;
   std::string key;
-  std::optional<std::string> label;  // the label the run trained on, when the row says
-  store::TrainingStats stats;        // sample_id and label unset
+  std::optional<std::string> label;      // the label the run trained on, when the row says
+  std::optional<std::string> predicted;  // the label the model predicted most, when it says
+  store::TrainingStats stats;            // sample_id and label unset
 };
 
 // Reads JSON lines {"key", "seen", "mean_loss", "loss_trend", "last_loss",
-// "last_epoch"} and optionally "label" (other fields ignored; blank lines skipped). Throws
+// "last_epoch"} and optionally "label" and "predicted" (other fields ignored;
+// blank lines skipped). Throws
 // winnow::Error naming the file and line for a line that is not such an object.
 std::vector<TrainingRow> read_training_file(const std::string& path);
 
@@ -39,6 +42,7 @@ struct TrainingImport {
   std::int64_t unknown = 0;               // rows whose key is in no sample
   std::vector<std::string> unknown_keys;  // the first 20 of them
   std::int64_t other_label = 0;           // rows of a label the sample no longer has
+  std::int64_t unknown_predicted = 0;     // predicted labels the dataset does not know
   std::int64_t newly_flagged = 0;         // label issues by the training statistics
   std::int64_t cleared = 0;               // label issues the training statistics clear
   std::int64_t revision = 0;              // the revision the import made (0: none)
@@ -51,6 +55,12 @@ struct TrainingImport {
 // and confident learning's flags are left as they are.
 TrainingImport import_training(Dataset& dataset, const std::vector<TrainingRow>& rows,
                                const std::string& run);
+
+// The label a training run's model predicted most for each sample (the
+// stored statistics' `predicted`), as one voter of a consensus, named
+// "(training run)": Dawid-Skene weighs it by its estimated confusion like
+// any annotator. No votes when no run passed predictions.
+ExtraVoter training_voter(store::MetadataStore& store);
 
 // The loss above which a labelled sample's training statistics make it a
 // label issue, for a dataset of `classes` classes: ln(classes), the loss of
