@@ -8,11 +8,18 @@ side on the same simulator, seed and budget:
 
   winnow    `winnow annotate-next --budget B --annotators pool.csv`, the answers imported
             with `import-annotations`, the consensus by `rejudge --consensus`;
+  winnow-trained  the same, and before each request a model trained on the dataset's
+            current labels (winnow.CuratedDataset, an MLP, --train-epochs, one thread)
+            with a winnow.TrainingRecord of its losses and predictions, imported with
+            `winnow import-training`: the class it predicted most is one more voter in
+            annotate-next and in the consensus;
   random    random items (not yet asked of that annotator) with random annotators, through
             the same import and consensus;
   activelab cleanlab's ActiveLab (`get_active_learning_scores`, out-of-fold kNN
             probabilities on the pixels) for the items, random annotators, and CROWDLAB's
-            consensus (`get_label_quality_multiannotator`).
+            consensus (`get_label_quality_multiannotator`);
+  activelab-mlp  the same with 5-fold out-of-fold probabilities of winnow-trained's MLP
+            (the same model and epochs), so that both sides have the same classifier.
 
 Each line printed is one pipeline's round: consensus accuracy against the truth and the
 campaign's cost so far. cleanlab is not a dependency of winnow: pass its source folder
@@ -112,6 +119,38 @@ def winnow_accuracy(args, db, truth):
     return right / len(samples)
 
 
+def train_and_import(args, db, round_, seed):
+    """Trains an MLP on the dataset's labels as they stand (accepted and label_issue
+    samples, read with winnow.CuratedDataset) and imports its TrainingRecord."""
+    import torch
+    import torch.nn.functional as F
+    import winnow as winnow_py  # the package; `winnow` here runs the CLI
+    torch.set_num_threads(1)
+    torch.manual_seed(seed * 100 + round_)
+    ds = winnow_py.CuratedDataset(db, status=("accepted", "label_issue"))
+    x = torch.from_numpy(np.stack([ds[i][0].reshape(-1) for i in range(len(ds))])).float() / 255
+    y = torch.tensor(ds.targets, dtype=torch.int64)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True,
+                                weight_decay=5e-4)
+    sampler = ds.sampler(args.train_epochs, seed=seed)
+    record = winnow_py.TrainingRecord(ds)
+    for epoch in range(args.train_epochs):
+        plan = torch.tensor(list(sampler), dtype=torch.int64)
+        for begin in range(0, len(plan), 128):
+            ids = plan[begin:begin + 128]
+            logits = model(x[ids])
+            per_sample = F.cross_entropy(logits, y[ids], reduction="none")
+            record.add(epoch, ids, per_sample.detach(), predicted=logits.detach().argmax(1))
+            loss = sampler.update(ids, per_sample)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    path = os.path.join(args.work, f"training-r{round_}.jsonl")
+    record.write(path, ds.keys, [ds.classes[t] for t in ds.targets], classes=ds.classes)
+    winnow(args, "import-training", "--db", db, "--run", f"round-{round_}", path)
+
+
 def random_tasks(rng, campaign, n, budget):
     items = rng.sample(range(n), budget)
     tasks = []
@@ -122,11 +161,9 @@ def random_tasks(rng, campaign, n, budget):
     return tasks
 
 
-def activelab_round(cl, campaign, images, rng, budget, n):
+def activelab_round(cl, campaign, images, rng, budget, n, model="knn", epochs=15):
     """ActiveLab's items, random annotators; returns the tasks."""
-    from sklearn.model_selection import cross_val_predict
-    from sklearn.neighbors import KNeighborsClassifier
-    matrix, probs = crowd_matrix_and_probs(cl, campaign, images, n)
+    matrix, probs = crowd_matrix_and_probs(cl, campaign, images, n, model, epochs)
     scores, _ = cl.multiannotator.get_active_learning_scores(matrix, probs)
     order = np.argsort(scores, kind="stable")[:budget]
     tasks = []
@@ -137,7 +174,35 @@ def activelab_round(cl, campaign, images, rng, budget, n):
     return tasks
 
 
-def crowd_matrix_and_probs(cl, campaign, images, n):
+def mlp_oof_probs(images, labels, epochs, folds=5, seed=0):
+    """Out-of-fold predicted probabilities of the MLP winnow-trained trains (784-256-10,
+    SGD, `epochs` epochs, every sample every epoch), `folds`-fold."""
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(1)
+    x = torch.from_numpy(np.ascontiguousarray(images)).float() / 255
+    y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
+    order = np.random.default_rng(seed).permutation(len(x))
+    probs = np.zeros((len(x), 10))
+    for f in range(folds):
+        held = order[f::folds]
+        train = torch.from_numpy(np.setdiff1d(order, held))
+        torch.manual_seed(seed * 10 + f)
+        model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True,
+                                    weight_decay=5e-4)
+        for _ in range(epochs):
+            for batch in train[torch.randperm(len(train))].split(128):
+                loss = F.cross_entropy(model(x[batch]), y[batch])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        with torch.no_grad():
+            probs[held] = torch.softmax(model(x[torch.from_numpy(held)]), 1).numpy()
+    return probs
+
+
+def crowd_matrix_and_probs(cl, campaign, images, n, model="knn", epochs=15):
     import pandas as pd
     from sklearn.model_selection import cross_val_predict
     from sklearn.neighbors import KNeighborsClassifier
@@ -153,13 +218,15 @@ def crowd_matrix_and_probs(cl, campaign, images, n):
         consensus = result["label_quality"]["consensus_label"].to_numpy()
     except Exception:  # before any item has two labels, CROWDLAB may refuse: the majority
         pass
+    if model == "mlp":
+        return matrix, mlp_oof_probs(images, consensus, epochs)
     knn = KNeighborsClassifier(n_neighbors=15)
     probs = cross_val_predict(knn, images / 255.0, consensus, cv=5, method="predict_proba")
     return matrix, probs
 
 
-def crowdlab_accuracy(cl, campaign, images, truth, n):
-    matrix, probs = crowd_matrix_and_probs(cl, campaign, images, n)
+def crowdlab_accuracy(cl, campaign, images, truth, n, model="knn", epochs=15):
+    matrix, probs = crowd_matrix_and_probs(cl, campaign, images, n, model, epochs)
     if (matrix.notna().sum(axis=1) == 1).all():  # one label each: CROWDLAB refuses; it is the label
         consensus = matrix.max(axis=1).to_numpy()
     else:
@@ -182,10 +249,11 @@ def run_seed(args, seed, cl):
     with open(pool_csv, "w") as f:
         f.write("annotator,cost\n" + "".join(f"{a},{c}\n" for a, (_, c) in annotators.items()))
 
-    pipelines = [p for p in args.pipelines if p != "activelab" or cl is not None]
+    pipelines = [p for p in args.pipelines if not p.startswith("activelab") or cl is not None]
+    model_of = {"activelab": "knn", "activelab-mlp": "mlp"}  # the probabilities ActiveLab takes
     dbs = {}
     for name in pipelines:
-        if name == "activelab":
+        if name in model_of:
             continue
         db = dbs[name] = os.path.join(args.work, f"{name}.db")
         remove_database(db)
@@ -200,24 +268,31 @@ def run_seed(args, seed, cl):
     campaigns = {name: Campaign(annotators, initial) for name in pipelines}
     answer_rng = {name: random.Random(seed * 1000 + k) for k, name in enumerate(pipelines)}
     choice_rng = random.Random(seed + 7)
+    mlp_choice_rng = random.Random(seed + 8)  # its own: the other pipelines draw as without it
 
     def report(name, round_, accuracy):
         print(json.dumps({"seed": seed, "pool": args.pool, "pipeline": name, "round": round_,
-                          "spend": args.winnow_spend if name == "winnow" else "random",
-                          "calibration": args.calibration if name == "winnow" else None,
+                          "spend": args.winnow_spend if name.startswith("winnow") else "random",
+                          "calibration": args.calibration if name.startswith("winnow") else None,
                           "accuracy": round(accuracy, 4), "cost": round(campaigns[name].cost, 1),
                           "budget": args.budget}), flush=True)
 
     for name in pipelines:
-        acc = crowdlab_accuracy(cl, campaigns[name], images, truth, n) if name == "activelab" \
+        if name == "winnow-trained":
+            winnow(args, "rejudge", "--consensus", "--db", dbs[name])
+            train_and_import(args, dbs[name], 0, seed)
+        acc = crowdlab_accuracy(cl, campaigns[name], images, truth, n, model_of[name],
+                                args.train_epochs) if name in model_of \
             else winnow_accuracy(args, dbs[name], truth)
         report(name, 0, acc)
     for round_ in range(1, args.rounds + 1):
         for name in pipelines:
             c = campaigns[name]
             answers = os.path.join(args.work, f"{name}-r{round_}.csv")
-            if name == "winnow":
-                tasks_csv = os.path.join(args.work, f"tasks-r{round_}.csv")
+            if name == "winnow-trained" and round_ > 1:  # a model of the labels as they stand
+                train_and_import(args, dbs[name], round_ - 1, seed)
+            if name in ("winnow", "winnow-trained"):
+                tasks_csv = os.path.join(args.work, f"{name}-tasks-r{round_}.csv")
                 spend = [] if args.winnow_spend == "per-cost" else [
                     "--max-cost", str(args.budget * sum(c for _, c in annotators.values()) / len(annotators))]
                 winnow(args, "annotate-next", "--db", dbs[name], "--budget", str(args.budget),
@@ -228,10 +303,13 @@ def run_seed(args, seed, cl):
             elif name == "random":
                 tasks = random_tasks(choice_rng, c, n, args.budget)
             else:
-                tasks = activelab_round(cl, c, images, choice_rng, args.budget, n)
+                rng = choice_rng if name == "activelab" else mlp_choice_rng
+                tasks = activelab_round(cl, c, images, rng, args.budget, n, model_of[name],
+                                        args.train_epochs)
             write_answers(answers, tasks, truth, annotators, c, answer_rng[name])
-            if name == "activelab":
-                report(name, round_, crowdlab_accuracy(cl, c, images, truth, n))
+            if name in model_of:
+                report(name, round_, crowdlab_accuracy(cl, c, images, truth, n, model_of[name],
+                                                       args.train_epochs))
             else:
                 winnow(args, "import-annotations", "--db", dbs[name], answers)
                 report(name, round_, winnow_accuracy(args, dbs[name], truth))
@@ -251,7 +329,10 @@ def main():
                         help="mean: annotate-next --max-cost BUDGET x the pool's mean cost (what "
                              "random annotators cost); per-cost: no --max-cost (gain per cost)")
     parser.add_argument("--calibration", type=float, default=0.1)
-    parser.add_argument("--pipelines", nargs="+", default=["winnow", "random", "activelab"])
+    parser.add_argument("--pipelines", nargs="+", default=["winnow", "random", "activelab"],
+                        help="of winnow, winnow-trained, random, activelab, activelab-mlp")
+    parser.add_argument("--train-epochs", type=int, default=15,
+                        help="winnow-trained: epochs of each round's model")
     parser.add_argument("--cleanlab", help="cleanlab's source folder (not a dependency of winnow)")
     args = parser.parse_args()
     cl = None

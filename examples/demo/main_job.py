@@ -16,8 +16,9 @@ each announced by a `[demo MM:SS]` progress line:
               pixel embedder to the end (the baseline); pass 2 co-evolves.
 3. co-evolve  after batch --coevolve-after (3): `winnow rejudge --consensus`
               gives pass 2's samples so far their consensus labels, the model
-              is trained for a few epochs on the accepted ones, its penultimate layer
-              is exported with TorchScript, and `winnow rejudge --embedder
+              is trained for a few epochs on the accepted ones (read with
+              winnow.CuratedDataset), its penultimate layer is exported with
+              TorchScript, and `winnow rejudge --embedder
               torchscript:embedder.pt` (daemon still running) re-embeds every
               stored sample, rebuilds the index and re-judges every label with
               it; the daemon curates the later batches with the new embedder.
@@ -42,10 +43,16 @@ each announced by a `[demo MM:SS]` progress line:
 6. train      the same model, optimiser and epoch budget on the clean test set:
               (a) every ingested record with its raw (majority) label, the
                   review's copies included;
-              (b) pass 2's accepted samples with their consensus labels;
-              (c) (b) with the infobatch sampler;
+              (b) pass 2's accepted samples with their consensus labels, read
+                  with winnow.CuratedDataset pinned at the revision the job
+                  ends at (results.json: training_revision);
+              (c) (b) with the infobatch sampler (CuratedDataset.sampler);
               (d) (c) on the 50% of accepted samples of highest gain, and
               (d') (c) on a random 50%.
+   feedback   run (c) again with a winnow.TrainingRecord and `winnow
+              import-training` its per-sample losses: the mean training loss
+              judges each label it trained on; pass 2's label-error figures
+              after it ("pass2 + training").
 7. results    a table on stdout and WORKDIR/results.json (+ report.html/.json).
 
 Targets checked (and recorded in results.json): (c) >= (a) + 1 point with <= 60%
@@ -130,16 +137,23 @@ def as_input(pixels_u8):
     return torch.from_numpy(pixels_u8).float().div_(255.0).reshape(-1, 1, 28, 28)
 
 
-def train(kind, pixels_u8, labels, epochs, policy, seed, batch_size=128, lr=0.05):
+def train(kind, pixels_u8, labels, epochs, policy, seed, batch_size=128, lr=0.05, dataset=None,
+          record=None):
     """Trains one model with winnow.Sampler serving the epochs; returns (model, stats).
 
     Every run, pruned or not, goes through the sampler ('full' for the
-    unpruned ones), so forward passes are counted the same way for all."""
+    unpruned ones), so forward passes are counted the same way for all. A
+    run on a winnow.CuratedDataset (`dataset`, whose items pixels_u8 and labels
+    are) takes its sampler from it, with curation's verdicts; `record` (a
+    winnow.TrainingRecord) keeps each sample's losses for `winnow import-training`."""
     torch.manual_seed(seed)
     x = as_input(pixels_u8)
     y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
     model, features = make_model(kind)
-    sampler = winnow.Sampler(len(x), epochs, policy=policy, seed=seed)
+    if dataset is not None:
+        sampler = dataset.sampler(epochs, policy=policy, seed=seed)
+    else:
+        sampler = winnow.Sampler(len(x), epochs, policy=policy, seed=seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True,
                                 weight_decay=5e-4)
     start = time.perf_counter()
@@ -151,6 +165,8 @@ def train(kind, pixels_u8, labels, epochs, policy, seed, batch_size=128, lr=0.05
         for begin in range(0, len(plan), batch_size):
             ids = plan[begin:begin + batch_size]
             per_sample = F.cross_entropy(model(x[ids]), y[ids], reduction="none")
+            if record is not None:
+                record.add(epoch, ids, per_sample.detach())
             loss = sampler.update(ids, per_sample)
             optimizer.zero_grad()
             loss.backward()
@@ -453,7 +469,7 @@ def main(argv=None):
                                                                  args.consensus_flag_below)
                 lap("coevolution_consensus")
                 embedder = os.path.join(workdir, "embedder.pt")
-                coevolve(cli, db2, records, args, embedder)
+                coevolve(db2, args, embedder)
                 lap("coevolution_training")
                 # The daemon keeps running: rejudge commits in one transaction
                 # and the daemon reloads the new embedder at its next batch.
@@ -515,15 +531,28 @@ def main(argv=None):
     # 6. Training runs on the clean test set.
     images, labels = generate_batches.load_split(args.data, "t10k")
     test_x, test_y = as_input(images.reshape(len(images), -1)), torch.from_numpy(labels)
-    plans, label_noise = training_plans(records, truth, exported2, args.policy, args.seed)
+    # (b)-(d') read pass 2 with winnow.CuratedDataset, pinned at the revision
+    # the job ends at, so retrain.py trains on the same samples and labels
+    # whatever came after (the training feedback below, say).
+    dataset = winnow.CuratedDataset(db2)
+    plans, label_noise = training_plans(records, truth, dataset, exported2, args.policy, args.seed)
     seeds = [args.seed + i for i in range(args.train_seeds)]
     runs = train_runs(plans, args.model, args.epochs, seeds, test_x, test_y)
     lap("training")
+
+    # 6b. Training feeds curation back: run (c)'s per-sample losses judge its labels.
+    feedback = training_feedback(cli, db2, dataset, plans, args, workdir, test_x, test_y)
+    curation["pass2_trained"] = curation_figures(truth, cli.export(db2))
+    li = curation["pass2_trained"]["label_issues"]
+    progress(f"pass 2 after the training feedback: planted label errors caught: precision "
+             f"{fmt_num(li['precision'])} recall {fmt_num(li['recall'])} F1 {fmt_num(li['f1'])}")
+    lap("training_feedback")
 
     # 7. Results.
     targets = check_targets(runs, sources, curation)
     results = {"config": {k: v for k, v in vars(args).items()}, "planted": planted,
                "curation": curation, "regain": regains, "review": review, "sources": sources, "runs": runs,
+               "training_revision": dataset.revision, "training_feedback": feedback,
                "training_label_noise": label_noise, "targets": targets, "timings": timings,
                "total_seconds": round(time.monotonic() - START, 1)}
     with open(os.path.join(workdir, "results.json"), "w") as f:
@@ -539,14 +568,14 @@ def train_runs(plans, model_kind, epochs, seeds, test_x, test_y, wanted=None):
     """Trains every plan (of `wanted`, default all) once per seed; per run the
     mean test accuracy and forward passes over the seeds, and each seed's."""
     runs = {}
-    for run_id, what, x, y, policy in plans:
+    for run_id, what, x, y, policy, dataset in plans:
         if wanted is not None and run_id not in wanted:
             continue
         progress(f"training run ({run_id}) {what}: {len(x)} samples, {epochs} epochs, {model_kind}, "
                  f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}")
         accuracies, forward, wall = [], [], []
         for seed in seeds:
-            model, _, stats = train(model_kind, x, y, epochs, policy, seed)
+            model, _, stats = train(model_kind, x, y, epochs, policy, seed, dataset=dataset)
             accuracies.append(accuracy(model, test_x, test_y))
             forward.append(stats["forward_samples"])
             wall.append(stats["wall_seconds"])
@@ -563,29 +592,32 @@ def train_runs(plans, model_kind, epochs, seeds, test_x, test_y, wanted=None):
     return runs
 
 
-def training_plans(records, truth, exported, policy, seed):
-    """The training runs (a)-(d') as (id, description, pixels, labels, policy),
-    and the label noise of (a) and (b)'s training labels. `exported` is pass
-    2's export: its labels are the consensus labels the final rejudge stored."""
-    keys = [t["key"] for t in truth]
-    accepted = np.array([i for i, k in enumerate(keys) if exported[k]["status"] == "accepted"], dtype=np.int64)
-    accepted_labels = np.array([int(exported[keys[i]]["label"]) for i in accepted], dtype=np.int64)
-    gains = np.array([exported[keys[i]]["gain"] for i in accepted], dtype=np.float64)
-    half = len(accepted) // 2
+def training_plans(records, truth, dataset, exported, policy, seed):
+    """The training runs (a)-(d') as (id, description, pixels, labels, policy,
+    dataset), and the label noise of (a) and (b)'s training labels. (a) is
+    every record with its raw label; (b)-(d') read pass 2's accepted samples
+    and their consensus labels with `dataset` (a winnow.CuratedDataset, pinned
+    at a revision), whose sampler serves (b) and (c); `exported` (pass 2's
+    export) gives the gains (d) ranks by."""
+    true_of_key = {t["key"]: t["true_label"] for t in truth}
+    pixels_b, labels_b = curated_pixels(dataset)
+    true_b = np.array([true_of_key[k] for k in dataset.keys], dtype=np.int64)
+    gains = np.array([exported[k]["gain"] for k in dataset.keys], dtype=np.float64)
+    half = len(dataset) // 2
     rng = np.random.default_rng(seed)
     top_gain = np.sort(np.argsort(-gains, kind="stable")[:half])
-    random_half = np.sort(rng.permutation(len(accepted))[:half])
+    random_half = np.sort(rng.permutation(len(dataset))[:half])
     pixels, stored, true_label = records["pixels"], records["stored_label"], records["true_label"]
     plans = [
-        ("a", "all records, raw labels, full", pixels, stored, "full"),
-        ("b", "accepted, consensus labels, full", pixels[accepted], accepted_labels, "full"),
-        ("c", f"accepted, consensus labels, {policy}", pixels[accepted], accepted_labels, policy),
-        ("d", f"top-50% gain of (c), {policy}", pixels[accepted[top_gain]], accepted_labels[top_gain], policy),
-        ("d'", f"random 50% of (c), {policy}", pixels[accepted[random_half]], accepted_labels[random_half],
-         policy),
+        ("a", "all records, raw labels, full", pixels, stored, "full", None),
+        ("b", "accepted, consensus labels, full", pixels_b, labels_b, "full", dataset),
+        ("c", f"accepted, consensus labels, {policy}", pixels_b, labels_b, policy, dataset),
+        ("d", f"top-50% gain of (c), {policy}", pixels_b[top_gain], labels_b[top_gain], policy, None),
+        ("d'", f"random 50% of (c), {policy}", pixels_b[random_half], labels_b[random_half], policy,
+         None),
     ]
     label_noise = {"a": float(np.mean(stored != true_label)),
-                   "b": float(np.mean(accepted_labels != true_label[accepted]))}
+                   "b": float(np.mean(labels_b != true_b))}
     return plans, label_noise
 
 
@@ -618,17 +650,42 @@ def review_round(cli, db, workdir, truth, queue, args):
             "ingest_counts": ingested["counts"], "regain": regain}, answers
 
 
-def coevolve(cli, db, records, args, embedder_path):
+def training_feedback(cli, db, dataset, plans, args, workdir, test_x, test_y):
+    """Run (c) once more with a winnow.TrainingRecord, its per-sample losses
+    imported back with `winnow import-training`: the run's mean loss judges the
+    labels it trained on. Returns the import's summary and the run's accuracy."""
+    run_id, _, x, y, policy, _ = next(p for p in plans if p[0] == "c")
+    record = winnow.TrainingRecord(dataset)
+    model, _, stats = train(args.model, x, y, args.epochs, policy, args.seed, dataset=dataset,
+                            record=record)
+    path = os.path.join(workdir, "training.jsonl")
+    record.write(path, dataset.keys, [dataset.classes[t] for t in dataset.targets])
+    summary = json.loads(cli.run("import-training", "--db", db, "--run", "demo-c", path,
+                                 capture=True).splitlines()[-1])
+    progress(f"training feedback: run ({run_id})'s losses back with winnow import-training: "
+             f"{summary.get('imported')} samples, {summary.get('newly_flagged')} newly flagged")
+    return {"import": summary, "test_accuracy": accuracy(model, test_x, test_y),
+            "forward_samples": stats["forward_samples"]}
+
+
+def curated_pixels(dataset):
+    """A winnow.CuratedDataset's items as uint8 [n, 784] pixels and int class labels."""
+    pixels = np.stack([dataset[i][0].reshape(-1) for i in range(len(dataset))]) if len(dataset) else \
+        np.zeros((0, 784), dtype=np.uint8)
+    labels = np.array([int(dataset.classes[t]) for t in dataset.targets], dtype=np.int64)
+    return pixels, labels
+
+
+def coevolve(db, args, embedder_path):
     """Trains the model on the dataset's accepted samples so far (their stored
-    labels, the consensus ones) and saves its feature extractor as a TorchScript embedder."""
-    accepted = [r for r in cli.export(db).values() if r["status"] == "accepted"]
-    index_of_key = {f"rec-{i + 1:06d}": i for i in range(len(records["stored_label"]))}
-    rows = np.array([index_of_key[r["key"]] for r in accepted], dtype=np.int64)
-    labels = np.array([int(r["label"]) for r in accepted], dtype=np.int64)
+    labels, the consensus ones), read with winnow.CuratedDataset, and saves its
+    feature extractor as a TorchScript embedder."""
+    dataset = winnow.CuratedDataset(db)
+    pixels, labels = curated_pixels(dataset)
     progress(f"co-evolution: training the {args.model} for {args.coevolve_epochs} epoch(s) on the "
-             f"{len(rows)} accepted samples")
-    _, features, stats = train(args.model, records["pixels"][rows], labels, args.coevolve_epochs, "full",
-                               args.seed)
+             f"{len(dataset)} accepted samples (winnow.CuratedDataset, revision {dataset.revision})")
+    _, features, stats = train(args.model, pixels, labels, args.coevolve_epochs, "full", args.seed,
+                               dataset=dataset)
     features.eval()
     with torch.no_grad():
         traced = torch.jit.trace(features, torch.rand(4, 1, 28, 28))
@@ -696,7 +753,7 @@ def print_table(results):
     print("curation            label errors P / R / F1       duplicates caught/planted  false dups  accepted (wrong labels)")
     for name, c in results["curation"].items():
         li, d = c["label_issues"], c["duplicates"]
-        name = {"pass2_reviewed": "pass2 + review"}.get(name, name)
+        name = {"pass2_reviewed": "pass2 + review", "pass2_trained": "pass2 + training"}.get(name, name)
         print(f"{name:<19} {fmt_num(li['precision'])} / {fmt_num(li['recall'])} / {fmt_num(li['f1'])}"
               f"           {d['caught']:>6}/{d['planted']:<6}            {d['false_positives']:>6}  "
               f"{c['accepted']} ({c['accepted_label_errors']})")

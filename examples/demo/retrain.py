@@ -19,6 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import main_job  # noqa: E402  (sets OMP_WAIT_POLICY before torch loads)
+import winnow  # noqa: E402
 import generate_batches  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -37,13 +38,17 @@ def main(argv=None):
     parser.add_argument("--out", default=None, help="where the JSON goes (default: WORKDIR/retrain.json)")
     args = parser.parse_args(argv)
     with open(os.path.join(args.workdir, "results.json")) as f:
-        config = json.load(f)["config"]
+        results = json.load(f)
+    config = results["config"]
     torch.set_num_threads(args.threads or config["threads"])
     truth = main_job.read_jsonl(os.path.join(args.workdir, "truth.jsonl"))
     records = np.load(os.path.join(args.workdir, "records.npz"))
-    exported = main_job.Winnow(args.winnow, args.workdir).export(os.path.join(args.workdir, "pass2.db"))
+    db = os.path.join(args.workdir, "pass2.db")
+    exported = main_job.Winnow(args.winnow, args.workdir).export(db)
+    # The samples and labels the job trained on: pass 2 at the revision it pinned.
+    dataset = winnow.CuratedDataset(db, revision=results.get("training_revision"))
     policy = args.policy or config["policy"]
-    plans, _ = main_job.training_plans(records, truth, exported, policy, config["seed"])
+    plans, _ = main_job.training_plans(records, truth, dataset, exported, policy, config["seed"])
     images, labels = generate_batches.load_split(config["data"], "t10k")
     test_x, test_y = main_job.as_input(images.reshape(len(images), -1)), torch.from_numpy(labels)
     seeds = [config["seed"] + i for i in range(args.seeds)]

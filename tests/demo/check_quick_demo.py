@@ -74,6 +74,17 @@ def main():
     check(review["regain"]["consensus"].get("duplicate_annotations", 0) >= review["sent"],
           f"the consensus pooled the answers with their originals ({review['regain']['consensus']})")
 
+    # Training feeds curation back: run (c)'s losses imported for every sample
+    # it trained on, on the dataset pinned at the revision the runs read.
+    feedback = results["training_feedback"]
+    check(feedback["import"]["imported"] == runs["c"]["samples"],
+          f"run c's statistics imported for each of its samples ({feedback['import']})")
+    check(feedback["import"]["revision"] > results["training_revision"],
+          "the training revision was pinned before the feedback changed the dataset")
+    trained = results["curation"]["pass2_trained"]
+    check(sum(trained["by_status"].values()) == planted["records"] + review["sent"],
+          "after the training feedback, every record and answer has a status")
+
     # Co-evolution: pass 2 switched to the exported model by `regain --embedder`.
     regain = results["regain"]
     co = regain.get("coevolve", {})
