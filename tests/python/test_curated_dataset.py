@@ -280,3 +280,28 @@ def test_a_training_runs_predictions_vote_in_the_consensus(tmp_path):
     # annotate-next counts it too, and is deterministic.
     plan = [run_cli("annotate-next", "--db", db, "--budget", "5") for _ in range(2)]
     assert plan[0] == plan[1] and plan[0].startswith("item,annotator,reason,score")
+
+
+def test_an_image_file_superseded_since_the_revision_is_read_from_its_file(tmp_path):
+    from PIL import Image
+    rng = np.random.default_rng(3)
+    (tmp_path / "a" / "cls").mkdir(parents=True)
+    (tmp_path / "b" / "cls").mkdir(parents=True)
+    for i in range(4):
+        img = Image.fromarray(rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)).resize(
+            (120, 90), Image.BILINEAR)
+        img.save(tmp_path / "a" / "cls" / f"img{i}.png")
+        if i == 0:  # a larger copy arrives later: it is kept, the original set aside
+            img.resize((240, 180), Image.BILINEAR).save(tmp_path / "b" / "cls" / "img0big.png")
+    db = str(tmp_path / "d.db")
+    run_cli("init", "--db", db)
+    run_cli("import-folder", "--db", db, str(tmp_path / "a"))
+    first = winnow.CuratedDataset(db, size=(64, 64))
+    before = first[first.keys.index("cls/img0.png")][0]
+    run_cli("import-folder", "--db", db, str(tmp_path / "b"))
+    exported = {json.loads(line)["key"]: json.loads(line) for line in
+                run_cli("export", "--db", db).splitlines()}
+    assert exported["cls/img0.png"]["status"] == "duplicate_near"
+    pinned = winnow.CuratedDataset(db, size=(64, 64), revision=first.revision)
+    assert pinned.keys == first.keys
+    assert (pinned[pinned.keys.index("cls/img0.png")][0] == before).all()

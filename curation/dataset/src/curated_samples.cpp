@@ -152,11 +152,18 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
       "pixel shape {} x {}: each side must be 1 to 4096", shape.width, shape.height);
   std::unique_lock<std::mutex> reading(store_mutex_);  // one SQLite connection
   store::VectorTable table(store_->database());
-  const std::optional<store::StoredContent> stored = table.content_of(sample.id);
-  WINNOW_THROW_IF_NOT_KIND(stored.has_value(), not_found,
-                           "{}: sample '{}' (id {}) has no stored content: it was set aside "
-                           "after revision {} (winnow export names its status now)",
-                           db_, sample.key, sample.id, revision_);
+  std::optional<store::StoredContent> stored = table.content_of(sample.id);
+  if (!stored) {
+    // Set aside since the revision read (a better copy of an image file
+    // arrived, say): an image file is read again from the file its ingest
+    // event names; other contents are gone.
+    std::string file = ingested_file(*store_, sample.id);
+    WINNOW_THROW_IF_NOT_KIND(!file.empty(), not_found,
+                             "{}: sample '{}' (id {}) has no stored content: it was set aside "
+                             "after revision {} (winnow export names its status now)",
+                             db_, sample.key, sample.id, revision_);
+    stored = store::StoredContent{"path", 0, 0, std::move(file)};
+  }
   if (stored->kind == "text") {
     TrainingContent content;
     content.is_text = true;

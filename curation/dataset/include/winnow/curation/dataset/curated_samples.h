@@ -72,8 +72,10 @@ class CuratedSamples {
   // sample's class_index is its label's place here.
   const std::vector<std::string>& class_names() const { return class_names_; }
 
-  // Sample i's content (from any thread). Throws winnow::Error naming the sample when the store
-  // keeps no content for it (a sample judged then and set aside since) or
+  // Sample i's content (from any thread). An image file set aside since the
+  // revision (its stored content dropped) is read from the file its ingest
+  // event names. Throws winnow::Error naming the sample when the store keeps
+  // no content for it otherwise (a pixel array or text set aside since), or
   // when its file is gone or is not an image winnow decodes.
   TrainingContent content(std::size_t i, const PixelShape& shape) const;
 
