@@ -67,9 +67,12 @@ std::vector<std::int64_t> SampleHistory::reviewed_at(std::int64_t revision) {
   bound->bind_all(revision);
   std::optional<std::int64_t> last_event;
   if (bound->step() && !bound->is_null(0)) last_event = bound->column_int64(0);
+  // Every reviewed sample has its reviews row (the latest verdict): the few
+  // reviewed samples' events are read by the events' sample index.
   StatementScope query(
-      db_.cached("SELECT DISTINCT sample_id FROM events WHERE kind = ?1 AND sample_id IS NOT NULL "
-                 "AND (?2 IS NULL OR id <= ?2) ORDER BY sample_id"));
+      db_.cached("SELECT r.sample_id FROM reviews r WHERE EXISTS (SELECT 1 FROM events e "
+                 "WHERE e.sample_id = r.sample_id AND e.kind = ?1 AND (?2 IS NULL OR e.id <= ?2)) "
+                 "ORDER BY r.sample_id"));
   query->bind_all(std::string_view(kEventReview), last_event);
   std::vector<std::int64_t> ids;
   while (query->step()) ids.push_back(query->column_int64(0));
