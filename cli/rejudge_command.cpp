@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +38,8 @@ struct RejudgeCommandOptions {
 // label re-judgement did.
 nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
                             const curation::review::RejudgeOptions& options,
-                            const curation::CurationConfig& config) {
+                            const curation::CurationConfig& config,
+                            const std::map<std::int64_t, std::string>& annotator_names) {
   nlohmann::json out = {{"updated", r.gains_updated},
                         {"gains_updated", r.gains_updated},
                         {"embedder", r.embedder},
@@ -63,6 +65,14 @@ nlohmann::json rejudge_json(const curation::review::RejudgeReport& r,
         {"neighbour_voters", voters},
         {"training_voter",
          {{"votes", r.training_voter.votes}, {"accuracy", r.training_voter.accuracy}}}};
+    nlohmann::json annotators = nlohmann::json::array();  // as the final consensus rates them
+    for (const auto& [id, accuracy] : r.annotator_accuracy) {
+      const auto name = annotator_names.find(id);
+      annotators.push_back(
+          {{"name", name != annotator_names.end() ? name->second : std::string("(unknown)")},
+           {"accuracy", accuracy}});
+    }
+    out["consensus"]["annotators"] = annotators;
   }
   if (options.labels || options.consensus || options.embedder) {
     out["labels"] = {{"judged", r.judged},
@@ -101,7 +111,9 @@ int run_rejudge(const RejudgeCommandOptions& o) {
   };
   const curation::review::RejudgeReport r = curation::review::rejudge(dataset, options);
   if (progress) progress->finish();
-  std::cout << json_text(rejudge_json(r, options, dataset.config())) << "\n";
+  std::map<std::int64_t, std::string> annotator_names;
+  for (const auto& c : dataset.store().contributors()) annotator_names[c.id] = c.name;
+  std::cout << json_text(rejudge_json(r, options, dataset.config(), annotator_names)) << "\n";
   return 0;
 }
 

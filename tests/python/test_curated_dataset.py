@@ -274,6 +274,8 @@ def test_a_training_runs_predictions_vote_in_the_consensus(tmp_path):
     regain = json.loads(run_cli("rejudge", "--db", db, "--consensus", "-q").splitlines()[-1])
     voter = regain["consensus"]["training_voter"]
     assert voter["votes"] == len(ds) and voter["accuracy"] > 0.9
+    rated = {a["name"]: a["accuracy"] for a in regain["consensus"]["annotators"]}
+    assert set(rated) == {"a", "b"} and rated["a"] > rated["b"]
     exported = {json.loads(line)["key"]: json.loads(line) for line in
                 run_cli("export", "--db", db).splitlines()}
     assert sum(exported[k]["label"] == str(truth[k]) for k in ds.keys) == len(ds)

@@ -117,6 +117,9 @@ ConsensusLabels consensus_labels(store::MetadataStore& store,
   out.extra_votes = extra_votes;
   for (std::size_t v = 0; v < extra.size(); ++v)
     out.extra_accuracy.push_back(ds.expected_accuracy[v]);
+  for (const auto& [contributor, index] : annotator_index) {
+    out.annotator_accuracy[contributor] = ds.expected_accuracy[static_cast<std::size_t>(index)];
+  }
   out.classes = crowd.classes;
   out.iterations = ds.iterations;
   out.converged = ds.converged;

@@ -741,6 +741,7 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     if (options.consensus) {
       judge_annotations_only(store, consensus, stored, reviewed, options, dataset.label_names(),
                              report);
+      report.annotator_accuracy = consensus.annotator_accuracy;
     }
     if (relabel) restart_judgement_log(store, stored, labels);
     if (!judgements.qualities.empty()) store.set_label_qualities(judgements.qualities);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,9 @@ struct ConsensusLabels {
   std::size_t annotators = 0;          // extra voters included
   std::vector<double> extra_accuracy;  // per extra voter: expected accuracy (Dawid-Skene)
   std::vector<std::size_t> extra_votes;  // per extra voter: votes counted
+  // The store's annotators as this consensus estimates them, by contributor
+  // id (-1: annotations without an annotator): expected accuracy.
+  std::map<std::int64_t, double> annotator_accuracy;
   std::size_t classes = 0;
   int iterations = 0;
   bool converged = false;

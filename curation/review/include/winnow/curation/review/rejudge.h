@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct RejudgeReport {
   // With consensus and a training run's predictions imported: its voter
   // (review::training_voter), its votes and expected accuracy; votes 0: none.
   NeighbourVoter training_voter;
+  // With consensus: each store annotator's expected accuracy as the final
+  // consensus (with the extra voters) estimates it, by contributor id.
+  std::map<std::int64_t, double> annotator_accuracy;
   std::size_t judged = 0;                   // label quality recomputed
   std::size_t newly_flagged = 0;            // accepted -> label_issue
   std::size_t cleared = 0;                  // label_issue -> accepted
