@@ -4,10 +4,10 @@
 // is added, one that went out removed, one in at both with another label
 // relabelled. Prints one JSON line a change, then a summary on stderr.
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -4,9 +4,9 @@
 // embedding of every stored sample, which then becomes the dataset's embedder, with --embedder
 // (review::rejudge, curation/review/src/rejudge.cpp).
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -3,8 +3,8 @@
 #include <charconv>
 
 #include "winnow/error.h"
-#include "winnow/store/event_record.h"
 #include "winnow/store/database.h"
+#include "winnow/store/event_record.h"
 #include "winnow/store/statement.h"
 
 namespace winnow::store {

@@ -178,10 +178,9 @@ void add_training_votes(Dataset& dataset, Crowd& crowd) {
   const review::ExtraVoter model = review::training_voter(dataset.store());
   if (model.votes.empty()) return;
   const int who = crowd.voter(model.name, false);
-  const std::map<std::int64_t, std::int64_t> by_id(model.votes.begin(), model.votes.end());
-  for (const auto& [sample_id, label] : by_id) {  // in id order: a deterministic plan
-    const auto it = crowd.item_of.find(sample_id);
-    if (it != crowd.item_of.end()) crowd.answer(it->second, who, crowd.class_index(label));
+  for (std::size_t i = 0; i < crowd.items.size(); ++i) {  // in item order: a deterministic plan
+    const auto vote = model.votes.find(crowd.items[i].sample.id);
+    if (vote != model.votes.end()) crowd.answer(i, who, crowd.class_index(vote->second));
   }
 }
 

@@ -58,40 +58,42 @@ TrainingContent pixels_at(const image::Image& image, const PixelShape& shape) {
   return content;
 }
 
-// The content from the pixels the store keeps, when they are enough: a pixel
-// array's grey levels, or the working image the store keeps of an image file
-// (grey; and a square colour one with a colour embedder), which is that file
-// resampled as pixels_at would. Grey at the stored size is given as it is; a
-// size up to the stored one is resampled from it. Saves decoding the file
-// again. None when the shape asks for more than is stored.
-std::optional<TrainingContent> from_stored_pixels(const store::StoredContent& stored,
+// Stored grey levels (width x height) at `shape`: as they are at their own
+// size, resampled otherwise (as RGB, the form resize_area takes).
+TrainingContent from_grey(const std::uint8_t* grey, std::size_t width, std::size_t height,
+                          const PixelShape& shape) {
+  const std::size_t pixels = width * height;
+  if (!shape.colour && shape.width == width && shape.height == height) {
+    TrainingContent content;
+    content.width = width;
+    content.height = height;
+    content.channels = 1;
+    content.pixels.assign(grey, grey + pixels);
+    return content;
+  }
+  image::Image image;
+  image.width = width;
+  image.height = height;
+  image.rgb.reserve(pixels * 3);
+  for (std::size_t i = 0; i < pixels; ++i) image.rgb.insert(image.rgb.end(), 3, grey[i]);
+  return pixels_at(image, shape);
+}
+
+// The working image the store keeps of an image file (grey; and a square
+// colour one with a colour embedder) at `shape`, when it is no smaller: that
+// file resampled as pixels_at would, so the file need not be decoded again.
+// None when the shape asks for more than is stored.
+std::optional<TrainingContent> from_working_image(const store::StoredContent& stored,
                                                   const PixelShape& shape) {
-  const bool image_file = stored.kind == "image" || stored.kind == "image-colour";
-  if (stored.kind != "pixels" && !image_file) return std::nullopt;
   const auto width = static_cast<std::size_t>(stored.width);
   const auto height = static_cast<std::size_t>(stored.height);
   const std::size_t grey = width * height;
   if (grey == 0 || stored.bytes.size() < grey) return std::nullopt;
-  if (stored.kind == "pixels" && stored.bytes.size() != grey) return std::nullopt;  // corrupt
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.bytes.data());
   if (!shape.colour) {
     if (shape.width > width || shape.height > height) return std::nullopt;
-    if (shape.width == width && shape.height == height) {
-      TrainingContent content;
-      content.width = width;
-      content.height = height;
-      content.channels = 1;
-      content.pixels.assign(bytes, bytes + grey);
-      return content;
-    }
-    image::Image image;
-    image.width = width;
-    image.height = height;
-    image.rgb.reserve(grey * 3);
-    for (std::size_t i = 0; i < grey; ++i) image.rgb.insert(image.rgb.end(), 3, bytes[i]);
-    return pixels_at(image, shape);
+    return from_grey(bytes, width, height, shape);
   }
-  // Colour: the square colour working image, when there is one.
   const std::size_t colour = stored.bytes.size() - grey;
   const auto side = static_cast<std::size_t>(std::lround(std::sqrt(colour / 3.0)));
   if (stored.kind != "image-colour" || side * side * 3 != colour || shape.width > side ||
@@ -170,17 +172,14 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
     content.text = stored->bytes;
     return content;
   }
-  if (std::optional<TrainingContent> kept = from_stored_pixels(*stored, shape)) return *kept;
-  image::Image image;
   if (stored->kind == "pixels") {
-    image.width = static_cast<std::size_t>(stored->width);
-    image.height = static_cast<std::size_t>(stored->height);
-    WINNOW_THROW_IF_NOT_KIND(image.width * image.height == stored->bytes.size(), corrupt,
+    const auto width = static_cast<std::size_t>(stored->width);
+    const auto height = static_cast<std::size_t>(stored->height);
+    WINNOW_THROW_IF_NOT_KIND(width * height == stored->bytes.size(), corrupt,
                              "{}: sample '{}' keeps {} pixels for {} x {}", db_, sample.key,
-                             stored->bytes.size(), image.width, image.height);
-    image.rgb.reserve(stored->bytes.size() * 3);
-    for (const char grey : stored->bytes) image.rgb.insert(image.rgb.end(), 3, grey);
-    return pixels_at(image, shape);
+                             stored->bytes.size(), width, height);
+    return from_grey(reinterpret_cast<const std::uint8_t*>(stored->bytes.data()), width, height,
+                     shape);
   }
   std::string file;
   if (stored->kind == "path") {
@@ -189,6 +188,7 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
     WINNOW_THROW_IF_NOT_KIND(stored->kind == "image" || stored->kind == "image-colour", corrupt,
                              "{}: sample '{}' keeps content of unknown kind '{}'", db_, sample.key,
                              stored->kind);
+    if (std::optional<TrainingContent> kept = from_working_image(*stored, shape)) return *kept;
     file = ingested_file(*store_, sample.id);
     WINNOW_THROW_IF_NOT_KIND(!file.empty(), not_found,
                              "{}: sample '{}' (id {}) is an image file whose path the store "
@@ -209,6 +209,7 @@ TrainingContent CuratedSamples::content(std::size_t i, const PixelShape& shape) 
   image::DecodeOptions decoding;
   decoding.min_width = shape.width;
   decoding.min_height = shape.height;
+  image::Image image;
   try {
     image = image::decode_image(bytes.data(), bytes.size(), decoding);
   } catch (const Error& e) {

@@ -31,6 +31,14 @@ T field(const nlohmann::json& j, const char* name, const std::string& path, std:
   return j[name].get<T>();
 }
 
+// A label given as a name or a whole number, as its text; none otherwise.
+std::optional<std::string> label_field(const nlohmann::json& j, const char* name) {
+  if (!j.contains(name)) return std::nullopt;
+  if (j[name].is_string()) return j[name].get<std::string>();
+  if (j[name].is_number_integer()) return std::to_string(j[name].get<std::int64_t>());
+  return std::nullopt;
+}
+
 TrainingRow row_of(std::string_view text, const std::string& path, std::size_t line) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   WINNOW_THROW_IF_NOT(j.is_object(), "{}: line {}: not a JSON object", path, line);
@@ -45,13 +53,8 @@ TrainingRow row_of(std::string_view text, const std::string& path, std::size_t l
   row.stats.loss_trend = field<double>(j, "loss_trend", path, line);
   row.stats.last_loss = field<double>(j, "last_loss", path, line);
   row.stats.last_epoch = field<std::int64_t>(j, "last_epoch", path, line);
-  if (j.contains("label") && j["label"].is_string()) row.label = j["label"].get<std::string>();
-  if (j.contains("label") && j["label"].is_number_integer())
-    row.label = std::to_string(j["label"].get<std::int64_t>());
-  if (j.contains("predicted") && j["predicted"].is_string())
-    row.predicted = j["predicted"].get<std::string>();
-  if (j.contains("predicted") && j["predicted"].is_number_integer())
-    row.predicted = std::to_string(j["predicted"].get<std::int64_t>());
+  row.label = label_field(j, "label");
+  row.predicted = label_field(j, "predicted");
   WINNOW_THROW_IF_NOT(row.stats.seen >= 0 && std::isfinite(row.stats.mean_loss) &&
                           std::isfinite(row.stats.loss_trend) && std::isfinite(row.stats.last_loss),
                       "{}: line {}: a negative count or a loss that is not finite", path, line);

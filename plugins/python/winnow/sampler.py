@@ -120,9 +120,9 @@ class Sampler(torch.utils.data.Sampler):
         explicit_ranks = world_size is not None
         world_size, rank = resolve_ranks(world_size, rank, process_group)
         spec = policy_spec(policy, prune_ratio, delta, target_saving)
-        label_issues = _id_list(label_issues)
-        trusted_labels = _id_list(trusted_labels)
-        if label_issues or trusted_labels:
+        label_issues = _id_array(label_issues)
+        trusted_labels = _id_array(trusted_labels)
+        if len(label_issues) or len(trusted_labels):
             spec = noise_aware_spec(spec)
         self._core = DynamicPruner(int(num_samples), int(num_epochs), spec, int(seed),
                                    world_size=world_size if shard else 1,
@@ -131,10 +131,10 @@ class Sampler(torch.utils.data.Sampler):
         self._sync = ScoreSync(world_size, rank, process_group) if world_size > 1 else None
         self._verify_plan = bool(verify_plan)
         self._device_tables = device_tables
-        if trusted_labels:
-            self._core.trust_labels(np.asarray(trusted_labels, dtype=np.int64))
-        if label_issues:
-            self._core.flag_label_issues(np.asarray(label_issues, dtype=np.int64))
+        if len(trusted_labels):
+            self._core.trust_labels(trusted_labels)
+        if len(label_issues):
+            self._core.flag_label_issues(label_issues)
         self._setup()
         self._warned_single = explicit_ranks  # asked for on purpose: no warning
         self._warned_no_update = False
@@ -494,11 +494,11 @@ def _sample_count(data):
                         f"samples, got {type(data).__name__}") from None
 
 
-def _id_list(ids):
-    """Sample ids as a list of ints (None: none)."""
+def _id_array(ids):
+    """Sample ids as a 1-D int64 array (None: none)."""
     if ids is None:
-        return []
-    return [int(i) for i in _as_ids(ids).reshape(-1)]
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(_as_ids(ids), dtype=np.int64).reshape(-1)
 
 
 def _positive(value, what):

@@ -5,8 +5,8 @@
 
 #include <cstddef>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
