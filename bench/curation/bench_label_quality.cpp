@@ -38,7 +38,6 @@ int main(int argc, char** argv) {
   std::string json_path;
   double noise = 0.10;
   int k = winnow::curation::CurationConfig{}.label_k;
-  double power = 1.0;
   std::size_t limit = 0;
   unsigned seed = 11;
   app.add_option("--images", images, "IDX images file");
@@ -47,7 +46,6 @@ int main(int argc, char** argv) {
   app.add_option("--index", index_config, "vector index config");
   app.add_option("--noise", noise, "share of labels flipped");
   app.add_option("--k", k, "neighbours");
-  app.add_option("--power", power, "similarity weight exponent");
   app.add_option("--limit", limit, "use only the first N images (0: all)");
   app.add_option("--seed", seed, "random seed");
   app.add_option("--json", json_path, "also write the JSON here");
@@ -69,7 +67,6 @@ int main(int argc, char** argv) {
 
   LabelQualityOptions lopt;
   lopt.k = k;
-  lopt.power = power;
   const LabelQuality lq(lopt);
   const LabelLookup lookup = [&](std::int64_t id) -> std::optional<int> {
     return labels[static_cast<std::size_t>(id)];
@@ -115,7 +112,6 @@ int main(int argc, char** argv) {
       {"embedder", data.embedder->spec()},
       {"index", index->config()},
       {"k", k},
-      {"power", power},
       {"curve", curve},
       {"embed_s", data.embed_seconds},
       {"index_add_s", add_s},

@@ -29,8 +29,9 @@ PART_BYTES = 96 << 10  # about 30 records a part: many parts, several per worker
 
 # 300 images are too few for the pixel embedder's neighbours to beat chance by the
 # default lift in every class; the label check then abstains on some, and these tests
-# want label issues among the decisions they compare.
-LABELS_JUDGED = ("--label-min-lift", "0")
+# want label issues among the decisions they compare. Their classes have about 30
+# samples, so labels are judged from 30 on (the default waits for label_k = 50).
+LABELS_JUDGED = ("--label-min-lift", "0", "--label-k", "30")
 
 
 def run_cli(*args):

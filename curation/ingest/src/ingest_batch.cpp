@@ -57,7 +57,7 @@ IngestBatch::IngestBatch(const IngestContext& context, std::int64_t batch_id)
       dim_(context.embedder.dim()),
       neighbours_k_(judge::neighbours_per_record(context.config)),
       rules_(judge::DecisionRules::of(context.config)),
-      label_quality_({context.config.label_k, 1.0, context.config.label_flag_below}),
+      label_quality_({context.config.label_k, context.config.label_flag_below}),
       label_evidence_(stored_label_evidence(context.store, context.config)),
       image_verifier_(context.image_verifier),
       text_verifier_(context.text_verifier),

@@ -13,7 +13,7 @@ namespace winnow::curation::review {
 namespace {
 
 // Whether a verdict against `then` voters is due after `steps` factors of 1 + growth.
-bool grown(std::int64_t then, std::int64_t voters_now, double growth, int steps) {
+bool grown(std::int64_t then, std::int64_t voters_now, double growth, double steps) {
   return static_cast<double>(then) * std::pow(1.0 + growth, steps) <
          static_cast<double>(voters_now);
 }
@@ -23,7 +23,8 @@ bool grown(std::int64_t then, std::int64_t voters_now, double growth, int steps)
 // recently never delays the others.
 std::optional<DueRange> due_in(const JudgedRange& r, std::int64_t voters_now, double growth,
                                std::int64_t whole_below) {
-  const bool doubtful_due = grown(r.voters, voters_now, growth, 1);
+  const bool doubtful_due =
+      grown(r.voters, voters_now, growth, LabelJudgementLog::kDoubtfulGrowthSteps);
   if (grown(r.all_voters, voters_now, growth, LabelJudgementLog::kConfidentGrowthSteps) ||
       (doubtful_due && r.all_voters < whole_below)) {
     return DueRange{r, DueTier::all};

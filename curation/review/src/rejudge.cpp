@@ -509,7 +509,7 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   LabelRejudgement out;
   const std::vector<std::size_t>& judged = out.judged;
   const JudgementRules rules = judgement_rules(options, config, report.embedder);
-  const labels::LabelQuality quality({config.label_k, 1.0, rules.flag_below});
+  const labels::LabelQuality quality({config.label_k, rules.flag_below});
   out.judged =
       samples_to_judge(store, stored.samples, report.kept_confident_learning, report.kept_reviewed);
   report.without_vector = label_issues_without_vector(store.database());

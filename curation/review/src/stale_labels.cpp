@@ -125,7 +125,7 @@ LabelRejudgeCounts rejudge_stale_labels(Dataset& dataset, std::int64_t batch_id,
   // against the index (every labelled sample); the verdicts are applied once
   // all are made, so none depends on another's.
   const std::size_t dim = dataset.embedder().dim();
-  const labels::LabelQuality quality({config.label_k, 1.0, config.label_flag_below});
+  const labels::LabelQuality quality({config.label_k, config.label_flag_below});
   const labels::LabelEvidence evidence = stored_label_evidence(store, config);
   const TrainingVerdicts training(store);
   const auto k = static_cast<std::size_t>(config.label_k) + 1;  // itself, excluded

@@ -284,7 +284,7 @@ py::tuple label_quality(const Curator& c, const py::array& similarities,
                           ours && static_cast<std::size_t>(ours.size()) == found.num_queries,
                       "label_quality: neighbour_labels must be [n, k] and labels [n]");
   const winnow::curation::labels::LabelQuality vote(
-      {c.config().label_k, 1.0, c.config().label_flag_below});
+      {c.config().label_k, c.config().label_flag_below});
   const std::int64_t* their = theirs.data();
   const winnow::curation::labels::LabelLookup lookup =
       [their](std::int64_t id) -> std::optional<int> {

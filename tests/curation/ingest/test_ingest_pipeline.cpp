@@ -62,6 +62,14 @@ std::vector<const ManifestRecord*> of_class(const std::string& label, std::size_
   return out;
 }
 
+// The default config, but judging a label once 30 samples carry it: these
+// tests' classes have 30 to 40.
+CurationConfig judged_from_30() {
+  CurationConfig config;
+  config.label_k = 30;
+  return config;
+}
+
 BatchReport ingest_file(winnow::test::Pipeline& p, const std::string& path) {
   return p.ingest_batch(path, file_checksum(path), read_manifest(path));
 }
@@ -71,7 +79,7 @@ BatchReport ingest_file(winnow::test::Pipeline& p, const std::string& path) {
 TEST_CASE("ingest pipeline: statuses, exactly-once batches, index rebuild", "[ingest]") {
   winnow::test::TempDir dir;
   const std::string db = dir.file("data.db");
-  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline::init(db, judged_from_30());
 
   auto trousers = of_class("1", 41);  // 40 accepted + 1 mislabelled
   auto sneakers = of_class("7", 40);
@@ -156,7 +164,10 @@ TEST_CASE("ingest pipeline: an old index file is caught up from the store, not r
           "[ingest]") {
   winnow::test::TempDir dir;
   const std::string db = dir.file("data.db");
-  winnow::test::Pipeline::init(db, CurationConfig{});
+  // Not re-judged after each batch, so that the regain below has a label to flag.
+  CurationConfig config = judged_from_30();
+  config.label_rejudge_growth = 0.0;
+  winnow::test::Pipeline::init(db, config);
   auto trousers = of_class("1", 30);
   auto sneakers = of_class("7", 30);
   std::vector<std::string> first, second;
@@ -699,7 +710,7 @@ TEST_CASE("ingest pipeline: perturbed copies are near duplicates, of flagged sam
           "[ingest][near]") {
   winnow::test::TempDir dir;
   const std::string db = dir.file("data.db");
-  winnow::test::Pipeline::init(db, CurationConfig{});
+  winnow::test::Pipeline::init(db, judged_from_30());
 
   auto trousers = of_class("1", 41);
   auto sneakers = of_class("7", 40);

@@ -45,7 +45,7 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
   }
   REQUIRE(flipped.size() == 20);
   const LabelQuality lq;
-  CHECK(lq.options().k == 30);
+  CHECK(lq.options().k == 50);
   const LabelLookup lookup = [&](std::int64_t id) -> std::optional<int> {
     return labels[static_cast<std::size_t>(id)];
   };
@@ -54,7 +54,7 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
     const auto id = static_cast<std::int64_t>(i);
     const LabelQualityResult r = lq.score(*index, vecs.data() + i * d, labels[i], lookup, id);
     caught += r.flagged;
-    CHECK(r.neighbours == 30);
+    CHECK(r.neighbours == 50);
     CHECK(r.flag_below == Approx(0.08));
     CHECK(r.suggested_label != std::optional<int>(labels[i]));
   }
@@ -75,6 +75,37 @@ TEST_CASE("label quality flags planted flips on a real slice", "[label_quality]"
       lq.score(*index, vecs.data(), 3, [](std::int64_t) { return std::optional<int>{}; });
   CHECK(none.quality == 1.0);
   CHECK_FALSE(none.flagged);
+}
+
+TEST_CASE("a neighbour's vote weighs its inverse cosine distance", "[label_quality]") {
+  // Around q = (1, 0): one neighbour at cosine 0.99 (distance 0.01) labelled
+  // 0 and two at 0.98 (distance 0.02) labelled 1: weights 99 against 49 + 49.
+  auto index = winnow::index::make_vector_index("flat", 2);
+  const auto at = [](double cosine, double side) {
+    return std::vector<float>{static_cast<float>(cosine),
+                              static_cast<float>(side * std::sqrt(1.0 - cosine * cosine))};
+  };
+  const std::vector<std::vector<float>> points = {at(0.99, 1), at(0.98, 1), at(0.98, -1)};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    index->add(1, std::vector<std::int64_t>{static_cast<std::int64_t>(i)}.data(), points[i].data());
+  }
+  const std::vector<int> labels = {0, 1, 1};
+  const LabelLookup lookup = [&](std::int64_t id) -> std::optional<int> {
+    return labels[static_cast<std::size_t>(id)];
+  };
+  const float q[2] = {1.0f, 0.0f};
+  const LabelQualityResult zero = LabelQuality({3, 0.08}).score(*index, q, 0, lookup);
+  CHECK(zero.neighbours == 3);
+  CHECK(zero.quality == Approx(99.0 / 197.0).epsilon(1e-3));
+  const LabelQualityResult one = LabelQuality({3, 0.08}).score(*index, q, 1, lookup);
+  CHECK(one.quality == Approx(98.0 / 197.0).epsilon(1e-3));
+  // Far neighbours: the cosine adds contrast (0.5 / 0.5 against 0.1 / 0.9).
+  CHECK(neighbour_weight(0.5, 0.5) == Approx(1.0).epsilon(1e-4));
+  CHECK(neighbour_weight(0.1, 0.5) == Approx(0.1 / 0.9).epsilon(1e-4));
+  // No neighbour counts more than four median ones, an exact copy included.
+  CHECK(neighbour_weight(1.0, 0.02) == Approx(200.0).epsilon(1e-4));
+  CHECK(neighbour_weight(0.999, 0.02) == Approx(199.8).epsilon(1e-4));
+  CHECK(neighbour_weight(1.0, 0.0) == Approx(1e6).epsilon(1e-4));
 }
 
 TEST_CASE("information gain is the mean cosine distance to the 4 nearest", "[gain]") {

@@ -67,9 +67,11 @@ ingest::BatchReport ingest_file(test::Pipeline& p, const std::string& path) {
   return p.ingest_batch(path, readers::file_checksum(path), readers::read_manifest(path));
 }
 
+// Judging a label once 30 samples carry it: these tests' classes have 40.
 CurationConfig provided_config(double min_lift) {
   CurationConfig config;
   config.embedder = "provided(dim=16)";
+  config.label_k = 30;
   config.label_min_lift = min_lift;
   return config;
 }

@@ -28,14 +28,14 @@ std::vector<std::string> due_text(const std::vector<DueRange>& due) {
 
 }  // namespace
 
-TEST_CASE("doubtful samples are due after one growth step, unsure after three, all after six",
+TEST_CASE("doubtful samples are due after a quarter growth step, unsure after three, all after six",
           "[labels][log]") {
   LabelJudgementLog log;
   log.add(1, 100, 0);  // judged against nothing: all of it as soon as due
   log.add(101, 200, 1000);
   log.add(201, 300, 2000);
   const std::int64_t whole_below = 300;
-  // 1,600 voters, growth 0.5: doubtful due below 1,066; unsure below 474
+  // 1,600 voters, growth 0.5: doubtful due below 1,446 (1600 / 1.5^0.25); unsure below 474
   // (1600 / 3.375); all below 140 (1600 / 11.39) and below whole_below.
   CHECK(due_text(log.due(1600, 0.5, whole_below)) == std::vector<std::string>{"1:a", "101:d"});
   CHECK(log.due(0, 0.5, whole_below).empty());  // nothing is due in an empty dataset
@@ -68,8 +68,9 @@ TEST_CASE("a tier comes due on its own count, however recently the doubtful were
   log.add(1, 10, 1000);
   log.rejudged(1600, 0.5, 300);  // doubtful at 1,600
   log.rejudged(2500, 0.5, 300);  // doubtful at 2,500
-  REQUIRE(log.ranges()[0].voters == 2500);
-  // Unsure due past 3,375 although the doubtful were judged 1.35 times ago.
+  log.rejudged(3100, 0.5, 300);  // doubtful at 3,100
+  REQUIRE(log.ranges()[0].voters == 3100);
+  // Unsure due past 3,375 although the doubtful were judged 1.09 times ago.
   CHECK(log.due(3375, 0.5, 300).empty());
   CHECK(due_text(log.due(3376, 0.5, 300)) == std::vector<std::string>{"1:u"});
 }

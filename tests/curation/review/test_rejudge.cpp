@@ -160,7 +160,8 @@ RejudgeOptions reembed(const std::string& spec,
   return o;
 }
 
-// A fresh dataset with the provided(dim=4) embedder; returns its file.
+// A fresh dataset with the provided(dim=4) embedder, judging a label once 30
+// samples carry it (these tests' classes have 30); returns its file.
 // Ingest's own re-judging after each batch is off: these tests set up what
 // ingest decided and judge what regain makes of it (test_stale_labels.cpp
 // tests the re-judging).
@@ -168,6 +169,7 @@ std::string provided_dataset(const winnow::test::TempDir& dir) {
   const std::string db = dir.file("data.db");
   CurationConfig config;
   config.embedder = "provided(dim=4)";
+  config.label_k = 30;
   config.label_rejudge_growth = 0.0;
   winnow::test::Pipeline::init(db, config);
   return db;
@@ -558,10 +560,11 @@ TEST_CASE("a label issue flagged among few neighbours is cleared when more arriv
   CHECK(status_of(p, "lonely") == SampleStatus::accepted);
   CHECK_THAT(last_reason(p, "lonely"), Catch::Matchers::StartsWith("label issue cleared"));
   CHECK(r.labels_rejudged.cleared >= 1);
-  // The six, mostly agreed with when judged, wait for more growth: once the
-  // dataset has grown 1.5^3 times since, the unsure verdicts are judged
-  // again, and here the store then says what a full re-judgement says.
-  ingest_file(p, write_manifest(dir.file("third.jsonl"), topic("more", 200, 3, 3, rng)));
+  // The six, agreed with when judged (their nearest are each other), wait
+  // for more growth: once the dataset has grown 1.5^6 times since, every
+  // verdict is judged again, and the store then says what a full
+  // re-judgement says.
+  ingest_file(p, write_manifest(dir.file("third.jsonl"), topic("more", 800, 3, 3, rng)));
   RejudgeOptions options;
   options.labels = true;
   const RejudgeReport full = p.rejudge(options);

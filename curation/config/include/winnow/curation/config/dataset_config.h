@@ -66,7 +66,7 @@ struct CurationConfig {
   // flagged below this share of agreeing weight. 30 and 0.08 (at most about 2
   // of 30 agree): the best measured on Fashion-MNIST streams (docs/curation.md,
   // "Label quality"). A stored config keeps its own values.
-  int label_k = 30;
+  int label_k = 50;
   double label_flag_below = 0.08;
   int min_label_neighbours = 5;  // fewer labelled neighbours: never a label issue
   // The vote judges a class only where its neighbours beat chance by this

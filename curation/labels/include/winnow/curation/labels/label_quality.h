@@ -2,8 +2,13 @@
 //
 // quality = sum of w_i over neighbours whose label equals the sample's label
 //           / sum of w_i over all labelled neighbours,
-// with w_i = max(cosine_i, 0)^power + 1e-6 (similarity-weighted kNN
-// agreement, in [0, 1]). A sample is flagged as a likely label issue when
+// with w_i = (max(cosine_i, 0) + 1e-6) / max(d_i, median_j d_j / 4, 1e-6),
+// d_i = 1 - cosine_i (weighted kNN agreement, in [0, 1]). Where neighbours
+// are close (cosines near 1, as for pixels) the weight is the inverse
+// distance: a neighbour twice as close counts twice; where they are far (text)
+// the cosine adds its own contrast. The cap keeps a single near copy from
+// outvoting the rest: no neighbour counts more than about four median ones.
+// A sample is flagged as a likely label issue when
 // quality < flag_below. With no labelled neighbour, quality is 1 and the
 // sample is not flagged (nothing contradicts it). The suggested label is the
 // label with the largest weight.
@@ -22,10 +27,13 @@ namespace winnow::curation::labels {
 // on Fashion-MNIST streams through the CLI (docs/curation.md, "Label quality";
 // the figures: docs/benchmarks.md, "kNN vote").
 struct LabelQualityOptions {
-  int k = 30;
-  double power = 1.0;
+  int k = 50;
   double flag_below = 0.08;
 };
+
+// A neighbour's weight in the vote, from its cosine and the median cosine
+// distance of the neighbours voting (see the top of this file).
+double neighbour_weight(double cosine, double median_distance);
 
 struct LabelQualityResult {
   double quality = 1.0;

@@ -7,14 +7,14 @@
 // growing, so after each batch the pipeline judges again, in each range of
 // samples,
 //   - the doubtful samples (label issues, and labels with less than half of
-//     their neighbours' weight) once the dataset has grown a factor 1 + growth
-//     since they were judged,
+//     their neighbours' weight) once the dataset has grown a factor
+//     (1 + growth)^(1/4) since they were judged,
 //   - the unsure samples (labels with less than nine tenths of their
 //     neighbours' weight) after (1 + growth)^3,
 //   - every sample after (1 + growth)^6, or as soon as the dataset has grown
 //     at all when they were judged against fewer than `whole_below` (a verdict
 //     over so few samples says little).
-// So a verdict is at most 1 + growth, (1 + growth)^3 or (1 + growth)^6 of
+// So a verdict is at most (1 + growth)^(1/4), (1 + growth)^3 or (1 + growth)^6 of
 // growth old, by how sure it was, and whether a label is flagged no longer
 // depends on whether it came early or late. Kept as ranges of sample ids (a
 // chunk of ingest is one range), so the log stays a few dozen entries
@@ -52,10 +52,12 @@ struct DueRange {
 class LabelJudgementLog {
  public:
   static constexpr const char* kMetaKey = "curation.label_judgements";  // its key in meta
-  // Growth steps (factors of 1 + growth) after which an unsure verdict, and
-  // any verdict, is due; a doubtful one is due after one.
-  static constexpr int kUnsureGrowthSteps = 3;
-  static constexpr int kConfidentGrowthSteps = 6;
+  // Growth steps (factors of 1 + growth) after which a doubtful verdict, an
+  // unsure one and any verdict are due. The doubtful are the candidates for a
+  // flag, so they are kept the freshest.
+  static constexpr double kDoubtfulGrowthSteps = 0.25;
+  static constexpr double kUnsureGrowthSteps = 3;
+  static constexpr double kConfidentGrowthSteps = 6;
 
   LabelJudgementLog() = default;
   // Throws winnow::Error naming what is wrong (not JSON, a bad range,
