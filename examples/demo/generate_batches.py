@@ -62,9 +62,10 @@ order below, so the same seed gives byte-identical files):
 5. Review (optional, `review_round`, called by the main job after curation):
    the records curation left flagged go back to one vendor (the main job asks
    vendor_a, 0.98), which labels each once more from its confusion matrix.
-   Its answers arrive as batches/review.jsonl: an exact copy of each image,
-   keyed review-KEY, with the one annotation. The draws come from their own
-   stream (seed, 1), so the six batches are the same with or without a review.
+   Its answers arrive as batches/review.csv (item, annotator, label): one
+   more annotation of each stored sample, as an annotation tool exports them.
+   The draws come from their own stream (seed, 1), so the six batches are the
+   same with or without a review.
 
 A manifest record carries key, pixels, width, height, source and
 annotations, and no `label`: winnow stores the majority of the annotations
@@ -332,41 +333,30 @@ def write_outputs(workdir, records, pixels, summary, num_batches):
 
 def review_round(workdir, truth, keys, vendor, seed):
     """Step 5: `vendor` labels the records `keys` once more. Writes its answers
-    as batches/review.jsonl (exact copies keyed review-KEY) and appends them to
-    truth.jsonl (whose records `truth` holds) and records.npz; returns their
-    truth records."""
+    as batches/review.csv (item,annotator,label: one more annotation of each
+    stored sample, for `winnow import-annotations`) and their truth as
+    review_answers.jsonl; returns those truth records (key: the item, one
+    annotation each)."""
     names = [v[0] for v in VENDORS]
     if vendor not in names:
         raise SystemExit(f"review: vendor '{vendor}' is not one of {', '.join(names)}")
     rng = np.random.default_rng([seed, 1])
     cumulative = np.cumsum(confusion_matrix(vendor, VENDORS[names.index(vendor)][1]), axis=1)
-    arrays = dict(np.load(os.path.join(workdir, "records.npz")))
     row_of_key = {t["key"]: i for i, t in enumerate(truth)}
-    review_batch = int(arrays["batch"].max()) + 1
-    answers, rows = [], []
+    answers = []
     for key in sorted(keys, key=row_of_key.__getitem__):  # in stream order
         original = truth[row_of_key[key]]
         label = noisy_label(original["true_label"], cumulative, rng)
-        answers.append({"key": f"review-{key}", "batch": review_batch, "train_index": original["train_index"],
-                        "true_label": original["true_label"], "source": vendor,
-                        "annotations": [{"annotator": vendor, "label": label}], "stored_label": label,
-                        "label_error": label != original["true_label"], "resubmission_of": key,
-                        "edit": "review", "edit_detail": None})
-        rows.append(row_of_key[key])
-    pixels = arrays["pixels"][rows]
-    with open(os.path.join(workdir, "batches", "review.jsonl"), "w") as f:
-        for rec, row in zip(answers, pixels):
-            f.write(manifest_line(rec, row))
-    with open(os.path.join(workdir, "truth.jsonl"), "a") as f:
-        for rec in answers:
-            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-    def column(name):
-        return np.array([a[name] for a in answers], dtype=np.int64)
-    np.savez(os.path.join(workdir, "records.npz"),
-             pixels=np.concatenate([arrays["pixels"], pixels]),
-             true_label=np.concatenate([arrays["true_label"], column("true_label")]),
-             stored_label=np.concatenate([arrays["stored_label"], column("stored_label")]),
-             batch=np.concatenate([arrays["batch"], np.full(len(answers), review_batch, dtype=np.int64)]))
+        answers.append({"key": key, "true_label": original["true_label"],
+                        "annotations": [{"annotator": vendor, "label": label}],
+                        "label_error": label != original["true_label"]})
+    with open(os.path.join(workdir, "batches", "review.csv"), "w") as f:
+        f.write("item,annotator,label\n")
+        for a in answers:
+            f.write(f"{a['key']},{vendor},{a['annotations'][0]['label']}\n")
+    with open(os.path.join(workdir, "review_answers.jsonl"), "w") as f:
+        for a in answers:
+            f.write(json.dumps(a, separators=(",", ":")) + "\n")
     return answers
 
 

@@ -33,16 +33,14 @@ each announced by a `[demo MM:SS]` progress line:
 5. review     the samples pass 2 left flagged go back to one vendor
               (--review-vendor, default vendor_a, the 0.98 one) for one more
               label: what a data team does with a review queue. Its answers
-              come back as batches/review.jsonl, exact copies of the images
-              (keyed review-KEY), and `winnow ingest` stores them as exact
-              duplicates; the consensus counts a duplicate's annotations as
-              more opinions on its original, so `winnow rejudge --consensus`
-              settles most of them. (--review-vendor none skips the round.)
+              come back as batches/review.csv (item, annotator, label), and
+              `winnow import-annotations` adds each to its sample's
+              annotations; `winnow rejudge --consensus` then settles most of
+              them. (--review-vendor none skips the round.)
               Then `winnow report` of pass 2 as it ends (Dawid-Skene
               per-source accuracy and consensus labels).
 6. train      the same model, optimiser and epoch budget on the clean test set:
-              (a) every ingested record with its raw (majority) label, the
-                  review's copies included;
+              (a) every ingested record with its raw (majority) label;
               (b) pass 2's accepted samples with their consensus labels, read
                   with winnow.CuratedDataset pinned at the revision the job
                   ends at (results.json: training_revision);
@@ -346,7 +344,7 @@ def read_jsonl(path):
 # databases and inboxes start empty. Nothing else there is touched (other
 # scenarios may share the folder, e.g. build/demo/text).
 OUTPUTS = ["batches", "inbox1", "inbox2", "truth.jsonl", "truth_summary.json", "records.npz",
-           "embedder.pt", "report.json", "report.html", "samples.jsonl", "results.json",
+           "review_answers.jsonl", "embedder.pt", "report.json", "report.html", "samples.jsonl", "results.json",
            "pass1.serve.log", "pass2.serve.log"]
 DATABASE_SUFFIXES = ["", "-journal", "-wal", "-shm", ".index", ".serve.json"]
 
@@ -506,12 +504,10 @@ def main(argv=None):
     lap("curation_figures")
 
     # 5. Review: pass 2's flagged samples go back to one vendor for one more label.
-    review = None
+    review, answers = None, []
     queue = [key for key, r in exported2.items() if r["status"] == "label_issue"]
     if args.review_vendor != "none" and queue:
         review, answers = review_round(cli, db2, workdir, truth, queue, args)
-        truth = truth + answers  # as truth.jsonl is now
-        records = np.load(os.path.join(workdir, "records.npz"))
         exported2 = cli.export(db2)
         curation["pass2_reviewed"] = curation_figures(truth, exported2)
         c = curation["pass2_reviewed"]
@@ -525,7 +521,7 @@ def main(argv=None):
         cli.run("report", "--db", db2, "--format", fmt, "--out", os.path.join(workdir, f"report.{fmt}"), *extra)
     with open(os.path.join(workdir, "report.json")) as f:
         report = json.load(f)
-    sources = source_figures(report, planted, truth)
+    sources = source_figures(report, planted, truth + answers)
     lap("report")
 
     # 6. Training runs on the clean test set.
@@ -635,19 +631,20 @@ def regain_consensus(cli, db, name, flag_below):
 
 def review_round(cli, db, workdir, truth, queue, args):
     """Sends the samples of `queue` (keys) to --review-vendor for one more label
-    (generate_batches.review_round simulates it), ingests the answers (exact
-    copies, so the consensus pools their annotations with their originals')
-    and takes the consensus again. Returns the round's figures and the
-    answers' truth records."""
+    (generate_batches.review_round simulates it), imports the answers as
+    annotations of those samples and takes the consensus again. Returns the
+    round's figures and the answers' truth records."""
     answers = generate_batches.review_round(workdir, truth, queue, args.review_vendor, args.seed)
     wrong = sum(1 for a in answers if a["label_error"])
     progress(f"review: the {len(queue)} samples pass 2 left flagged go to {args.review_vendor} for one more "
-             f"label ({wrong} of its answers wrong); winnow ingest batches/review.jsonl")
-    ingested = json.loads(cli.run("ingest", "--db", db, os.path.join(workdir, "batches", "review.jsonl"),
+             f"label ({wrong} of its answers wrong); winnow import-annotations batches/review.csv")
+    imported = json.loads(cli.run("import-annotations", "--db", db,
+                                  os.path.join(workdir, "batches", "review.csv"),
                                   capture=True).splitlines()[-1])
     regain = regain_consensus(cli, db, "pass 2, after the review", args.consensus_flag_below)
     return {"vendor": args.review_vendor, "sent": len(queue), "answers_wrong": wrong,
-            "ingest_counts": ingested["counts"], "regain": regain}, answers
+            "annotation_rounds": imported["annotation_rounds"], "counts": imported["counts"],
+            "regain": regain}, answers
 
 
 def training_feedback(cli, db, dataset, plans, args, workdir, test_x, test_y):
@@ -694,9 +691,9 @@ def coevolve(db, args, embedder_path):
 
 
 def source_figures(report, planted, truth):
-    """Dawid-Skene's estimate of every vendor's accuracy next to the truth: the
-    share of right labels among all it gave (`truth`: every record, review
-    answers included)."""
+    """The report's estimate of every vendor's accuracy next to the truth: the
+    share of right labels among all it gave (`truth`: every record, and the
+    review's answers)."""
     counts = generate_batches.labels_by_vendor(truth)
     out = []
     for s in report["sources"]:

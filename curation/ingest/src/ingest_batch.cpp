@@ -288,6 +288,15 @@ void IngestBatch::decide_entry(std::size_t e) {
     set_rejected_key(s, rec.key, rec.line);
     s.annotations.clear();
     remember_key(s.external_key);
+  } else if (rec.stored_sample_only) {
+    candidate.rejection = fmt::format(
+        "no content, and key '{}' is not in the dataset: a manifest line with only "
+        "annotations adds them to a stored sample (annotations of new items without content: "
+        "`winnow import-annotations`)",
+        printable_text(rec.key, 240));
+    set_rejected_key(s, rec.key, rec.line);
+    s.annotations.clear();
+    remember_key(s.external_key);
   } else if (rec.kind == ContentKind::none) {  // annotations only: nothing to compare
     s.external_key = rec.key;
     remember_key(rec.key);

@@ -213,12 +213,20 @@ Refusal read_pixels(const json& doc, ManifestRecord& rec) {
   return read_pixel_shape(doc, rec);
 }
 
-// Exactly one of `path`, `text` or `pixels`.
+// Exactly one of `path`, `text` or `pixels`; or none, with annotations: a
+// later round of annotations for a stored sample.
 Refusal read_content(const json& doc, const ManifestReaderOptions& options, ManifestRecord& rec) {
   const bool has_path = doc.contains("path");
   const bool has_text = doc.contains("text");
   const bool has_pixels = doc.contains("pixels");
   const int content_fields = int{has_path} + int{has_text} + int{has_pixels};
+  const auto annotations = doc.find("annotations");
+  if (content_fields == 0 && annotations != doc.end() && annotations->is_array() &&
+      !annotations->empty()) {
+    rec.kind = ContentKind::none;
+    rec.stored_sample_only = true;
+    return std::nullopt;
+  }
   if (content_fields == 0) {
     return "no content: one of 'path', 'text' or 'pixels' is required (annotations without "
            "content: `winnow import-annotations`)";

@@ -23,6 +23,7 @@
 #include "winnow/curation/core/status_counts_json.h"
 #include "winnow/curation/labels/agreement.h"
 #include "winnow/curation/labels/label_health.h"
+#include "winnow/curation/review/consensus_estimates.h"
 #include "winnow/error.h"
 #include "winnow/store/database.h"
 #include "winnow/version.h"
@@ -114,6 +115,8 @@ struct Party {
   bool submits = false;    // a `source` contributor (or the unknown source)
   bool annotates = false;  // an `annotator` contributor (or the unknown annotator)
   int annotator = -1;      // Dawid-Skene annotator index once it gave an annotation
+  // Its `annotator` contributor id (-1: the unknown annotator, or none).
+  std::int64_t annotator_contributor = -1;
 
   // As a source: its submitted samples.
   std::int64_t submitted = 0;
@@ -225,6 +228,7 @@ class ReportBuilder {
       if (c.kind == "annotator") {
         p.annotates = true;
         annotator_party_of_contributor_[c.id] = party_of_name_[c.name];
+        p.annotator_contributor = c.id;
       } else {
         p.submits = true;
       }
@@ -320,6 +324,7 @@ class ReportBuilder {
       crowd_.annotator.push_back(annotator_of(row.annotator_id));
       crowd_.label.push_back(class_of(row.label));
       answer_id_.push_back(row.id);
+      annotations_now_.add(row);
     });
     if (!item_sample_.empty()) crowd_.offsets.push_back(crowd_.label.size());
     crowd_.annotators = annotator_party_.size();
@@ -356,6 +361,46 @@ class ReportBuilder {
 
   // --- statistics ----------------------------------------------------------
 
+  // The annotators' accuracies as the last `rejudge --consensus` estimated
+  // them, while the annotations are what it read (consensus_estimates.h).
+  void take_consensus_estimates() {
+    const std::optional<review::ConsensusEstimates> stored =
+        review::stored_consensus_estimates(store_);
+    if (!stored) {
+      annotator_accuracy_ = {{"estimated_by", "annotations only"},
+                             {"line",
+                              "annotators rated by Dawid-Skene over their annotations alone "
+                              "(winnow rejudge --consensus rates them with the neighbours' and "
+                              "a training run's votes too)"}};
+    } else if (!annotations_now_.matches(*stored)) {
+      annotator_accuracy_ = {
+          {"estimated_by", "annotations only"},
+          {"line", fmt::format("annotators rated by Dawid-Skene over their annotations alone: "
+                               "the annotations changed since the last rejudge --consensus "
+                               "(revision {}); run it again to rate them with the "
+                               "neighbours' votes",
+                               stored->revision)}};
+    } else {
+      consensus_estimates_ = stored;
+      annotator_accuracy_ = {
+          {"estimated_by", "consensus"},
+          {"revision", stored->revision},
+          {"line", fmt::format("annotators rated as the consensus of revision {} estimated them "
+                               "(rejudge --consensus: their annotations with the neighbours' "
+                               "and a training run's votes); annotations_only_accuracy is "
+                               "Dawid-Skene over the annotations alone",
+                               stored->revision)}};
+    }
+  }
+
+  // The consensus's estimate of party `p`'s accuracy, if it made one.
+  std::optional<double> consensus_accuracy(const Party& p) const {
+    if (!consensus_estimates_) return std::nullopt;
+    const auto found = consensus_estimates_->accuracy.find(p.annotator_contributor);
+    if (found == consensus_estimates_->accuracy.end()) return std::nullopt;
+    return found->second;
+  }
+
   void estimate() {
     const std::size_t K = class_labels_.size();
     for (std::size_t i = 0; i < crowd_.items(); ++i) {
@@ -364,6 +409,7 @@ class ReportBuilder {
     if (crowd_.annotations() > 0) {
       ds_ = labels::dawid_skene(crowd_, options_.dawid_skene);
     }
+    take_consensus_estimates();
     // Why per-annotator accuracy cannot be estimated, if it cannot.
     if (crowd_.annotations() == 0) {
       accuracy_note_ = "no annotations";
@@ -497,6 +543,7 @@ class ReportBuilder {
     d["class_confusion"] = class_confusion_json();
     put(d, "health_score", health_.health_score, health_.health_score_note);
     d["label_check"] = label_check_;
+    if (crowd_.annotations() > 0) d["annotator_accuracy"] = annotator_accuracy_;
     d["label_conflicts"] = label_conflicts_;
     d["reviews"] = reviews_json(reviews_);
     if (label_check_.is_null()) {
@@ -588,11 +635,23 @@ class ReportBuilder {
     if (p.annotator >= 0) {
       const auto w = static_cast<std::size_t>(p.annotator);
       j["labels"] = p.labels;
+      const std::optional<double> by_consensus = consensus_accuracy(p);
+      if (by_consensus) {
+        j["estimated_accuracy"] = *by_consensus;
+        j["accuracy_estimated_by"] = "consensus";
+        const auto [low, high] = wilson_interval(*by_consensus, static_cast<double>(p.labels));
+        j["accuracy_interval"] = {low, high};
+      }
       if (accuracy_note_.empty()) {
         const double accuracy = ds_->expected_accuracy[w];
-        j["estimated_accuracy"] = accuracy;
-        const auto [low, high] = wilson_interval(accuracy, static_cast<double>(p.labels));
-        j["accuracy_interval"] = {low, high};
+        if (by_consensus) {
+          j["annotations_only_accuracy"] = accuracy;
+        } else {
+          j["estimated_accuracy"] = accuracy;
+          j["accuracy_estimated_by"] = "annotations only";
+          const auto [low, high] = wilson_interval(accuracy, static_cast<double>(p.labels));
+          j["accuracy_interval"] = {low, high};
+        }
         const std::size_t K = class_labels_.size();
         if (K > kMaxConfusionClasses) {
           // K² cells for every annotator: unreadable, and what made reports of
@@ -617,8 +676,10 @@ class ReportBuilder {
           j["class_names"] = class_names_;
         }
       } else {
-        put(j, "estimated_accuracy", std::nullopt, accuracy_note_);
-        put(j, "accuracy_interval", std::nullopt, accuracy_note_);
+        if (!by_consensus) {
+          put(j, "estimated_accuracy", std::nullopt, accuracy_note_);
+          put(j, "accuracy_interval", std::nullopt, accuracy_note_);
+        }
         put(j, "confusion", std::nullopt, accuracy_note_);
       }
       put_share(j, "agreement_with_consensus", p.agreeing, p.labels, "no labels");
@@ -844,6 +905,9 @@ class ReportBuilder {
   // Results.
   std::optional<labels::DawidSkeneResult> ds_;
   std::string accuracy_note_;
+  review::AnnotationsFingerprint annotations_now_;
+  std::optional<review::ConsensusEstimates> consensus_estimates_;
+  json annotator_accuracy_;  // dataset.annotator_accuracy
   std::int64_t multiply_annotated_ = 0;
   std::int64_t consensus_differs_ = 0;
   std::int64_t labelled_judged_ = 0;

@@ -147,6 +147,11 @@ Table dataset_table(const ReportView& report) {
       "samples with a label, excluding rejected and duplicates");
   add("Annotations", count_cell(d.annotations), "(sample, annotator, label) rows in the store");
   add("Annotated samples", count_cell(d.annotated_samples), "samples with at least one annotation");
+  if (!d.annotator_accuracy.empty()) {
+    add("Annotator accuracy", text_cell(d.annotator_accuracy),
+        "what the Sources table's estimated accuracy comes from: the last rejudge --consensus "
+        "while the annotations are unchanged since, else Dawid-Skene over the annotations alone");
+  }
   add("Multiply-annotated samples", count_cell(d.multiply_annotated_samples),
       "samples with two or more annotations");
   add("Krippendorff's α",
@@ -199,7 +204,9 @@ Table sources_table(const ReportView& report) {
                {"Labels",
                 "annotations it gave (for a source without annotations: the record "
                 "labels of its samples)"},
-               {"Est. accuracy", "Dawid-Skene expected accuracy Σ_c p[c]·e[c,c]"},
+               {"Est. accuracy",
+                "Dawid-Skene expected accuracy Σ_c p[c]·e[c,c], as the last consensus estimated it "
+                "(see Annotator accuracy)"},
                {"95% interval", "Wilson interval of the estimated accuracy with n = labels"},
                {"Agreement", "share of its labels equal to the sample's consensus label"},
                {"Cohen's κ", "between its labels and the consensus labels of the same samples"},

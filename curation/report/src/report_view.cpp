@@ -193,6 +193,9 @@ DatasetView read_dataset(const Fields& fields) {
   if (fields.raw().contains("label_check") && fields.raw().at("label_check").is_object()) {
     out.label_check = fields.object("label_check").text("line");
   }
+  if (fields.raw().contains("annotator_accuracy")) {
+    out.annotator_accuracy = fields.object("annotator_accuracy").text("line");
+  }
   out.krippendorff_alpha = fields.statistic("krippendorff_alpha");
   out.krippendorff_alpha_samples = fields.count("krippendorff_alpha_samples");
   out.fleiss_kappa = fields.statistic("fleiss_kappa");

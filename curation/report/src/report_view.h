@@ -89,6 +89,9 @@ struct DatasetView {
   // Where the kNN label vote judges and abstains (label_check.line); empty
   // in a report without it.
   std::string label_check;
+  // How the annotators' accuracies were estimated (annotator_accuracy.line);
+  // empty in a report without annotations.
+  std::string annotator_accuracy;
   std::int64_t label_conflicts = 0;
 };
 

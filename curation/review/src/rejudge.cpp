@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winnow/curation/review/training_feedback.h"
+#include "winnow/curation/review/consensus_estimates.h"
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/curation/judge/information_gain.h"
 #include "winnow/curation/review/label_judgement_log.h"
@@ -748,6 +749,11 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     store.set_gains(gains);
     report.gains_updated = gains.size();
     const std::int64_t revision = dataset.next_revision();
+    if (options.consensus) {
+      const AnnotationsFingerprint now = annotations_fingerprint(store);
+      store_consensus_estimates(
+          store, {revision, now.annotations, now.fingerprint, report.annotator_accuracy});
+    }
     std::filesystem::remove(dataset.index_path());
     store.record_writer();
     tx.commit();

@@ -259,3 +259,43 @@ TEST_CASE("import-annotations: samples skip the index and every check, and say s
                                                    [&](ManifestEntry& e) { return again.next(e); });
   CHECK(second.skipped);
 }
+
+TEST_CASE("a manifest line with only annotations is a later round for a stored sample",
+          "[curation][annotations]") {
+  test::ScratchDir dir;
+  const std::string db = dir.file("rounds.db");
+  winnow::test::Pipeline::init(db, text_config());
+  std::mt19937 rng(5);
+  std::vector<ManifestEntry> texts(1);
+  ManifestRecord r;
+  r.key = "text-0";
+  r.kind = ContentKind::text;
+  r.text = random_text(rng);
+  r.annotations = {{"w1", "cat"}};
+  texts[0].record = std::move(r);
+  winnow::test::Pipeline pipeline(db);
+  pipeline.ingest_batch("texts", "texts", std::move(texts));
+
+  const std::string manifest = dir.write(
+      "round.jsonl", R"({"key": "text-0", "annotations": [{"annotator": "w2", "label": "cat"}]})"
+                     "\n"
+                     R"({"key": "nobody", "annotations": [{"annotator": "w2", "label": "dog"}]})"
+                     "\n"
+                     R"({"key": "empty", "annotations": []})"
+                     "\n");
+  const std::vector<ManifestEntry> entries = readers::read_manifest(manifest);
+  const BatchReport round = pipeline.ingest_batch(manifest, "round", entries);
+  CHECK(round.annotation_rounds.items == 1);
+  CHECK(round.annotation_rounds.added == 1);
+  CHECK(
+      pipeline.store().annotations_of(pipeline.store().find_by_external_key("text-0")->id).size() ==
+      2);
+  // An unknown key is refused by name, not made a new sample; a line with
+  // neither content nor annotations is refused as before.
+  REQUIRE(round.rejections.size() == 2);
+  std::string reasons;
+  for (const auto& group : round.rejections) reasons += group.reason + "\n";
+  CHECK_THAT(reasons, Catch::Matchers::Contains("key 'nobody' is not in the dataset") &&
+                          Catch::Matchers::Contains("no content: one of"));
+  CHECK(round.counts[winnow::store::SampleStatus::accepted] == 0);
+}

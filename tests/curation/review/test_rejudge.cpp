@@ -20,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -27,6 +28,9 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
+#include "winnow/curation/readers/annotations/annotation_importer.h"
+#include "winnow/curation/report/quality_report.h"
+#include "winnow/curation/review/consensus_estimates.h"
 #include "winnow/curation/review/consensus_labels.h"
 #include "winnow/curation/judge/information_gain.h"
 #include "support/curation_pipeline.h"
@@ -341,6 +345,67 @@ TEST_CASE("regain --consensus relabels by Dawid-Skene before judging", "[ingest]
   });
   // A second consensus pass has nothing left to change.
   CHECK(p.rejudge(o).relabelled == 0);
+}
+
+TEST_CASE("the report rates annotators as the last consensus did, while the annotations stand",
+          "[ingest][regain][report]") {
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
+  winnow::test::Pipeline p(db);
+  std::mt19937 rng(5);
+  REQUIRE(ingest_file(p, write_manifest(dir.file("crowd.jsonl"), crowd_records(3, rng)))
+              .counts[SampleStatus::accepted] == 60);
+  // Before any consensus: Dawid-Skene over the annotations alone.
+  json report = report::build_quality_report(p.store());
+  CHECK(report["dataset"]["annotator_accuracy"]["estimated_by"] == "annotations only");
+
+  RejudgeOptions o;
+  o.consensus = true;
+  const RejudgeReport r = p.rejudge(o);
+  REQUIRE(r.annotator_accuracy.size() == 3);
+  std::set<double> by_consensus;
+  for (const auto& [id, accuracy] : r.annotator_accuracy) by_consensus.insert(accuracy);
+  report = report::build_quality_report(p.store());
+  CHECK(report["dataset"]["annotator_accuracy"]["estimated_by"] == "consensus");
+  std::size_t rated = 0;
+  for (const json& source : report["sources"]) {
+    if (source["kind"] == "source") continue;
+    INFO(source.dump());
+    CHECK(source["accuracy_estimated_by"] == "consensus");
+    CHECK(by_consensus.count(source["estimated_accuracy"].get<double>()) == 1);
+    CHECK(source["annotations_only_accuracy"].is_number());
+    ++rated;
+  }
+  CHECK(rated == 3);
+
+  // One more annotation: the estimates are set aside until the next consensus.
+  const std::string csv = dir.file("late.csv");
+  std::ofstream(csv) << "item,annotator,label\nanimal-0,good,1\n";
+  readers::AnnotationImporter importer(csv, {});
+  const BatchReport late = p.ingest_batch("late.csv", importer.checksum(),
+                                          [&](ManifestEntry& e) { return importer.next(e); });
+  CHECK(late.annotation_rounds.replaced == 1);
+  report = report::build_quality_report(p.store());
+  CHECK(report["dataset"]["annotator_accuracy"]["estimated_by"] == "annotations only");
+  CHECK_THAT(report["dataset"]["annotator_accuracy"]["line"].get<std::string>(),
+             Catch::Matchers::Contains("changed since the last rejudge --consensus"));
+  p.rejudge(o);
+  report = report::build_quality_report(p.store());
+  CHECK(report["dataset"]["annotator_accuracy"]["estimated_by"] == "consensus");
+}
+
+TEST_CASE("consensus estimates round-trip through meta and refuse another text", "[regain]") {
+  ConsensusEstimates e{7, 120, 0xfedcba9876543210ull, {{-1, 0.5}, {3, 0.985}}};
+  const ConsensusEstimates back = ConsensusEstimates::from_json(e.to_json());
+  CHECK(back.revision == 7);
+  CHECK(back.annotations == 120);
+  CHECK(back.fingerprint == e.fingerprint);
+  CHECK(back.accuracy == e.accuracy);
+  CHECK_THROWS_WITH(ConsensusEstimates::from_json("{"),
+                    Catch::Matchers::Contains("curation.consensus_estimates"));
+  CHECK_THROWS_WITH(ConsensusEstimates::from_json(
+                        R"({"revision":1,"annotations":1,"fingerprint":"1","accuracy":{"2":1.5}})"),
+                    Catch::Matchers::Contains("not in [0, 1]"));
 }
 
 TEST_CASE("regain --consensus counts the neighbours' suggested label as one more vote",

@@ -67,6 +67,10 @@ struct ManifestRecord {
   std::optional<ImageMeasurement> image_quality;
   // Hex XXH3-128 of the content (see content_hash.h); empty if not computed.
   std::string content_hash;
+  // A manifest line with annotations and no content: a later round of
+  // annotations for a stored sample, refused for any other key (annotation
+  // files make new annotation-only samples; manifests do not).
+  bool stored_sample_only = false;
 
   // True when the content can be compared as an image: a pixels record, or
   // an image file the reader decoded.
