@@ -370,8 +370,8 @@ class ReportBuilder {
       annotator_accuracy_ = {{"estimated_by", "annotations only"},
                              {"line",
                               "annotators rated by Dawid-Skene over their annotations alone "
-                              "(winnow rejudge --consensus rates them with the neighbours' and "
-                              "a training run's votes too)"}};
+                              "(winnow rejudge --consensus rates them with the neighbours' "
+                              "votes, and an imported training run's, too)"}};
     } else if (!annotations_now_.matches(*stored)) {
       annotator_accuracy_ = {
           {"estimated_by", "annotations only"},
@@ -387,8 +387,9 @@ class ReportBuilder {
           {"revision", stored->revision},
           {"line", fmt::format("annotators rated as the consensus of revision {} estimated them "
                                "(rejudge --consensus: their annotations with the neighbours' "
-                               "and a training run's votes); annotations_only_accuracy is "
-                               "Dawid-Skene over the annotations alone",
+                               "votes, and an imported training run's); "
+                               "annotations_only_accuracy is Dawid-Skene over the annotations "
+                               "alone",
                                stored->revision)}};
     }
   }
