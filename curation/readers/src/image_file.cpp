@@ -18,12 +18,14 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
   if (format == image::ImageFormat::unknown) return std::nullopt;
   image::DecodeOptions options;
   options.max_pixels = reading.max_pixels;
-  // A JPEG may come out of the DCT at a smaller scale, but with at least 8
+  // A JPEG may come out of the DCT at a smaller scale, but with at least 4
   // source pixels per working pixel: at 2 the DCT's own downscaling differs
   // enough from the area average of the full image that re-encoded copies
-  // were missed; 8 keeps them (bench/image_near_duplicates.py).
-  options.min_width = 8 * reading.width;
-  options.min_height = 8 * reading.height;
+  // were missed; 4 finds the same copies and flags the same quality issues
+  // as 8, for half the decoding (docs/benchmarks.md, "Image decoding").
+  constexpr std::size_t kMinSourcePixels = 4;
+  options.min_width = kMinSourcePixels * reading.width;
+  options.min_height = kMinSourcePixels * reading.height;
   try {
     const image::ImageHeader header = image::read_image_header(bytes.data(), bytes.size());
     const image::Image decoded = image::decode_image(bytes.data(), bytes.size(), options);
@@ -39,8 +41,8 @@ std::optional<std::string> attach_working_image(const std::vector<unsigned char>
     // content (docs/images.md).
     record.content_hash = dedup::decoded_image_hash(decoded.width, decoded.height, decoded.rgb);
     // The quality scores come from the decoded image (a JPEG perhaps at 1/2
-    // to 1/8 scale: still at least 8 x the working size, more than the
-    // analysis image needs); the size is the file's.
+    // to 1/8 scale: still at least 4 x the working size, more than the
+    // 64-pixel analysis image needs); the size is the file's.
     record.image_quality =
         ImageMeasurement{header.width, header.height, image::measure_image_quality(decoded)};
   } catch (const Error& e) {
