@@ -2,7 +2,9 @@
 //             [--image-issues flag|reject] [--image-issue-threshold NAME=VALUE]...
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +51,41 @@ struct InitOptions {
   std::vector<std::string> image_issue_thresholds;  // NAME=VALUE
   std::string embedder;                             // empty: chosen by winnow
 };
+
+// Each option that sets part of the config, and the config's JSON key it sets:
+// on a database that holds samples, the keys of the options not given keep
+// their stored values (Dataset::init).
+constexpr std::pair<const char*, const char*> kConfigOptions[] = {
+    {"--embedder", "embedder"},
+    {"--index", "index"},
+    {"--candidates", "candidates"},
+    {"--min-candidate", "min_candidate_similarity"},
+    {"--image-file-min-candidate", "image_file_min_candidate_similarity"},
+    {"--text-min-candidate", "text_min_candidate_similarity"},
+    {"--candidate-margin", "candidate_margin"},
+    {"--image-threshold", "image_threshold"},
+    {"--image-colour-threshold", "image_colour_threshold"},
+    {"--text-threshold", "text_threshold"},
+    {"--text-min-jaccard", "text_min_jaccard"},
+    {"--label-k", "label_k"},
+    {"--flag-below", "label_flag_below"},
+    {"--min-label-neighbours", "min_label_neighbours"},
+    {"--keep", "keep"},
+    {"--label-min-lift", "label_min_lift"},
+    {"--label-rejudge-growth", "label_rejudge_growth"},
+    {"--micro-batch", "micro_batch"},
+    {"--max-image-pixels", "max_image_pixels"},
+    {"--image-issues", "image_issues"},
+    {"--image-issue-threshold", "image_issues"},
+};
+
+std::set<std::string> asked_config_keys(const CLI::App& cmd) {
+  std::set<std::string> keys;
+  for (const auto& [option, key] : kConfigOptions) {
+    if (cmd.count(option) > 0) keys.insert(key);
+  }
+  return keys;
+}
 
 // How image files are read and judged: the size limit and the image issues.
 void add_image_file_options(CLI::App& cmd, InitOptions& o) {
@@ -129,7 +166,7 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--label-rejudge-growth", config.label_rejudge_growth,
                   "after a batch, re-judge the doubtful labels (quality < 0.5) judged when the "
-                  "labelled samples were fewer than today's / (1 + this), the unsure ones "
+                  "labelled samples were fewer than today's / (1 + this)^(1/4), the unsure ones "
                   "(< 0.9) judged against fewer than today's / (1 + this)^3, and every label "
                   "judged against fewer than today's / (1 + this)^6; 0: never")
       ->capture_default_str();
@@ -137,11 +174,11 @@ Command add_init_command(CLI::App& parent) {
       ->capture_default_str();
   add_image_file_options(*cmd, *o);
   return {
-      cmd, [o] {
+      cmd, [o, cmd] {
         set_image_issues(o->config.image_issues, o->image_issues, o->image_issue_thresholds);
         o->config.embedder_auto = o->embedder.empty();
         if (!o->embedder.empty()) o->config.embedder = o->embedder;
-        curation::Dataset::init(o->db, o->config);
+        curation::Dataset::init(o->db, o->config, asked_config_keys(*cmd));
         curation::Dataset dataset(o->db);
         std::cout << nlohmann::json{{"db", o->db},
                                     {"config", nlohmann::json::parse(dataset.config().to_json())},

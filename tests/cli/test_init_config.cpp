@@ -25,3 +25,21 @@ TEST_CASE("init on a dataset with samples names the config fields that differ", 
                        Catch::Contains("use a new database") &&
                        !Catch::Contains("label_k"));  // only what differs
 }
+
+TEST_CASE("init without options on a dataset with samples keeps its stored config", "[cli][init]") {
+  // A dataset made with settings other than today's defaults (as one made by
+  // an older winnow is): an init that asks for nothing new keeps them.
+  winnow::curation::test::ScratchDir dir;
+  const std::string db = dir.file("data.db");
+  const std::string out = dir.file("out.txt");
+  REQUIRE(run_cli("init --db " + db + " --label-k 30 --keep first", out) == 0);
+  REQUIRE(run_cli("import-idx -q --db " + db + " --limit 50 " + winnow::test::kFashionTestIdx,
+                  out) == 0);
+  REQUIRE(run_cli("init --db " + db, out) == 0);
+  CHECK_THAT(winnow::test::slurp(out),
+             Catch::Contains("\"label_k\":30") && Catch::Contains("\"keep\":\"first\""));
+  // What is asked on purpose still has to match.
+  REQUIRE(run_cli("init --db " + db + " --label-k 40", out) == 1);
+  CHECK_THAT(winnow::test::slurp(out),
+             Catch::Contains("label_k: 30 here, 40 asked") && !Catch::Contains("keep"));
+}

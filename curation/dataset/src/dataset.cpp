@@ -112,6 +112,19 @@ std::string config_changes(const CurationConfig& stored, const CurationConfig& a
   return out;
 }
 
+// `asked` with every key not in `asked_keys` taken from `stored`.
+CurationConfig keep_unasked(const CurationConfig& stored, const CurationConfig& asked,
+                            const std::set<std::string>& asked_keys) {
+  const nlohmann::json kept = nlohmann::json::parse(stored.to_json());
+  nlohmann::json merged = nlohmann::json::parse(asked.to_json());
+  for (const auto& [key, value] : kept.items()) {
+    if (!asked_keys.count(key)) merged[key] = value;
+  }
+  CurationConfig out = CurationConfig::from_json(merged.dump());
+  out.embedder_auto = asked.embedder_auto;
+  return out;
+}
+
 }  // namespace
 
 readers::ImageReading Dataset::image_reading() const {
@@ -131,7 +144,8 @@ std::string index_path_of(const std::string& db_path) {
   return (db.parent_path() / (db.filename().string() + ".index")).string();
 }
 
-void Dataset::init(const std::string& db_path, const CurationConfig& config) {
+void Dataset::init(const std::string& db_path, const CurationConfig& config,
+                   const std::optional<std::set<std::string>>& asked_keys) {
   config.validate();
   store::MetadataStore store(db_path);  // schema version 2 has curation_vectors
   auto existing = store.get_meta(CurationConfig::kMetaKey);
@@ -141,6 +155,7 @@ void Dataset::init(const std::string& db_path, const CurationConfig& config) {
   if (existing && store.count_by_status().total() > 0 &&
       store::VectorTable(store.database()).any_row()) {
     CurationConfig old = CurationConfig::from_json(*existing);
+    if (asked_keys) recorded = keep_unasked(old, recorded, *asked_keys);
     // An init that leaves the embedder to winnow keeps the dataset's.
     if (recorded.embedder_auto) {
       recorded.embedder = old.embedder;

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "winnow/curation/config/dataset_config.h"
@@ -74,7 +76,12 @@ class Dataset {
  public:
   // Creates (or re-initialises an empty) database with `config`; throws
   // winnow::Error when the file already holds samples with another config.
-  static void init(const std::string& db_path, const CurationConfig& config);
+  // With `asked_keys` (the config's JSON keys the caller set on purpose: the
+  // options a user gave `winnow init`), a database that holds samples keeps
+  // its stored value of every other key, so that a default changed by a
+  // later winnow does not refuse an init that asks for nothing new.
+  static void init(const std::string& db_path, const CurationConfig& config,
+                   const std::optional<std::set<std::string>>& asked_keys = std::nullopt);
 
   // Opens an initialised database (winnow::Error if it is missing or was
   // never initialised) and its index, rebuilding the index when needed.
