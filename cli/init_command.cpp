@@ -57,6 +57,7 @@ struct InitOptions {
 // their stored values (Dataset::init).
 constexpr std::pair<const char*, const char*> kConfigOptions[] = {
     {"--embedder", "embedder"},
+    {"--embedder", "embedder_auto"},
     {"--index", "index"},
     {"--candidates", "candidates"},
     {"--min-candidate", "min_candidate_similarity"},

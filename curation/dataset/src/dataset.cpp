@@ -120,9 +120,7 @@ CurationConfig keep_unasked(const CurationConfig& stored, const CurationConfig& 
   for (const auto& [key, value] : kept.items()) {
     if (!asked_keys.count(key)) merged[key] = value;
   }
-  CurationConfig out = CurationConfig::from_json(merged.dump());
-  out.embedder_auto = asked.embedder_auto;
-  return out;
+  return CurationConfig::from_json(merged.dump());
 }
 
 }  // namespace

@@ -372,7 +372,7 @@ class ReportBuilder {
                               "annotators rated by Dawid-Skene over their annotations alone "
                               "(winnow rejudge --consensus rates them with the neighbours' "
                               "votes, and an imported training run's, too)"}};
-    } else if (!annotations_now_.matches(*stored)) {
+    } else if (!(annotations_now_ == stored->read)) {
       annotator_accuracy_ = {
           {"estimated_by", "annotations only"},
           {"line", fmt::format("annotators rated by Dawid-Skene over their annotations alone: "
@@ -636,23 +636,21 @@ class ReportBuilder {
     if (p.annotator >= 0) {
       const auto w = static_cast<std::size_t>(p.annotator);
       j["labels"] = p.labels;
+      // The consensus's estimate where it made one, else the annotations'.
       const std::optional<double> by_consensus = consensus_accuracy(p);
-      if (by_consensus) {
-        j["estimated_accuracy"] = *by_consensus;
-        j["accuracy_estimated_by"] = "consensus";
-        const auto [low, high] = wilson_interval(*by_consensus, static_cast<double>(p.labels));
+      std::optional<double> by_annotations;
+      if (accuracy_note_.empty()) by_annotations = ds_->expected_accuracy[w];
+      if (const std::optional<double> rated = by_consensus ? by_consensus : by_annotations) {
+        j["estimated_accuracy"] = *rated;
+        j["accuracy_estimated_by"] = by_consensus ? "consensus" : "annotations only";
+        const auto [low, high] = wilson_interval(*rated, static_cast<double>(p.labels));
         j["accuracy_interval"] = {low, high};
+        if (by_consensus && by_annotations) j["annotations_only_accuracy"] = *by_annotations;
+      } else {
+        put(j, "estimated_accuracy", std::nullopt, accuracy_note_);
+        put(j, "accuracy_interval", std::nullopt, accuracy_note_);
       }
       if (accuracy_note_.empty()) {
-        const double accuracy = ds_->expected_accuracy[w];
-        if (by_consensus) {
-          j["annotations_only_accuracy"] = accuracy;
-        } else {
-          j["estimated_accuracy"] = accuracy;
-          j["accuracy_estimated_by"] = "annotations only";
-          const auto [low, high] = wilson_interval(accuracy, static_cast<double>(p.labels));
-          j["accuracy_interval"] = {low, high};
-        }
         const std::size_t K = class_labels_.size();
         if (K > kMaxConfusionClasses) {
           // K² cells for every annotator: unreadable, and what made reports of
@@ -677,10 +675,6 @@ class ReportBuilder {
           j["class_names"] = class_names_;
         }
       } else {
-        if (!by_consensus) {
-          put(j, "estimated_accuracy", std::nullopt, accuracy_note_);
-          put(j, "accuracy_interval", std::nullopt, accuracy_note_);
-        }
         put(j, "confusion", std::nullopt, accuracy_note_);
       }
       put_share(j, "agreement_with_consensus", p.agreeing, p.labels, "no labels");

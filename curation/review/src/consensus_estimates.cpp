@@ -25,8 +25,8 @@ std::string ConsensusEstimates::to_json() const {
   nlohmann::json annotators = nlohmann::json::object();
   for (const auto& [id, value] : accuracy) annotators[std::to_string(id)] = value;
   return nlohmann::json{{"revision", revision},
-                        {"annotations", annotations},
-                        {"fingerprint", std::to_string(fingerprint)},
+                        {"annotations", read.annotations},
+                        {"fingerprint", std::to_string(read.fingerprint)},
                         {"accuracy", annotators}}
       .dump();
 }
@@ -36,8 +36,8 @@ ConsensusEstimates ConsensusEstimates::from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     ConsensusEstimates out;
     out.revision = j.at("revision").get<std::int64_t>();
-    out.annotations = j.at("annotations").get<std::int64_t>();
-    out.fingerprint = std::stoull(j.at("fingerprint").get<std::string>());
+    out.read.annotations = j.at("annotations").get<std::int64_t>();
+    out.read.fingerprint = std::stoull(j.at("fingerprint").get<std::string>());
     for (const auto& [id, value] : j.at("accuracy").items()) {
       const double a = value.get<double>();
       WINNOW_THROW_IF_NOT(a >= 0.0 && a <= 1.0, "accuracy {} of annotator {} is not in [0, 1]", a,
@@ -56,12 +56,6 @@ void AnnotationsFingerprint::add(const store::MetadataStore::AnnotationRow& row)
   mix(fingerprint, row.id);
   mix(fingerprint, row.annotator_id.value_or(-1));
   mix(fingerprint, row.label);
-}
-
-AnnotationsFingerprint annotations_fingerprint(store::MetadataStore& store) {
-  AnnotationsFingerprint out;
-  store.for_each_annotation([&](const store::MetadataStore::AnnotationRow& row) { out.add(row); });
-  return out;
 }
 
 void store_consensus_estimates(store::MetadataStore& store, const ConsensusEstimates& estimates) {

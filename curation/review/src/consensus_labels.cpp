@@ -53,7 +53,9 @@ ConsensusLabels consensus_labels(store::MetadataStore& store,
   // Extra voter v is annotator v; the store's annotators (contributor id, -1:
   // unknown) are numbered after them as they are met.
   std::unordered_map<std::int64_t, int> annotator_index;
+  AnnotationsFingerprint read;
   store.for_each_annotation([&](const store::MetadataStore::AnnotationRow& row) {
+    read.add(row);
     const auto dup = original.find(row.sample_id);
     const std::int64_t who = row.annotator_id.value_or(-1);
     auto [it, fresh] =
@@ -95,6 +97,7 @@ ConsensusLabels consensus_labels(store::MetadataStore& store,
   }
   if (!item_sample.empty()) close_item();
   ConsensusLabels out;
+  out.annotations_read = read;
   if (labels.empty()) return out;
 
   // Classes: the label values in use, ascending (ties go to the first).

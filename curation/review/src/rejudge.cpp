@@ -750,9 +750,8 @@ RejudgeReport rejudge(Dataset& dataset, const RejudgeOptions& options) {
     report.gains_updated = gains.size();
     const std::int64_t revision = dataset.next_revision();
     if (options.consensus) {
-      const AnnotationsFingerprint now = annotations_fingerprint(store);
-      store_consensus_estimates(
-          store, {revision, now.annotations, now.fingerprint, report.annotator_accuracy});
+      store_consensus_estimates(store,
+                                {revision, consensus.annotations_read, report.annotator_accuracy});
     }
     std::filesystem::remove(dataset.index_path());
     store.record_writer();

@@ -395,11 +395,11 @@ TEST_CASE("the report rates annotators as the last consensus did, while the anno
 }
 
 TEST_CASE("consensus estimates round-trip through meta and refuse another text", "[regain]") {
-  ConsensusEstimates e{7, 120, 0xfedcba9876543210ull, {{-1, 0.5}, {3, 0.985}}};
+  ConsensusEstimates e{7, {120, 0xfedcba9876543210ull}, {{-1, 0.5}, {3, 0.985}}};
   const ConsensusEstimates back = ConsensusEstimates::from_json(e.to_json());
   CHECK(back.revision == 7);
-  CHECK(back.annotations == 120);
-  CHECK(back.fingerprint == e.fingerprint);
+  CHECK(back.read.annotations == 120);
+  CHECK(back.read.fingerprint == e.read.fingerprint);
   CHECK(back.accuracy == e.accuracy);
   CHECK_THROWS_WITH(ConsensusEstimates::from_json("{"),
                     Catch::Matchers::Contains("curation.consensus_estimates"));

@@ -7,9 +7,9 @@
 // every item alike. Dawid-Skene over the annotations alone cannot: where the
 // items sent back for more labels are the hard ones, the later answers land
 // on items whose other labels are wrong, and it blames whoever gave them
-// (docs/report.md, "Sources"). The estimates hold as long as the annotations
-// do: they carry a fingerprint of every annotation row, and the report takes
-// them only while it still matches.
+// (docs/annotations.md, "Which estimate the report gives"). The estimates hold as long as the
+// annotations do: they carry a fingerprint of every annotation row, and the report takes them only
+// while it still matches.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +21,23 @@
 
 namespace winnow::curation::review {
 
+// A set of annotation rows, as read in order: their count and a 64-bit
+// FNV-1a over every row's id, annotator and label. A new, removed or
+// relabelled annotation changes it.
+struct AnnotationsFingerprint {
+  std::int64_t annotations = 0;
+  std::uint64_t fingerprint = 14695981039346656037ull;  // FNV-1a's offset basis
+  void add(const store::MetadataStore::AnnotationRow& row);
+  bool operator==(const AnnotationsFingerprint& o) const {
+    return annotations == o.annotations && fingerprint == o.fingerprint;
+  }
+};
+
 struct ConsensusEstimates {
   static constexpr const char* kMetaKey = "curation.consensus_estimates";
 
   std::int64_t revision = 0;                // the revision the consensus wrote
-  std::int64_t annotations = 0;             // annotation rows it read
-  std::uint64_t fingerprint = 0;            // of those rows (annotations_fingerprint)
+  AnnotationsFingerprint read;              // the annotation rows it read
   std::map<std::int64_t, double> accuracy;  // expected, by contributor id (-1: none)
 
   std::string to_json() const;
@@ -34,19 +45,6 @@ struct ConsensusEstimates {
   // to_json writes.
   static ConsensusEstimates from_json(const std::string& text);
 };
-
-// The store's annotations as they are now: (count, 64-bit FNV-1a over every
-// row's id, annotator and label). A new, removed or relabelled annotation
-// changes it.
-struct AnnotationsFingerprint {
-  std::int64_t annotations = 0;
-  std::uint64_t fingerprint = 14695981039346656037ull;  // FNV-1a's offset basis
-  void add(const store::MetadataStore::AnnotationRow& row);
-  bool matches(const ConsensusEstimates& e) const {
-    return annotations == e.annotations && fingerprint == e.fingerprint;
-  }
-};
-AnnotationsFingerprint annotations_fingerprint(store::MetadataStore& store);
 
 // Writes `estimates` under kMetaKey (inside the caller's transaction).
 void store_consensus_estimates(store::MetadataStore& store, const ConsensusEstimates& estimates);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "winnow/curation/labels/dawid_skene.h"
+#include "winnow/curation/review/consensus_estimates.h"
 #include "winnow/store/metadata_store.h"
 
 namespace winnow::curation::review {
@@ -47,6 +48,7 @@ struct ConsensusLabels {
   // The store's annotators as this consensus estimates them, by contributor
   // id (-1: annotations without an annotator): expected accuracy.
   std::map<std::int64_t, double> annotator_accuracy;
+  AnnotationsFingerprint annotations_read;  // the rows it was taken over
   std::size_t classes = 0;
   int iterations = 0;
   bool converged = false;
