@@ -65,6 +65,23 @@ struct Crowd {
     if (fresh) label_of_class.push_back(label);
     return it->second;
   }
+  // The class item i's annotators give by majority (its stored label, the
+  // last consensus's, breaking a tie), or its own label's without
+  // annotations: what the neighbours vote with, as in rejudge --consensus.
+  std::optional<int> said(std::size_t i) const {
+    const Item& item = items[i];
+    std::map<std::int64_t, std::int64_t> votes;  // store label -> annotations
+    for (const auto& [who, what] : item.answers) {
+      if (person[static_cast<std::size_t>(who)]) {
+        ++votes[label_of_class[static_cast<std::size_t>(what)]];
+      }
+    }
+    const std::optional<std::int64_t> stored = item.sample.label;
+    std::optional<std::int64_t> label = labels::majority_label(votes);
+    if (!label || (stored && votes[*stored] == votes[*label])) label = stored;
+    if (!label) return std::nullopt;
+    return class_of.at(*label);
+  }
   void answer(std::size_t item, int who, int what) {
     items[item].answers.emplace_back(who, what);
     ++voter_labels[static_cast<std::size_t>(who)];
@@ -118,9 +135,11 @@ void add_neighbour_votes(Dataset& dataset, Crowd& crowd) {
   for (const std::int64_t id : vectors.judged_ids()) {
     if (crowd.item_of.count(id) > 0) ids.push_back(id);
   }
-  const int k = static_cast<int>(
-      std::min<std::size_t>(static_cast<std::size_t>(config.label_k) + 1, index.size()));
+  const int k = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(review::consensus_neighbours(config.label_k)) + 1, index.size()));
   const int who = crowd.voter(kNeighbours, false);
+  std::vector<std::optional<int>> said;  // per item: the class its neighbours see
+  for (std::size_t i = 0; i < crowd.items.size(); ++i) said.push_back(crowd.said(i));
   for (std::size_t from = 0; from < ids.size(); from += kSearchChunk) {
     const std::vector<std::int64_t> chunk(
         ids.begin() + static_cast<std::ptrdiff_t>(from),
@@ -135,8 +154,10 @@ void add_neighbour_votes(Dataset& dataset, Crowd& crowd) {
         const std::int64_t n = found.id(q, r);
         if (n < 0 || n == chunk[q]) continue;
         const auto it = crowd.item_of.find(n);
-        if (it == crowd.item_of.end() || !crowd.items[it->second].sample.label) continue;
-        ++votes[crowd.class_of.at(*crowd.items[it->second].sample.label)];
+        if (it == crowd.item_of.end()) continue;
+        const std::optional<int> label = said[it->second];
+        if (!label) continue;
+        ++votes[*label];
         ++labelled;
       }
       if (labelled < config.min_label_neighbours) continue;

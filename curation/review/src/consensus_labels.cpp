@@ -36,6 +36,10 @@ labels::DawidSkeneOptions consensus_options() {
   return options;
 }
 
+int consensus_neighbours(int label_k) {
+  return std::min(label_k, kConsensusNeighbours);
+}
+
 ConsensusLabels consensus_labels(store::MetadataStore& store,
                                  const labels::DawidSkeneOptions& options,
                                  const std::vector<ExtraVoter>& extra) {
@@ -132,9 +136,19 @@ ConsensusLabels consensus_labels(store::MetadataStore& store,
         std::count_if(annotators.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
                       annotators.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]),
                       [&](int a) { return static_cast<std::size_t>(a) < extra.size(); }));
-    out.by_sample[item_sample[i]] = {classes[static_cast<std::size_t>(ds.consensus[i])],
-                                     ds.consensus_posterior[i], offsets[i + 1] - offsets[i] - votes,
-                                     duplicate_annotations[i], votes};
+    const std::int64_t label = classes[static_cast<std::size_t>(ds.consensus[i])];
+    std::map<std::int64_t, std::int64_t> said;  // the annotations' labels (not extra votes)
+    for (std::size_t a = offsets[i]; a < offsets[i + 1]; ++a) {
+      if (static_cast<std::size_t>(annotators[a]) >= extra.size()) ++said[labels[a]];
+    }
+    std::int64_t majority = *labels::majority_label(said);
+    if (said[majority] == said[label]) majority = label;  // a tie: the consensus breaks it
+    out.by_sample[item_sample[i]] = {label,
+                                     ds.consensus_posterior[i],
+                                     offsets[i + 1] - offsets[i] - votes,
+                                     duplicate_annotations[i],
+                                     votes,
+                                     majority};
     out.duplicate_annotations += duplicate_annotations[i];
   }
   return out;

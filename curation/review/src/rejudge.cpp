@@ -351,6 +351,23 @@ std::size_t label_issues_without_vector(store::Database& db) {
 // labels as they are when it is called.
 using JudgedScore = std::function<labels::LabelQualityResult(std::size_t j)>;
 
+// The label each annotated sample's annotations give by majority, by id;
+// reviewed samples are left out (they vote with the label a person gave).
+// The neighbours vote in the consensus with these, not with the labels a
+// consensus gave: those would carry one consensus's mistakes into the next,
+// and a class the consensus once drifted into would vote for its own drift
+// (docs/cli.md, rejudge --consensus).
+std::unordered_map<std::int64_t, int> annotators_labels(const std::vector<StoredSample>& samples,
+                                                        const review::ConsensusLabels& consensus) {
+  std::unordered_map<std::int64_t, int> out;
+  for (const StoredSample& s : samples) {
+    if (s.reviewed) continue;
+    const auto it = consensus.by_sample.find(s.id);
+    if (it != consensus.by_sample.end()) out[s.id] = static_cast<int>(it->second.majority);
+  }
+  return out;
+}
+
 // 2c. The label each annotated judged sample's neighbours suggest (from at
 // least min_label_neighbours of them), as the vote of one of three voters by
 // how strongly the neighbours agree on it (kNeighbourAgreementTiers), so that
@@ -518,21 +535,35 @@ LabelRejudgement rejudge_labels(store::MetadataStore& store, StoredSamples& stor
   out.neighbours = search_all_rows(today, stored.vectors, stored.dim, judged, k,
                                    SearchProgress{&options.progress, "label neighbours"});
   // The label issues vote too (accepted_labels.h): the index holds them.
-  const JudgedScore score = [&](std::size_t j) {
-    const StoredSample& s = stored.samples[judged[j]];
-    auto label_of = [&](std::int64_t id) { return labels.voter_label(id); };
-    return out.neighbours.k > 0
-               ? quality.score(out.neighbours, j, static_cast<int>(*s.label), label_of, s.id)
-               : labels::LabelQualityResult{};
+  const auto score_with = [&](const labels::LabelQuality& q,
+                              const labels::LabelLookup& label_of) -> JudgedScore {
+    return [&, q, label_of](std::size_t j) {
+      const StoredSample& s = stored.samples[judged[j]];
+      return out.neighbours.k > 0
+                 ? q.score(out.neighbours, j, static_cast<int>(*s.label), label_of, s.id)
+                 : labels::LabelQualityResult{};
+    };
   };
+  const JudgedScore score =
+      score_with(quality, [&](std::int64_t id) { return labels.voter_label(id); });
 
   // 2c. With consensus: the neighbours' suggested labels are more votes,
   // and the consensus is taken again with them. An annotated sample is
   // then judged by its consensus posterior, which weighs the annotators
   // and the neighbours by what each is worth.
   if (options.consensus && !consensus.by_sample.empty()) {
+    const labels::LabelQuality nearest(
+        {review::consensus_neighbours(config.label_k), rules.flag_below});
+    const std::unordered_map<std::int64_t, int> said = annotators_labels(stored.samples, consensus);
+    const labels::LabelLookup said_or_stored = [&](std::int64_t id) -> std::optional<int> {
+      const std::optional<int> voter = labels.voter_label(id);
+      if (!voter) return voter;
+      const auto it = said.find(id);
+      return it == said.end() ? voter : std::optional<int>(it->second);
+    };
     std::vector<review::ExtraVoter> voters =
-        neighbour_voters(stored.samples, judged, consensus, score, config.min_label_neighbours);
+        neighbour_voters(stored.samples, judged, consensus, score_with(nearest, said_or_stored),
+                         config.min_label_neighbours);
     const std::size_t neighbours = voters.size();
     if (review::ExtraVoter model = review::training_voter(store); !model.votes.empty()) {
       voters.push_back(std::move(model));  // a trained model's predictions: one more voter

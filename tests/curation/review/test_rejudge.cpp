@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -507,6 +508,7 @@ TEST_CASE("consensus counts a duplicate's annotations as opinions on its origina
   CHECK(o.label == 1);
   CHECK(o.annotations == 2);
   CHECK(o.duplicate_annotations == 1);
+  CHECK(o.majority == 1);  // one vote each: the consensus breaks the tie
 
   // regain --consensus stores it, and says where the opinion came from.
   RejudgeOptions options;
@@ -519,6 +521,33 @@ TEST_CASE("consensus counts a duplicate's annotations as opinions on its origina
                                     [](const EventRecord& e) { return e.kind == "relabel"; });
   REQUIRE(relabel != events.end());
   CHECK(json::parse(relabel->details_json)["consensus"]["duplicate_annotations"] == 1);
+}
+
+TEST_CASE("the consensus keeps what the annotators said by majority beside its own label",
+          "[regain]") {
+  // The crowd's 60 records, where `decent` is wrong on every tenth and `bad`
+  // tosses a coin: on some of those the majority is wrong and the consensus,
+  // which trusts `good`, is right. The majority is what the neighbours vote
+  // with in rejudge --consensus, so it must stay what was said.
+  winnow::test::TempDir dir;
+  const std::string db = provided_dataset(dir);
+  winnow::test::Pipeline p(db);
+  std::mt19937 rng(3);
+  ingest_file(p, write_manifest(dir.file("crowd.jsonl"), crowd_records(2, rng)));
+  std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> said;  // sample -> label -> votes
+  p.store().for_each_annotation(
+      [&](const winnow::store::MetadataStore::AnnotationRow& a) { ++said[a.sample_id][a.label]; });
+
+  const ConsensusLabels c = consensus_labels(p.store());
+  REQUIRE(c.by_sample.size() == 60);
+  std::size_t majority_wrong = 0;
+  for (const auto& [id, sample] : c.by_sample) {
+    std::int64_t most = 0;
+    for (const auto& [label, votes] : said[id]) most = std::max(most, votes);
+    CHECK(said[id][sample.majority] == most);  // a label most annotations give
+    majority_wrong += sample.majority != sample.label;
+  }
+  CHECK(majority_wrong >= 1);
 }
 
 // --- ingest's own re-judging after each batch (stale_labels.cpp) ---------------

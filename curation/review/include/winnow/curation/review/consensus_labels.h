@@ -29,6 +29,10 @@ struct SampleConsensus {
   std::size_t annotations = 0;  // the sample's and its duplicates' annotations (not extra votes)
   std::size_t duplicate_annotations = 0;  // of those, its duplicates'
   std::size_t extra_votes = 0;            // votes of extra voters it took
+  // The label most of those annotations give, the consensus's on a tie: what
+  // the annotators said, before any model of them. The neighbours vote with
+  // it in the consensus (rejudge.h).
+  std::int64_t majority = 0;
 };
 
 // One more annotator that is not in the store, e.g. a classifier: its label
@@ -69,6 +73,14 @@ struct ConsensusLabels {
 // annotator asked mostly about hard items is not read as their class.
 inline constexpr double kConsensusDiagonalPrior = 10.0;
 labels::DawidSkeneOptions consensus_options();
+
+// How many nearest labelled samples make the neighbours' vote in the
+// consensus: kConsensusNeighbours, or the label check's k when smaller (the
+// search behind both finds label_k). The label check wants a wide view to
+// say "few agree"; the consensus voter names one label, which the nearest
+// judge best.
+inline constexpr int kConsensusNeighbours = 30;
+int consensus_neighbours(int label_k);
 ConsensusLabels consensus_labels(store::MetadataStore& store,
                                  const labels::DawidSkeneOptions& options = consensus_options(),
                                  const std::vector<ExtraVoter>& extra = {});
