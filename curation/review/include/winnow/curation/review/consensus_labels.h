@@ -31,7 +31,7 @@ struct SampleConsensus {
   std::size_t extra_votes = 0;            // votes of extra voters it took
   // The label most of those annotations give, the consensus's on a tie: what
   // the annotators said, before any model of them. The neighbours vote with
-  // it in the consensus (rejudge.h).
+  // it in the consensus (docs/cli.md, rejudge --consensus).
   std::int64_t majority = 0;
 };
 
@@ -58,6 +58,14 @@ struct ConsensusLabels {
   bool converged = false;
 };
 
+// How many nearest labelled samples make the neighbours' vote in the
+// consensus: kConsensusNeighbours, or the label check's k when smaller (the
+// search behind both finds label_k). The label check wants a wide view to
+// say "few agree"; the consensus voter names one label, which the nearest
+// judge best.
+inline constexpr int kConsensusNeighbours = 30;
+int consensus_neighbours(int label_k);
+
 // Every annotation in `store` (an annotation without an annotator counts as
 // one "unknown" annotator), a duplicate's for its original. Empty when the
 // store has no annotations.
@@ -73,14 +81,6 @@ struct ConsensusLabels {
 // annotator asked mostly about hard items is not read as their class.
 inline constexpr double kConsensusDiagonalPrior = 10.0;
 labels::DawidSkeneOptions consensus_options();
-
-// How many nearest labelled samples make the neighbours' vote in the
-// consensus: kConsensusNeighbours, or the label check's k when smaller (the
-// search behind both finds label_k). The label check wants a wide view to
-// say "few agree"; the consensus voter names one label, which the nearest
-// judge best.
-inline constexpr int kConsensusNeighbours = 30;
-int consensus_neighbours(int label_k);
 ConsensusLabels consensus_labels(store::MetadataStore& store,
                                  const labels::DawidSkeneOptions& options = consensus_options(),
                                  const std::vector<ExtraVoter>& extra = {});
