@@ -76,9 +76,8 @@ struct Crowd {
         ++votes[label_of_class[static_cast<std::size_t>(what)]];
       }
     }
-    const std::optional<std::int64_t> stored = item.sample.label;
-    std::optional<std::int64_t> label = labels::majority_label(votes);
-    if (!label || (stored && votes[*stored] == votes[*label])) label = stored;
+    std::optional<std::int64_t> label = labels::majority_label(votes, item.sample.label);
+    if (!label) label = item.sample.label;
     if (!label) return std::nullopt;
     return class_of.at(*label);
   }

@@ -366,11 +366,16 @@ std::vector<double> item_posterior(const DawidSkeneResult& result, const CrowdLa
   return p;
 }
 
-std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes) {
+std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes,
+                                           std::optional<std::int64_t> on_tie) {
   std::optional<std::int64_t> best;
   std::int64_t most = 0;
   for (const auto& [label, count] : votes) {
     if (count > most) most = count, best = label;
+  }
+  if (best && on_tie) {
+    const auto tied = votes.find(*on_tie);
+    if (tied != votes.end() && tied->second == most) best = on_tie;
   }
   return best;
 }

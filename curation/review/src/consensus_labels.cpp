@@ -141,8 +141,7 @@ ConsensusLabels consensus_labels(store::MetadataStore& store,
     for (std::size_t a = offsets[i]; a < offsets[i + 1]; ++a) {
       if (static_cast<std::size_t>(annotators[a]) >= extra.size()) ++said[labels[a]];
     }
-    std::int64_t majority = *labels::majority_label(said);
-    if (said[majority] == said[label]) majority = label;  // a tie: the consensus breaks it
+    const std::int64_t majority = *labels::majority_label(said, label);  // a tie: the consensus's
     out.by_sample[item_sample[i]] = {label,
                                      ds.consensus_posterior[i],
                                      offsets[i + 1] - offsets[i] - votes,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -166,6 +167,17 @@ TEST_CASE("Dawid-Skene: majority vote and a two-class hand case", "[dawid_skene]
   CHECK(ds.consensus[1] == 0);
   // The unannotated item's posterior is the prior.
   CHECK(ds.consensus_posterior[3] == Approx(*std::max_element(ds.priors.begin(), ds.priors.end())));
+}
+
+TEST_CASE("majority_label: the smallest label on a tie, unless a tied label is preferred",
+          "[dawid_skene]") {
+  const std::map<std::int64_t, std::int64_t> tie{{3, 2}, {7, 2}, {9, 1}};
+  CHECK(majority_label(tie) == 3);
+  CHECK(majority_label(tie, 7) == 7);  // among the tied: it wins
+  CHECK(majority_label(tie, 9) == 3);  // fewer votes: the majority stands
+  CHECK(majority_label(tie, 5) == 3);  // no votes at all
+  CHECK(majority_label({{4, 1}}, 2) == 4);
+  CHECK_FALSE(majority_label({}, 2).has_value());
 }
 
 TEST_CASE("Dawid-Skene: degenerate input stays finite or is refused clearly", "[dawid_skene]") {

@@ -106,9 +106,12 @@ std::vector<double> item_posterior(const DawidSkeneResult& result, const CrowdLa
                                    std::size_t item);
 
 // The label with the most votes (votes by label), the smallest label on
-// ties; empty without votes. The rule a sample's label follows from its
-// annotations (at import, after a later round, in export's `majority`).
-std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes);
+// ties unless `on_tie` is among the tied; empty without votes. The rule a
+// sample's label follows from its annotations (at import, after a later
+// round, in export's `majority`); the consensus passes its own label as
+// `on_tie` for the label the neighbours vote with.
+std::optional<std::int64_t> majority_label(const std::map<std::int64_t, std::int64_t>& votes,
+                                           std::optional<std::int64_t> on_tie = std::nullopt);
 
 // The plain majority vote of every item (first class on ties; -1 for an item
 // without annotations), the baseline Dawid-Skene is compared with.
