@@ -19,9 +19,10 @@ namespace {
 
 // Scratch memory reused from one plan to the next on each thread (touching
 // fresh memory costs a page fault per 4 KB), never zero-filled: every slot is
-// written before it is read. It asks the kernel for huge pages: the shuffle's
-// random accesses and the bucket scatter's many write streams then need a
-// handful of TLB entries instead of one per 4 KB.
+// written before it is read. It is backed with huge pages when allocated (see
+// back_with_huge_pages): the shuffle's random accesses and the bucket
+// scatter's many write streams then need a handful of TLB entries instead of
+// one per 4 KB.
 class ScratchBuffer {
  public:
   void* reserve(std::size_t bytes) {
@@ -31,6 +32,7 @@ class ScratchBuffer {
       void* memory = std::aligned_alloc(kHugePage, rounded);
       if (memory == nullptr) throw std::bad_alloc();
       advise_huge_pages(memory, rounded);
+      back_with_huge_pages(memory, rounded);
       data_.reset(memory);
       capacity_ = rounded;
     }
@@ -273,14 +275,16 @@ StagingLayout staging_layout(std::uint64_t num_samples, std::uint8_t max_code) {
 }
 
 void* start_plan(EpochPlan& plan, StagingLayout layout) {
-  if (plan.codes_by_id.capacity() < plan.num_samples) {
-    // Read at random by every weight lookup: huge pages spare the TLB.
+  // Read at random by every weight lookup: huge pages spare the TLB.
+  const bool grows = plan.codes_by_id.capacity() < plan.num_samples;
+  if (grows) {
     plan.codes_by_id.clear();
     plan.codes_by_id.shrink_to_fit();
     plan.codes_by_id.reserve(plan.num_samples);
     advise_huge_pages(plan.codes_by_id.data(), plan.num_samples);
   }
   plan.codes_by_id.assign(plan.num_samples, 0);
+  if (grows) collapse_huge_pages(plan.codes_by_id.data(), plan.num_samples);
   StagingBuffer& staging = staging_buffer();
   staging.layout = layout;
   const std::size_t entry_bytes = layout.narrow ? sizeof(std::uint32_t) : sizeof(std::uint64_t);

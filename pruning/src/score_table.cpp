@@ -19,6 +19,7 @@ ScoreTable::ScoreTable(std::uint64_t num_samples, float initial_score, float mom
   scores_.reserve(num_samples);
   detail::advise_huge_pages(scores_.data(), num_samples * sizeof(float));
   scores_.assign(num_samples, initial_score);
+  detail::collapse_huge_pages(scores_.data(), num_samples * sizeof(float));
 }
 
 namespace {
