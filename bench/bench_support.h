@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,6 +83,29 @@ inline std::string first_field(const char* path, const std::string& prefix) {
   return "";
 }
 
+// Free blocks of 2 MB or more in /proc/buddyinfo, counted in 2 MB pages (-1
+// where unreadable): what a fault can take a huge page from without compacting.
+inline long free_2mb_blocks() {
+  std::ifstream in("/proc/buddyinfo");
+  if (!in) return -1;
+  long count = 0;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t zone = line.find("zone");
+    if (zone == std::string::npos) continue;
+    std::istringstream orders(line.substr(zone + 4));
+    std::string zone_name;
+    orders >> zone_name;
+    long free_blocks = 0;
+    for (int order = 0; orders >> free_blocks; ++order) {
+      if (order >= 9) count += free_blocks << (order - 9);
+    }
+  }
+  return count;
+}
+
+// Read once as the benchmark starts, before it takes any memory.
+inline const long free_2mb_blocks_at_start = free_2mb_blocks();
+
 }  // namespace detail
 
 inline double huge_pages_mb() {
@@ -90,8 +115,10 @@ inline double huge_pages_mb() {
 
 // The machine a figure was measured on (docs/benchmarks.md names it for
 // every figure): CPU model, cores, the SIMD flags winnow's kernels choose by,
-// transparent huge pages (the selected mode) and memory. bench/machine.py
-// prints the same for the Python benchmarks.
+// transparent huge pages (the selected mode), the kernel (MADV_COLLAPSE needs
+// 6.1), the free 2 MB blocks when the benchmark started (none: faults may get
+// 4 KB pages) and memory. bench/machine.py prints the same for the Python
+// benchmarks.
 inline nlohmann::json machine_json() {
   const std::string flags = " " + detail::first_field("/proc/cpuinfo", "flags") + " ";
   nlohmann::json simd = nlohmann::json::array();
@@ -110,11 +137,15 @@ inline nlohmann::json machine_json() {
   const std::string thp = selected("/sys/kernel/mm/transparent_hugepage/enabled");
   const std::string defrag = selected("/sys/kernel/mm/transparent_hugepage/defrag");
   const std::string mem = detail::first_field("/proc/meminfo", "MemTotal");
+  utsname name{};
+  const std::string kernel = ::uname(&name) == 0 ? name.release : "";
   return {{"cpu", detail::first_field("/proc/cpuinfo", "model name")},
           {"cores", std::thread::hardware_concurrency()},
           {"simd", simd},
           {"transparent_hugepages", thp},
           {"transparent_hugepages_defrag", defrag},
+          {"kernel", kernel},
+          {"free_2mb_blocks", detail::free_2mb_blocks_at_start},
           {"virtual_machine", flags.find(" hypervisor ") != std::string::npos},
           {"memory_gib", mem.empty() ? 0.0 : std::round(std::stod(mem) / (1 << 20) * 10) / 10}};
 }

@@ -20,6 +20,8 @@ import mmap
 import subprocess
 import sys
 
+from machine import free_2mb_blocks
+
 DEFRAG = "/sys/kernel/mm/transparent_hugepage/defrag"
 PROACTIVENESS = "/proc/sys/vm/compaction_proactiveness"
 PAGE = mmap.PAGESIZE
@@ -45,15 +47,6 @@ def free_kib():
     raise RuntimeError("/proc/meminfo has no MemFree")
 
 
-def free_huge_blocks():
-    """Free blocks of order 9 (2 MB) or more, counted in 2 MB pages."""
-    count = 0
-    for line in open("/proc/buddyinfo"):
-        orders = [int(n) for n in line.split()[4:]]
-        count += sum(n << (order - 9) for order, n in enumerate(orders) if order >= 9)
-    return count
-
-
 def fragment(leave_mib=2048):
     size = (free_kib() * 1024 - (leave_mib << 20)) // PAGE * PAGE
     memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -70,7 +63,7 @@ def take_free_huge_blocks(held):
     """Maps free 2 MB blocks onto huge pages until none is left, or until the
     kernel keeps the rest (its watermarks) and a round takes none."""
     for _ in range(16):
-        before = free_huge_blocks()
+        before = free_2mb_blocks()
         if before == 0:
             return
         memory = mmap.mmap(-1, before * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -78,7 +71,7 @@ def take_free_huge_blocks(held):
         for offset in range(0, before * HUGE, HUGE):
             memory[offset] = 1
         held.append(memory)
-        if free_huge_blocks() >= before:
+        if free_2mb_blocks() >= before:
             return
 
 
@@ -103,7 +96,7 @@ def main(argv):
         for command in commands:
             take_free_huge_blocks(held)
             print(f"fragmented_memory: {free_kib() >> 10} MiB free, "
-                  f"{free_huge_blocks()} free 2 MB blocks: {' '.join(command)}", flush=True)
+                  f"{free_2mb_blocks()} free 2 MB blocks: {' '.join(command)}", flush=True)
             status = subprocess.call(command) or status
         return status
     finally:
