@@ -32,6 +32,7 @@ AlignedRange aligned_range(const void* data, std::size_t bytes) {
   return range;
 }
 
+#ifdef MADV_COLLAPSE
 // False when the administrator set transparent huge pages to `never` (or the
 // kernel has none): MADV_COLLAPSE would ignore that setting, winnow does not.
 bool huge_pages_allowed() {
@@ -43,6 +44,7 @@ bool huge_pages_allowed() {
   }();
   return allowed;
 }
+#endif
 
 }  // namespace
 
