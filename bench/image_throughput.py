@@ -7,8 +7,8 @@ openclipart-png (bench/clip_art.py: symbolic links and byte copies skipped), com
 that the longer side is uniform in [256, 500] px, saved as JPEG at quality
 80-95. `winnow init --db D` (defaults) then one `winnow ingest` of a manifest
 of all of them, timed: wall seconds and the ingest process's CPU seconds
-(user + system, from the kernel), each run several times; images/s = N /
-seconds. `--threads T` is passed to `winnow ingest` when given.
+(user + system, from the kernel) and page faults, each run several times;
+images/s = N / seconds. `--threads T` is passed to `winnow ingest` when given.
 """
 import argparse, json, os, random, resource, statistics, subprocess, tempfile, time
 
@@ -63,7 +63,7 @@ def main():
         for i, p in enumerate(paths):
             out.write(json.dumps({"key": f"img{i}", "path": p}) + "\n")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    walls, cpus = [], []
+    walls, cpus, faults = [], [], []
     for run in range(a.runs):
         db = os.path.join(work, "data.db")
         for f in (db, db + ".index", db + "-wal", db + "-shm"):
@@ -80,6 +80,7 @@ def main():
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        faults.append(after.ru_minflt - before.ru_minflt + after.ru_majflt - before.ru_majflt)
         summary = json.loads(done.stdout)
     n = len(paths)
     print(json.dumps({
@@ -88,6 +89,7 @@ def main():
         "wall_seconds": [round(w, 2) for w in walls], "cpu_seconds": [round(c, 2) for c in cpus],
         "images_per_second_wall": round(n / min(walls), 1),
         "images_per_cpu_second": round(n / min(cpus), 1),
+        "page_faults_per_image": round(statistics.median(faults) / n, 1),
         "counts": summary["counts"],
         "load_average": os.getloadavg(),
         "machine": machine(),
