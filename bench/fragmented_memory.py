@@ -20,19 +20,12 @@ import mmap
 import subprocess
 import sys
 
-from machine import free_2mb_blocks
+from machine import free_2mb_blocks, selected_setting
 
 DEFRAG = "/sys/kernel/mm/transparent_hugepage/defrag"
 PROACTIVENESS = "/proc/sys/vm/compaction_proactiveness"
 PAGE = mmap.PAGESIZE
 HUGE = 2 << 20
-
-
-def read_setting(path):
-    text = open(path).read().strip()
-    if "[" in text:  # "always defer [madvise] never"
-        return text[text.index("[") + 1:text.index("]")]
-    return text
 
 
 def write_setting(path, value):
@@ -86,7 +79,10 @@ def main(argv):
         else:
             current.append(arg)
     commands.append(current)
-    saved = {DEFRAG: read_setting(DEFRAG), PROACTIVENESS: read_setting(PROACTIVENESS)}
+    saved = {path: selected_setting(path) for path in (DEFRAG, PROACTIVENESS)}
+    unreadable = [path for path, value in saved.items() if not value]
+    if unreadable:
+        sys.exit(f"fragmented_memory: cannot read {', '.join(unreadable)}")
     held = []
     try:
         write_setting(DEFRAG, "never")

@@ -20,8 +20,9 @@ def _first(path, prefix):
     return ""
 
 
-def _bracketed(path):
-    """The selected value of a sysfs choice such as 'always [madvise] never'."""
+def selected_setting(path):
+    """The selected value of a sysfs choice such as 'always [madvise] never', or a
+    plain setting's value ('' if unreadable)."""
     try:
         with open(path) as f:
             text = f.read()
@@ -55,8 +56,8 @@ def machine():
         "cpu": _first("/proc/cpuinfo", "model name"),
         "cores": os.cpu_count(),
         "simd": [f for f in SIMD_FLAGS if f in flags],
-        "transparent_hugepages": _bracketed("/sys/kernel/mm/transparent_hugepage/enabled"),
-        "transparent_hugepages_defrag": _bracketed("/sys/kernel/mm/transparent_hugepage/defrag"),
+        "transparent_hugepages": selected_setting("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepages_defrag": selected_setting("/sys/kernel/mm/transparent_hugepage/defrag"),
         "kernel": os.uname().release,
         "free_2mb_blocks": FREE_2MB_BLOCKS_AT_START,
         "virtual_machine": "hypervisor" in flags,

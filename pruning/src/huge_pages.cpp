@@ -15,8 +15,6 @@ namespace winnow::detail {
 
 namespace {
 
-constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
-
 // The 2 MB-aligned pages inside [data, data + bytes): [first, last).
 struct AlignedRange {
   std::uintptr_t first = 0;
@@ -26,8 +24,8 @@ struct AlignedRange {
 
 AlignedRange aligned_range(const void* data, std::size_t bytes) {
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  AlignedRange range{(begin + kHugePage - 1) & ~(kHugePage - 1),
-                     (begin + bytes) & ~(kHugePage - 1)};
+  AlignedRange range{(begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1),
+                     (begin + bytes) & ~(kHugePageBytes - 1)};
   if (data == nullptr) range.last = range.first;
   return range;
 }
@@ -73,9 +71,10 @@ bool collapse_huge_pages(void* data, std::size_t bytes) {
 }
 
 void back_with_huge_pages(void* data, std::size_t bytes) {
+  advise_huge_pages(data, bytes);
   const AlignedRange range = aligned_range(data, bytes);
   if (range.empty()) return;
-  for (std::uintptr_t page = range.first; page < range.last; page += kHugePage) {
+  for (std::uintptr_t page = range.first; page < range.last; page += kHugePageBytes) {
     *reinterpret_cast<volatile char*>(page) = 0;
   }
   collapse_huge_pages(data, bytes);

@@ -9,6 +9,9 @@
 
 namespace winnow::detail {
 
+// The size of a transparent huge page on x86-64 and most arm64 kernels.
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
 // Advises huge pages for the 2 MB-aligned pages inside [data, data + bytes).
 // Call it before the memory is first touched: pages already faulted in stay
 // small. A hint only: failure costs speed, never correctness.
@@ -24,9 +27,9 @@ void advise_huge_pages(void* data, std::size_t bytes);
 // Returns whether the kernel reported the range collapsed.
 bool collapse_huge_pages(void* data, std::size_t bytes);
 
-// Faults in each 2 MB page of fresh memory, advised with advise_huge_pages,
-// by writing a zero byte at its start, then collapses what the faults left
-// on 4 KB pages. For buffers whose contents are written before they are read.
+// Advises huge pages for fresh memory, faults in each of its 2 MB pages by
+// writing a zero byte at its start, then collapses what the faults left on
+// 4 KB pages. For buffers whose contents are written before they are read.
 void back_with_huge_pages(void* data, std::size_t bytes);
 
 }  // namespace winnow::detail

@@ -27,11 +27,9 @@ class ScratchBuffer {
  public:
   void* reserve(std::size_t bytes) {
     if (capacity_ < bytes) {
-      constexpr std::size_t kHugePage = std::size_t{2} << 20;
-      const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-      void* memory = std::aligned_alloc(kHugePage, rounded);
+      const std::size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+      void* memory = std::aligned_alloc(kHugePageBytes, rounded);
       if (memory == nullptr) throw std::bad_alloc();
-      advise_huge_pages(memory, rounded);
       back_with_huge_pages(memory, rounded);
       data_.reset(memory);
       capacity_ = rounded;

@@ -13,7 +13,7 @@
 
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
+using winnow::detail::kHugePageBytes;
 
 // Whether this kernel can collapse this process's memory onto huge pages:
 // THP not `never`, not turned off for the process (PR_SET_THP_DISABLE), and
@@ -55,12 +55,12 @@ std::size_t huge_bytes_of_mapping(const void* address) {
 
 // An anonymous mapping with a 2 MB-aligned span of `pages` huge pages inside.
 struct Mapping {
-  explicit Mapping(std::size_t pages) : bytes((pages + 1) * kHugePage) {
+  explicit Mapping(std::size_t pages) : bytes((pages + 1) * kHugePageBytes) {
     memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(memory != MAP_FAILED);
     const auto begin = reinterpret_cast<std::uintptr_t>(memory);
-    aligned = reinterpret_cast<char*>((begin + kHugePage - 1) & ~(kHugePage - 1));
-    aligned_bytes = pages * kHugePage;
+    aligned = reinterpret_cast<char*>((begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+    aligned_bytes = pages * kHugePageBytes;
   }
   ~Mapping() { ::munmap(memory, bytes); }
   void* memory = nullptr;
@@ -92,7 +92,6 @@ TEST_CASE("fresh scratch memory is backed with huge pages before its first use",
   Mapping mapping(8);
   // Advised, then faulted in one byte per 2 MB page: each fault takes a huge
   // page where one is free, and what took 4 KB pages is collapsed.
-  winnow::detail::advise_huge_pages(mapping.memory, mapping.bytes);
   winnow::detail::back_with_huge_pages(mapping.memory, mapping.bytes);
   if (!kernel_collapses()) return;
   CHECK(huge_bytes_of_mapping(mapping.aligned) >= mapping.aligned_bytes);
@@ -101,9 +100,9 @@ TEST_CASE("fresh scratch memory is backed with huge pages before its first use",
 TEST_CASE("ranges without a whole 2 MB page are left alone", "[huge-pages]") {
   Mapping mapping(1);
   char* inside = mapping.aligned + 4096;
-  std::memset(inside, 1, kHugePage - 8192);
-  CHECK_FALSE(winnow::detail::collapse_huge_pages(inside, kHugePage - 8192));
-  CHECK_FALSE(winnow::detail::collapse_huge_pages(nullptr, 4 * kHugePage));
-  winnow::detail::back_with_huge_pages(inside, kHugePage - 8192);  // must not touch outside
+  std::memset(inside, 1, kHugePageBytes - 8192);
+  CHECK_FALSE(winnow::detail::collapse_huge_pages(inside, kHugePageBytes - 8192));
+  CHECK_FALSE(winnow::detail::collapse_huge_pages(nullptr, 4 * kHugePageBytes));
+  winnow::detail::back_with_huge_pages(inside, kHugePageBytes - 8192);  // must not touch outside
   CHECK(inside[0] == 1);
 }
